@@ -1,0 +1,88 @@
+#include "core/autograd/engine.h"
+
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/autograd/function.h"
+#include "core/autograd/grad_mode.h"
+#include "core/autograd/node.h"
+#include "core/error.h"
+
+namespace minidl::autograd {
+
+namespace {
+
+// Number of incoming edges of every node reachable from `root`.
+std::unordered_map<Node*, int> count_dependencies(Node* root) {
+  std::unordered_map<Node*, int> dependencies{{root, 0}};
+  std::vector<Node*> stack{root};
+  std::unordered_set<Node*> seen{root};
+  while (!stack.empty()) {
+    Node* node = stack.back();
+    stack.pop_back();
+    for (const auto& next : node->next) {
+      if (!next) continue;
+      ++dependencies[next.get()];
+      if (seen.insert(next.get()).second) stack.push_back(next.get());
+    }
+  }
+  return dependencies;
+}
+
+struct LaterFirst {
+  bool operator()(Node* a, Node* b) const { return a->sequence_nr() < b->sequence_nr(); }
+};
+
+}  // namespace
+
+void backward(const Tensor& root, const Tensor& gradient, bool retain_graph) {
+  MINIDL_CHECK(root.requires_grad(), "backward: the tensor of shape ", root.sizes(),
+               " does not require grad and has no grad_fn");
+  Tensor grad = gradient;
+  if (!grad.defined()) {
+    MINIDL_CHECK(root.numel() == 1, "backward: a gradient can be created implicitly only for ",
+                 "one-element outputs; pass a gradient for the output of shape ", root.sizes());
+    grad = ones_like(root);
+  }
+  MINIDL_CHECK(grad.sizes() == root.sizes() && grad.dtype() == root.dtype() &&
+                   grad.device() == root.device(),
+               "backward: expected a gradient of shape ", root.sizes(), ", dtype ", root.dtype(),
+               " on ", root.device(), ", got shape ", grad.sizes(), ", dtype ", grad.dtype(),
+               " on ", grad.device());
+
+  NoGradGuard no_grad;
+  std::shared_ptr<Node> root_node = gradient_edge(root);
+  std::unordered_map<Node*, int> dependencies = count_dependencies(root_node.get());
+  std::unordered_map<Node*, Tensor> pending{{root_node.get(), grad}};
+  std::priority_queue<Node*, std::vector<Node*>, LaterFirst> ready;
+  ready.push(root_node.get());
+  std::vector<Node*> visited;
+
+  while (!ready.empty()) {
+    Node* node = ready.top();
+    ready.pop();
+    visited.push_back(node);
+    Tensor grad_output = std::move(pending[node]);
+    pending.erase(node);
+    // A node that no gradient reached passes none on, but still counts down its successors,
+    // which may get gradients along other paths.
+    std::vector<Tensor> grads =
+        grad_output.defined() ? node->apply(grad_output) : std::vector<Tensor>(node->next.size());
+    grad_output = Tensor();
+    for (size_t i = 0; i < node->next.size(); ++i) {
+      Node* next = node->next[i].get();
+      if (!next) continue;
+      if (grads[i].defined()) {
+        Tensor& slot = pending[next];
+        slot = slot.defined() ? slot.add(grads[i]) : std::move(grads[i]);
+      }
+      if (--dependencies[next] == 0) ready.push(next);
+    }
+  }
+  if (!retain_graph)
+    for (Node* node : visited)
+      if (dynamic_cast<AccumulateGrad*>(node) == nullptr) node->release();
+}
+
+}  // namespace minidl::autograd

@@ -1,0 +1,53 @@
+#include "core/autograd/function.h"
+
+#include "core/autograd/grad_mode.h"
+
+namespace minidl::autograd {
+
+bool needs_grad(std::initializer_list<Tensor> inputs) {
+  if (!GradMode::is_enabled()) return false;
+  for (const Tensor& t : inputs)
+    if (t.defined() && t.requires_grad()) return true;
+  return false;
+}
+
+bool needs_grad(const std::vector<Tensor>& inputs) {
+  if (!GradMode::is_enabled()) return false;
+  for (const Tensor& t : inputs)
+    if (t.defined() && t.requires_grad()) return true;
+  return false;
+}
+
+std::shared_ptr<Node> gradient_edge(const Tensor& input) {
+  if (!input.defined() || !input.requires_grad()) return nullptr;
+  AutogradMeta& meta = input.unsafe_impl()->autograd_meta();
+  if (meta.grad_fn) return meta.grad_fn;
+  std::shared_ptr<Node> accumulator = meta.grad_accumulator.lock();
+  if (!accumulator) {
+    accumulator = std::make_shared<AccumulateGrad>(input.impl_ptr());
+    meta.grad_accumulator = accumulator;
+  }
+  return accumulator;
+}
+
+void record(Tensor& out, std::string op, const std::vector<Tensor>& inputs, BackwardFn backward) {
+  if (!needs_grad(inputs)) return;
+  auto node = std::make_shared<FunctionNode>(std::move(op), std::move(backward));
+  node->next.reserve(inputs.size());
+  for (const Tensor& input : inputs) node->next.push_back(gradient_edge(input));
+  AutogradMeta& meta = out.unsafe_impl()->autograd_meta();
+  meta.requires_grad = true;
+  meta.grad_fn = std::move(node);
+}
+
+}  // namespace minidl::autograd
+
+namespace minidl::autograd {
+
+void check_inplace(const Tensor& target, const char* op) {
+  MINIDL_CHECK(!(GradMode::is_enabled() && target.requires_grad()), op,
+               ": in-place operation on a tensor of shape ", target.sizes(),
+               " that requires grad; run it under NoGradGuard or use the out-of-place form");
+}
+
+}  // namespace minidl::autograd

@@ -1,0 +1,42 @@
+#pragma once
+// How an op joins the graph. After computing `out` from `inputs`:
+//
+//   if (autograd::needs_grad({a, b})) {
+//     autograd::SavedTensor saved_b(b, "mul");
+//     autograd::record(out, "mul", {a, b}, [saved_b](const Tensor& grad) {
+//       return std::vector<Tensor>{grad * saved_b.get(), Tensor()};
+//     });
+//   }
+//
+// The closure returns one gradient per input, each with its input's shape (use sum_to for
+// broadcast inputs), or an undefined Tensor where none flows.
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "core/autograd/grad_mode.h"
+#include "core/autograd/node.h"
+#include "core/autograd/saved_tensor.h"
+#include "core/tensor.h"
+
+namespace minidl::autograd {
+
+// True when grad mode is on and some input requires grad.
+bool needs_grad(std::initializer_list<Tensor> inputs);
+bool needs_grad(const std::vector<Tensor>& inputs);
+
+// Makes `out` a non-leaf with a FunctionNode named `op` (does nothing if !needs_grad(inputs)).
+void record(Tensor& out, std::string op, const std::vector<Tensor>& inputs, BackwardFn backward);
+
+// The node an input's gradient flows to (its grad_fn, or its leaf accumulator), or null.
+std::shared_ptr<Node> gradient_edge(const Tensor& input);
+
+}  // namespace minidl::autograd
+
+namespace minidl::autograd {
+
+// In-place ops are not recorded: they refuse a tensor that requires grad while grad mode is on
+// (as PyTorch does for leaves). Updates such as the optimizer's run under NoGradGuard.
+void check_inplace(const Tensor& target, const char* op);
+
+}  // namespace minidl::autograd

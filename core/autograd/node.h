@@ -1,0 +1,72 @@
+#pragma once
+// A node of the recorded graph: the backward of one op. Every op has exactly one output, so a
+// node receives one gradient and returns one gradient per input (undefined where that input
+// needs none). `next` holds, per input, the node its gradient flows to (null when the input
+// does not require grad): the input's grad_fn, or the AccumulateGrad node of a leaf.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace minidl::autograd {
+
+class Node {
+ public:
+  explicit Node(std::string name);
+  virtual ~Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  const std::string& name() const { return name_; }
+  // Order of creation; the engine runs later nodes first among those that are ready.
+  uint64_t sequence_nr() const { return sequence_nr_; }
+
+  std::vector<Tensor> apply(const Tensor& grad_output);
+  // Frees what backward needed (saved tensors). A later apply() raises a clear error.
+  void release();
+  bool released() const { return released_; }
+
+  std::vector<std::shared_ptr<Node>> next;
+
+ protected:
+  virtual std::vector<Tensor> backward(const Tensor& grad_output) = 0;
+  virtual void release_saved() {}
+
+ private:
+  std::string name_;
+  uint64_t sequence_nr_;
+  bool released_ = false;
+};
+
+// The backward of an op, written as a closure right beside its forward.
+using BackwardFn = std::function<std::vector<Tensor>(const Tensor& grad_output)>;
+
+class FunctionNode final : public Node {
+ public:
+  FunctionNode(std::string name, BackwardFn fn) : Node(std::move(name)), fn_(std::move(fn)) {}
+
+ protected:
+  std::vector<Tensor> backward(const Tensor& grad_output) override { return fn_(grad_output); }
+  void release_saved() override { fn_ = nullptr; }
+
+ private:
+  BackwardFn fn_;
+};
+
+// Sink for a leaf's gradient: adds it to leaf.grad(), then runs the leaf's hooks.
+class AccumulateGrad final : public Node {
+ public:
+  explicit AccumulateGrad(std::shared_ptr<TensorImpl> leaf);
+
+ protected:
+  std::vector<Tensor> backward(const Tensor& grad_output) override;
+
+ private:
+  std::shared_ptr<TensorImpl> leaf_;
+};
+
+}  // namespace minidl::autograd

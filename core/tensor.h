@@ -1,0 +1,208 @@
+#pragma once
+// Tensor: a handle to shared state (storage, sizes, strides, offset, dtype, autograd metadata).
+// Copying a Tensor aliases it, as in LibTorch. Views share storage. Methods that compute are
+// thin forwards to the free functions in ops/ (declared there, defined in ops/tensor_methods.cpp).
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/device.h"
+#include "core/dtype.h"
+#include "core/storage.h"
+#include "core/tensor_options.h"
+
+namespace minidl {
+
+class Tensor;
+namespace autograd {
+class Node;
+}
+
+using PostAccumulateGradHook = std::function<void(const Tensor& leaf)>;
+
+// Autograd state, created on first use.
+struct AutogradMeta {
+  bool requires_grad = false;
+  std::shared_ptr<struct TensorImpl> grad;
+  std::shared_ptr<autograd::Node> grad_fn;            // null for leaves
+  std::weak_ptr<autograd::Node> grad_accumulator;    // leaves: the node that writes .grad
+  std::vector<std::pair<int, PostAccumulateGradHook>> post_accumulate_grad_hooks;
+  int next_hook_id = 0;
+};
+
+struct TensorImpl {
+  std::shared_ptr<Storage> storage;
+  Shape sizes;
+  Shape strides;  // in elements
+  int64_t offset = 0;  // in elements
+  DType dtype = kFloat32;
+  std::unique_ptr<AutogradMeta> autograd;
+
+  AutogradMeta& autograd_meta();  // creates it on first use
+};
+
+class Tensor {
+ public:
+  Tensor() = default;  // undefined: defined() is false
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  // ---- metadata ----
+  bool defined() const { return impl_ != nullptr; }
+  const Shape& sizes() const { return impl().sizes; }
+  const Shape& strides() const { return impl().strides; }
+  int64_t size(int64_t dim) const;    // negative dims count from the end
+  int64_t stride(int64_t dim) const;
+  int64_t dim() const { return static_cast<int64_t>(impl().sizes.size()); }
+  int64_t numel() const;
+  int64_t storage_offset() const { return impl().offset; }
+  DType dtype() const { return impl().dtype; }
+  DType scalar_type() const { return dtype(); }
+  size_t element_size() const { return minidl::element_size(dtype()); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * element_size(); }
+  Device device() const { return impl().storage->device(); }
+  bool is_cuda() const { return device().is_cuda(); }
+  bool is_cpu() const { return device().is_cpu(); }
+  bool is_floating_point() const { return minidl::is_floating_point(dtype()); }
+  bool is_contiguous() const;
+  TensorOptions options() const { return TensorOptions(dtype()).device(device()); }
+  const std::shared_ptr<Storage>& storage() const { return impl().storage; }
+  // Pointer to element [0, 0, ...] (storage offset applied).
+  void* data_ptr() const;
+  template <class T>
+  T* data_ptr() const {
+    MINIDL_CHECK(dtype_of_v<T> == dtype(), "data_ptr<", dtype_name(dtype_of_v<T>),
+                 ">: tensor has dtype ", dtype());
+    return static_cast<T*>(data_ptr());
+  }
+  // The single value of a one-element tensor, copied to the host (synchronises with the device).
+  template <class T>
+  T item() const;
+  // The same storage without autograd metadata; shares the version counter.
+  Tensor detach() const;
+  TensorImpl* unsafe_impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+  bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
+  std::string str() const;  // PyTorch-style printing
+
+  // ---- autograd ----
+  bool requires_grad() const;
+  Tensor& requires_grad_(bool value = true);  // leaves only
+  bool is_leaf() const;
+  Tensor grad() const;            // undefined until a backward reaches this leaf
+  void set_grad(const Tensor& grad);
+  std::shared_ptr<autograd::Node> grad_fn() const;
+  // Backpropagates from this tensor. `gradient` may be omitted for one-element tensors.
+  void backward(const Tensor& gradient = {}, bool retain_graph = false) const;
+  // Called once per backward, after this leaf's .grad holds its final value. Returns a handle.
+  int register_post_accumulate_grad_hook(PostAccumulateGradHook hook);
+  void remove_post_accumulate_grad_hook(int handle);
+  uint64_t version() const { return impl().storage->version(); }
+  void bump_version() const { impl().storage->bump_version(); }
+
+  // ---- views (share storage; defined in ops/shape.cpp) ----
+  Tensor view(const Shape& shape) const;     // one size may be -1
+  Tensor reshape(const Shape& shape) const;  // a view when possible, else a copy
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor t() const;  // transpose of a 2-D tensor
+  Tensor permute(const Shape& dims) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor expand(const Shape& sizes) const;  // -1 keeps a size
+  Tensor expand_as(const Tensor& other) const { return expand(other.sizes()); }
+  Tensor contiguous() const;
+
+  // ---- copies and conversion (ops/copy.cpp) ----
+  Tensor to(Device device) const;
+  Tensor to(DType dtype) const;
+  Tensor to(Device device, DType dtype) const;
+  Tensor cpu() const { return to(Device(kCPU)); }
+  Tensor cuda() const { return to(Device(kCUDA)); }
+  Tensor clone() const;
+  Tensor& copy_(const Tensor& src);  // broadcasts src, converts dtype, crosses devices
+  Tensor& fill_(double value);
+  Tensor& zero_();
+
+  // ---- math (forwards to ops/*) ----
+  Tensor neg() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor sqrt() const;
+  Tensor abs() const;
+  Tensor relu() const;
+  Tensor sigmoid() const;
+  Tensor tanh() const;
+  Tensor pow(double exponent) const;
+  Tensor add(const Tensor& other, double alpha = 1) const;
+  Tensor sub(const Tensor& other, double alpha = 1) const;
+  Tensor mul(const Tensor& other) const;
+  Tensor div(const Tensor& other) const;
+  Tensor sum() const;
+  Tensor sum(const Shape& dims, bool keepdim = false) const;
+  Tensor mean() const;
+  Tensor mean(const Shape& dims, bool keepdim = false) const;
+  Tensor max() const;
+  Tensor min() const;
+  Tensor argmax(int64_t dim, bool keepdim = false) const;
+  Tensor matmul(const Tensor& other) const;
+  // In-place arithmetic (no autograd; error on a tensor that requires grad in grad mode).
+  Tensor& add_(const Tensor& other, double alpha = 1);
+  Tensor& add_(double value);
+  Tensor& sub_(const Tensor& other, double alpha = 1);
+  Tensor& mul_(const Tensor& other);
+  Tensor& mul_(double value);
+  Tensor& div_(double value);
+
+ private:
+  TensorImpl& impl() const {
+    MINIDL_CHECK(impl_ != nullptr, "Tensor: this tensor is undefined (default-constructed)");
+    return *impl_;
+  }
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+std::ostream& operator<<(std::ostream& out, const Tensor& tensor);
+std::ostream& operator<<(std::ostream& out, const Shape& shape);  // [2, 3]
+std::string shape_str(const Shape& shape);
+
+// ---- factories (core/factories.cpp, random ones in core/random.cpp) ----
+Tensor empty(const Shape& sizes, TensorOptions options = {});
+Tensor empty_strided(const Shape& sizes, const Shape& strides, TensorOptions options = {});
+Tensor zeros(const Shape& sizes, TensorOptions options = {});
+Tensor ones(const Shape& sizes, TensorOptions options = {});
+Tensor full(const Shape& sizes, double value, TensorOptions options = {});
+Tensor empty_like(const Tensor& t);
+Tensor zeros_like(const Tensor& t);
+Tensor ones_like(const Tensor& t);
+Tensor full_like(const Tensor& t, double value);
+// [start, end) in steps of `step`; int64 unless options say otherwise.
+Tensor arange(double start, double end, double step = 1, TensorOptions options = kInt64);
+Tensor arange(double end, TensorOptions options = kInt64);
+// Copies numel(sizes) elements of dtype options.dtype() from host memory.
+Tensor from_host(const void* data, const Shape& sizes, TensorOptions options = {});
+// A tensor holding `values` (1-D, or the given shape), dtype from T unless options say otherwise.
+template <class T>
+Tensor tensor(const std::vector<T>& values, const Shape& sizes = {});
+Tensor tensor(std::initializer_list<double> values, TensorOptions options = {});
+Tensor scalar_tensor(double value, TensorOptions options = {});
+
+// Copies the tensor's elements to a host vector of T (converting; for tests and printing).
+template <class T>
+std::vector<T> to_vector(const Tensor& t);
+
+// Row-major (C-contiguous) strides for `sizes`.
+Shape contiguous_strides(const Shape& sizes);
+int64_t shape_numel(const Shape& sizes);
+// Wraps a possibly negative dim into [0, ndim); `op` names the caller in the error.
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
+// A new tensor aliasing `base`'s storage with other sizes/strides/offset (no autograd).
+Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset);
+
+}  // namespace minidl

@@ -1,0 +1,116 @@
+// Copies, conversions and fills: Tensor::copy_, to, clone, contiguous, fill_, zero_.
+#include "core/autograd/function.h"
+#include "core/cuda/build.h"
+#include "ops/broadcast.h"
+#include "ops/cpu/copy.h"
+#include "ops/cuda/copy.h"
+
+namespace minidl {
+
+namespace {
+
+// Copies `src` (already broadcast to dst's shape) into `dst` across dtypes and devices.
+void copy_data(const Tensor& dst, const Tensor& src) {
+  if (dst.numel() == 0) return;
+  if (dst.is_cpu() && src.is_cpu()) return cpu::copy_kernel(dst, src);
+  if constexpr (cuda::kBuilt) {
+    if (dst.device() == src.device()) return cuda::copy_kernel(dst, src);
+    if (dst.is_cuda() && src.is_cuda()) {
+      // Across GPUs: make a contiguous source of dst's dtype, copy it over, then lay it out.
+      Tensor staged = src.to(dst.dtype()).contiguous();
+      Tensor landing = dst.is_contiguous() ? dst : empty(dst.sizes(), dst.options());
+      cuda::copy_peer(landing, staged);
+      if (!landing.is_same(dst)) cuda::copy_kernel(dst, landing);
+      return;
+    }
+    // Host <-> device: convert and lay out on the host side, move contiguous bytes.
+    if (src.is_cpu()) {
+      Tensor staged = empty(dst.sizes(), dst.dtype());
+      cpu::copy_kernel(staged, src);
+      Tensor landing = dst.is_contiguous() ? dst : empty(dst.sizes(), dst.options());
+      cuda::copy_host_device(landing, staged);
+      if (!landing.is_same(dst)) cuda::copy_kernel(dst, landing);
+    } else {
+      Tensor staged = src.is_contiguous() && src.sizes() == dst.sizes()
+                          ? src
+                          : empty(dst.sizes(), src.options());
+      if (!staged.is_same(src)) cuda::copy_kernel(staged, src);
+      Tensor landing = empty(dst.sizes(), src.dtype());
+      cuda::copy_host_device(landing, staged);
+      cpu::copy_kernel(dst, landing);
+    }
+    return;
+  }
+  MINIDL_INTERNAL_ASSERT(false, "a CUDA tensor exists in a build without CUDA");
+}
+
+Tensor expand_to(const Tensor& src, const Shape& sizes) {
+  broadcast_shapes(sizes, src.sizes(), "copy_");  // checks compatibility
+  MINIDL_CHECK(static_cast<size_t>(src.dim()) <= sizes.size(), "copy_: source of shape ",
+               src.sizes(), " cannot be broadcast to destination of shape ", sizes);
+  return make_view(src, sizes, broadcast_strides(src, sizes), src.storage_offset());
+}
+
+}  // namespace
+
+Tensor& Tensor::copy_(const Tensor& src) {
+  autograd::check_inplace(*this, "copy_");
+  Tensor source = src.sizes() == sizes() ? src : expand_to(src, sizes());
+  copy_data(*this, source);
+  bump_version();
+  return *this;
+}
+
+Tensor& Tensor::fill_(double value) {
+  autograd::check_inplace(*this, "fill_");
+  if (numel() > 0) {
+    if (is_cpu()) {
+      cpu::fill_kernel(*this, value);
+    } else if constexpr (cuda::kBuilt) {
+      cuda::fill_kernel(*this, value);
+    }
+  }
+  bump_version();
+  return *this;
+}
+
+Tensor& Tensor::zero_() { return fill_(0); }
+
+Tensor Tensor::to(Device device, DType dtype) const {
+  if (device == this->device() && dtype == this->dtype()) return *this;
+  MINIDL_CHECK(!(device.is_cuda() && dtype == kFloat64),
+               "to: float64 tensors are supported on the CPU only, cannot move to ", device);
+  Tensor out = empty(sizes(), TensorOptions(dtype).device(device));
+  {
+    NoGradGuard no_grad;
+    copy_data(out, *this);
+  }
+  if (autograd::needs_grad({*this})) {
+    MINIDL_CHECK(minidl::is_floating_point(dtype), "to: cannot keep gradients when converting ",
+                 "to ", dtype, "; detach() first");
+    const Device from_device = this->device();
+    const DType from_dtype = this->dtype();
+    autograd::record(out, "ToCopyBackward", {*this}, [from_device, from_dtype](const Tensor& grad) {
+      return std::vector<Tensor>{grad.to(from_device, from_dtype)};
+    });
+  }
+  return out;
+}
+
+Tensor Tensor::to(Device device) const { return to(device, dtype()); }
+Tensor Tensor::to(DType dtype) const { return to(device(), dtype); }
+
+Tensor Tensor::clone() const {
+  Tensor out = empty(sizes(), options());
+  {
+    NoGradGuard no_grad;
+    copy_data(out, *this);
+  }
+  autograd::record(out, "CloneBackward", {*this},
+                   [](const Tensor& grad) { return std::vector<Tensor>{grad}; });
+  return out;
+}
+
+Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
+
+}  // namespace minidl

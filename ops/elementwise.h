@@ -1,0 +1,74 @@
+#pragma once
+// Element-wise operations. Binary ones broadcast with NumPy rules and require both operands to
+// have the same dtype and device (no implicit promotion: a mismatch is an error naming the op).
+// Floating-point ops accept float32, float64 (CPU), float16 and bfloat16; add/sub/mul and the
+// comparisons also accept integer types. Every op here is differentiable where PyTorch's is.
+#include "core/tensor.h"
+
+namespace minidl {
+
+// ---- unary ----
+Tensor neg(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor relu(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor gelu(const Tensor& x);  // exact form: x * Phi(x), as torch.nn.functional.gelu
+Tensor pow(const Tensor& x, double exponent);
+
+// ---- binary, with broadcasting ----
+Tensor add(const Tensor& a, const Tensor& b, double alpha = 1);  // a + alpha * b
+Tensor sub(const Tensor& a, const Tensor& b, double alpha = 1);  // a - alpha * b
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);  // gradient split evenly on ties, as PyTorch
+Tensor minimum(const Tensor& a, const Tensor& b);
+
+// ---- with a scalar ----
+Tensor add(const Tensor& a, double b);
+Tensor sub(const Tensor& a, double b);
+Tensor mul(const Tensor& a, double b);
+Tensor div(const Tensor& a, double b);
+
+// ---- comparisons: bool result, never differentiable ----
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, double b);
+Tensor ne(const Tensor& a, double b);
+Tensor lt(const Tensor& a, double b);
+Tensor le(const Tensor& a, double b);
+Tensor gt(const Tensor& a, double b);
+Tensor ge(const Tensor& a, double b);
+
+// condition ? a : b, broadcasting all three; condition is a bool tensor.
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
+
+// ---- C++ operators ----
+Tensor operator-(const Tensor& x);
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, double b);
+Tensor operator-(const Tensor& a, double b);
+Tensor operator*(const Tensor& a, double b);
+Tensor operator/(const Tensor& a, double b);
+Tensor operator+(double a, const Tensor& b);
+Tensor operator-(double a, const Tensor& b);
+Tensor operator*(double a, const Tensor& b);
+Tensor operator/(double a, const Tensor& b);
+Tensor operator==(const Tensor& a, const Tensor& b);
+Tensor operator!=(const Tensor& a, const Tensor& b);
+Tensor operator<(const Tensor& a, const Tensor& b);
+Tensor operator<=(const Tensor& a, const Tensor& b);
+Tensor operator>(const Tensor& a, const Tensor& b);
+Tensor operator>=(const Tensor& a, const Tensor& b);
+
+}  // namespace minidl

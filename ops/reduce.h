@@ -1,0 +1,25 @@
+#pragma once
+// Reductions over all elements or over the given dims (negative dims allowed), with keepdim.
+// Floating-point inputs accumulate in float32 (float64 for float64); sum of integer or bool
+// tensors gives int64, as PyTorch.
+#include "core/tensor.h"
+
+namespace minidl {
+
+Tensor sum(const Tensor& x);
+Tensor sum(const Tensor& x, const Shape& dims, bool keepdim = false);
+Tensor mean(const Tensor& x);
+Tensor mean(const Tensor& x, const Shape& dims, bool keepdim = false);
+// Over all elements, or along one dim (values only; gradient flows to the first max/min).
+Tensor max(const Tensor& x);
+Tensor max(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor min(const Tensor& x);
+Tensor min(const Tensor& x, int64_t dim, bool keepdim = false);
+// int64 index of the first maximum (over the flattened tensor when no dim is given).
+Tensor argmax(const Tensor& x);
+Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);
+// Variance with Bessel's correction (correction = 1) by default, as torch.var.
+Tensor var(const Tensor& x, int64_t correction = 1);
+Tensor var(const Tensor& x, const Shape& dims, int64_t correction = 1, bool keepdim = false);
+
+}  // namespace minidl

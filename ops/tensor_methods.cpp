@@ -1,0 +1,30 @@
+// Tensor's math methods: each forwards to the free function of the same name.
+#include "ops/elementwise.h"
+#include "ops/linalg.h"
+#include "ops/reduce.h"
+
+namespace minidl {
+
+Tensor Tensor::neg() const { return minidl::neg(*this); }
+Tensor Tensor::exp() const { return minidl::exp(*this); }
+Tensor Tensor::log() const { return minidl::log(*this); }
+Tensor Tensor::sqrt() const { return minidl::sqrt(*this); }
+Tensor Tensor::abs() const { return minidl::abs(*this); }
+Tensor Tensor::relu() const { return minidl::relu(*this); }
+Tensor Tensor::sigmoid() const { return minidl::sigmoid(*this); }
+Tensor Tensor::tanh() const { return minidl::tanh(*this); }
+Tensor Tensor::pow(double exponent) const { return minidl::pow(*this, exponent); }
+Tensor Tensor::add(const Tensor& other, double alpha) const { return minidl::add(*this, other, alpha); }
+Tensor Tensor::sub(const Tensor& other, double alpha) const { return minidl::sub(*this, other, alpha); }
+Tensor Tensor::mul(const Tensor& other) const { return minidl::mul(*this, other); }
+Tensor Tensor::div(const Tensor& other) const { return minidl::div(*this, other); }
+Tensor Tensor::sum() const { return minidl::sum(*this); }
+Tensor Tensor::sum(const Shape& dims, bool keepdim) const { return minidl::sum(*this, dims, keepdim); }
+Tensor Tensor::mean() const { return minidl::mean(*this); }
+Tensor Tensor::mean(const Shape& dims, bool keepdim) const { return minidl::mean(*this, dims, keepdim); }
+Tensor Tensor::max() const { return minidl::max(*this); }
+Tensor Tensor::min() const { return minidl::min(*this); }
+Tensor Tensor::argmax(int64_t dim, bool keepdim) const { return minidl::argmax(*this, dim, keepdim); }
+Tensor Tensor::matmul(const Tensor& other) const { return minidl::matmul(*this, other); }
+
+}  // namespace minidl

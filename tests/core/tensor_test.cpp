@@ -1,0 +1,107 @@
+#include <gtest/gtest.h>
+
+#include "core/tensor.h"
+#include "test_util.h"
+
+namespace minidl {
+namespace {
+
+TEST(Tensor, FactoriesHaveShapeDtypeAndValues) {
+  Tensor z = zeros({2, 3});
+  EXPECT_EQ(z.sizes(), (Shape{2, 3}));
+  EXPECT_EQ(z.strides(), (Shape{3, 1}));
+  EXPECT_EQ(z.dtype(), kFloat32);
+  EXPECT_EQ(to_vector<float>(z), std::vector<float>(6, 0.0f));
+  EXPECT_EQ(to_vector<double>(full({3}, 2.5, kFloat64)), (std::vector<double>{2.5, 2.5, 2.5}));
+  EXPECT_EQ(to_vector<int64_t>(arange(5)), (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(to_vector<float>(arange(1, 2, 0.25, kFloat32)),
+            (std::vector<float>{1.0f, 1.25f, 1.5f, 1.75f}));
+  EXPECT_EQ(tensor(std::vector<int32_t>{1, 2, 3, 4}, {2, 2}).sizes(), (Shape{2, 2}));
+  EXPECT_EQ(scalar_tensor(3.0).item<float>(), 3.0f);
+}
+
+TEST(Tensor, NegativeSizeIsAnError) {
+  EXPECT_ERROR_CONTAINS(empty({2, -1}), "empty: sizes must be non-negative, got [2, -1]");
+}
+
+TEST(Tensor, ItemNeedsOneElement) {
+  EXPECT_ERROR_CONTAINS(zeros({2}).item<float>(), "item: expected a tensor with one element");
+}
+
+TEST(Tensor, TransposeIsAViewThatSharesStorage) {
+  Tensor x = arange(6, kFloat32).view({2, 3});
+  Tensor t = x.t();
+  EXPECT_EQ(t.sizes(), (Shape{3, 2}));
+  EXPECT_EQ(t.strides(), (Shape{1, 3}));
+  EXPECT_FALSE(t.is_contiguous());
+  EXPECT_EQ(t.storage().get(), x.storage().get());
+  EXPECT_EQ(to_vector<float>(t), (std::vector<float>{0, 3, 1, 4, 2, 5}));
+  EXPECT_EQ(to_vector<float>(t.contiguous()), (std::vector<float>{0, 3, 1, 4, 2, 5}));
+  EXPECT_TRUE(t.contiguous().is_contiguous());
+}
+
+TEST(Tensor, ViewRefusesIncompatibleStridesAndReshapeCopies) {
+  Tensor t = arange(6, kFloat32).view({2, 3}).t();
+  EXPECT_ERROR_CONTAINS(t.view({6}), "view: shape [6] is not compatible");
+  Tensor r = t.reshape({6});
+  EXPECT_NE(r.storage().get(), t.storage().get());
+  EXPECT_EQ(to_vector<float>(r), (std::vector<float>{0, 3, 1, 4, 2, 5}));
+  EXPECT_EQ(arange(12).view({3, -1}).sizes(), (Shape{3, 4}));
+  EXPECT_ERROR_CONTAINS(arange(12).view({5, -1}), "view: shape [5, -1] is invalid for input of size 12");
+}
+
+TEST(Tensor, SliceNarrowSelectSqueezeUnsqueezeFlatten) {
+  Tensor x = arange(24, kFloat32).view({2, 3, 4});
+  EXPECT_EQ(to_vector<float>(x.slice(2, 1, 4, 2)),
+            (std::vector<float>{1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23}));
+  EXPECT_EQ(to_vector<float>(x.narrow(1, 1, 1).squeeze(1)),
+            (std::vector<float>{4, 5, 6, 7, 16, 17, 18, 19}));
+  EXPECT_EQ(x.select(0, -1).sizes(), (Shape{3, 4}));
+  EXPECT_EQ(to_vector<float>(x.select(0, -1).select(0, 0)), (std::vector<float>{12, 13, 14, 15}));
+  EXPECT_EQ(x.unsqueeze(0).sizes(), (Shape{1, 2, 3, 4}));
+  EXPECT_EQ(x.unsqueeze(-1).sizes(), (Shape{2, 3, 4, 1}));
+  EXPECT_EQ(x.flatten(1).sizes(), (Shape{2, 12}));
+  EXPECT_EQ(x.permute({2, 0, 1}).sizes(), (Shape{4, 2, 3}));
+  EXPECT_ERROR_CONTAINS(x.permute({0, 0, 1}), "permute: dimension 0 repeats");
+  EXPECT_ERROR_CONTAINS(x.narrow(1, 2, 2), "narrow: start 2 and length 2 are out of range");
+  EXPECT_ERROR_CONTAINS(x.transpose(0, 3), "transpose: dimension out of range");
+}
+
+TEST(Tensor, ExpandBroadcastsWithZeroStrides) {
+  Tensor x = arange(3, kFloat32).view({3, 1});
+  Tensor e = x.expand({2, 3, 4});
+  EXPECT_EQ(e.strides(), (Shape{0, 1, 0}));
+  EXPECT_EQ(to_vector<float>(e.contiguous()).size(), 24u);
+  EXPECT_ERROR_CONTAINS(x.expand({2, 2}), "expand: the size of shape [3, 1] must match [2, 2]");
+}
+
+TEST(Tensor, CopyConvertsDtypesAndBroadcasts) {
+  Tensor dst = zeros({2, 3}, kInt32);
+  dst.copy_(tensor({1.7, -2.2, 3.0}));
+  EXPECT_EQ(to_vector<int32_t>(dst), (std::vector<int32_t>{1, -2, 3, 1, -2, 3}));
+  Tensor h = tensor({1.0, 65504.0, 1e-8, -0.5}).to(kFloat16);
+  EXPECT_EQ(to_vector<float>(h), (std::vector<float>{1.0f, 65504.0f, 0.0f, -0.5f}));
+  Tensor b = tensor({1.0, 3.140625}).to(kBFloat16);
+  EXPECT_EQ(to_vector<float>(b), (std::vector<float>{1.0f, 3.140625f}));
+  EXPECT_EQ(to_vector<bool>(tensor({0.0, 2.0}).to(kBool)), (std::vector<bool>{false, true}));
+  const uint64_t version = dst.version();
+  dst.fill_(7);
+  EXPECT_EQ(dst.version(), version + 1);
+  EXPECT_ERROR_CONTAINS(dst.copy_(zeros({4})), "copy_: shapes [2, 3] and [4] cannot be broadcast");
+}
+
+TEST(Tensor, PrintsLikePyTorch) {
+  EXPECT_EQ(arange(4, kFloat32).view({2, 2}).str(), "tensor([[0.0000, 1.0000],\n        [2.0000, 3.0000]])");
+  EXPECT_EQ(arange(3).str(), "tensor([0, 1, 2])");
+  EXPECT_EQ(tensor({1.5}, kFloat64).str(), "tensor([1.5000], dtype=float64)");
+}
+
+TEST(Tensor, DeviceParsing) {
+  EXPECT_EQ(Device("cuda:1"), Device(kCUDA, 1));
+  EXPECT_EQ(Device("cpu"), Device(kCPU));
+  EXPECT_EQ(Device("cuda").str(), "cuda:0");
+  EXPECT_ERROR_CONTAINS(Device("gpu"), "Device: expected \"cpu\", \"cuda\" or \"cuda:N\", got \"gpu\"");
+}
+
+}  // namespace
+}  // namespace minidl
