@@ -43,6 +43,11 @@ Tensor empty(const Shape& sizes, TensorOptions options) {
   return empty_strided(sizes, contiguous_strides(sizes), options);
 }
 
+Tensor empty(const Shape& sizes, TensorOptions options, MemoryFormat format) {
+  check_sizes(sizes, "empty");
+  return empty_strided(sizes, strides_for(sizes, format), options);
+}
+
 Tensor full(const Shape& sizes, double value, TensorOptions options) {
   Tensor t = empty(sizes, TensorOptions(options).requires_grad(false));
   t.fill_(value);
@@ -58,7 +63,7 @@ Tensor full_like(const Tensor& t, double value) { return full(t.sizes(), value, 
 
 Tensor from_host(const void* data, const Shape& sizes, TensorOptions options) {
   Tensor host = empty(sizes, TensorOptions(options.dtype()));
-  std::memcpy(host.data_ptr(), data, host.nbytes());
+  if (host.nbytes() > 0) std::memcpy(host.data_ptr(), data, host.nbytes());
   Tensor result = options.device().is_cpu() ? host : host.to(options.device());
   return with_requires_grad(result, options);
 }

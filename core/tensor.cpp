@@ -36,6 +36,15 @@ Shape contiguous_strides(const Shape& sizes) {
   return strides;
 }
 
+Shape strides_for(const Shape& sizes, MemoryFormat format) {
+  if (format == MemoryFormat::Contiguous) return contiguous_strides(sizes);
+  MINIDL_CHECK(sizes.size() == 4, "channels-last layout needs a 4-D [N, C, H, W] shape, got ",
+               sizes);
+  const int64_t c = std::max<int64_t>(sizes[1], 1), h = std::max<int64_t>(sizes[2], 1),
+                w = std::max<int64_t>(sizes[3], 1);
+  return {h * w * c, 1, w * c, c};
+}
+
 std::string shape_str(const Shape& shape) {
   std::ostringstream out;
   out << '[';
@@ -57,6 +66,7 @@ int64_t Tensor::stride(int64_t dim) const {
 int64_t Tensor::numel() const { return shape_numel(sizes()); }
 
 bool Tensor::is_contiguous() const {
+  if (numel() == 0) return true;  // as PyTorch: an empty tensor has no layout to violate
   int64_t expected = 1;
   for (int64_t i = dim() - 1; i >= 0; --i) {
     if (sizes()[i] == 1) continue;  // the stride of a size-1 dim never matters
@@ -64,6 +74,21 @@ bool Tensor::is_contiguous() const {
     expected *= sizes()[i];
   }
   return true;
+}
+
+bool Tensor::is_contiguous(MemoryFormat format) const {
+  if (format == MemoryFormat::Contiguous) return is_contiguous();
+  if (dim() != 4) return false;
+  if (numel() == 0) return true;
+  const Shape expected = strides_for(sizes(), MemoryFormat::ChannelsLast);
+  for (int64_t d = 0; d < 4; ++d)
+    if (sizes()[d] != 1 && strides()[d] != expected[d]) return false;
+  return true;
+}
+
+MemoryFormat Tensor::suggest_memory_format() const {
+  return !is_contiguous() && is_contiguous(MemoryFormat::ChannelsLast) ? MemoryFormat::ChannelsLast
+                                                                       : MemoryFormat::Contiguous;
 }
 
 void* Tensor::data_ptr() const {

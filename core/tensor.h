@@ -67,6 +67,9 @@ class Tensor {
   bool is_cpu() const { return device().is_cpu(); }
   bool is_floating_point() const { return minidl::is_floating_point(dtype()); }
   bool is_contiguous() const;
+  bool is_contiguous(MemoryFormat format) const;
+  // ChannelsLast when this 4-D tensor has NHWC strides (and is not also plain contiguous).
+  MemoryFormat suggest_memory_format() const;
   TensorOptions options() const { return TensorOptions(dtype()).device(device()); }
   const std::shared_ptr<Storage>& storage() const { return impl().storage; }
   // Pointer to element [0, 0, ...] (storage offset applied).
@@ -118,6 +121,7 @@ class Tensor {
   Tensor expand(const Shape& sizes) const;  // -1 keeps a size
   Tensor expand_as(const Tensor& other) const { return expand(other.sizes()); }
   Tensor contiguous() const;
+  Tensor contiguous(MemoryFormat format) const;  // a copy unless already laid out so
 
   // ---- copies and conversion (ops/copy.cpp) ----
   Tensor to(Device device) const;
@@ -175,6 +179,7 @@ std::string shape_str(const Shape& shape);
 // ---- factories (core/factories.cpp, random ones in core/random.cpp) ----
 Tensor empty(const Shape& sizes, TensorOptions options = {});
 Tensor empty_strided(const Shape& sizes, const Shape& strides, TensorOptions options = {});
+Tensor empty(const Shape& sizes, TensorOptions options, MemoryFormat format);
 Tensor zeros(const Shape& sizes, TensorOptions options = {});
 Tensor ones(const Shape& sizes, TensorOptions options = {});
 Tensor full(const Shape& sizes, double value, TensorOptions options = {});
@@ -199,6 +204,8 @@ std::vector<T> to_vector(const Tensor& t);
 
 // Row-major (C-contiguous) strides for `sizes`.
 Shape contiguous_strides(const Shape& sizes);
+// Strides of `sizes` (4-D, NCHW) laid out in `format`.
+Shape strides_for(const Shape& sizes, MemoryFormat format);
 int64_t shape_numel(const Shape& sizes);
 // Wraps a possibly negative dim into [0, ndim); `op` names the caller in the error.
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);

@@ -11,6 +11,20 @@ namespace minidl {
 
 using Shape = std::vector<int64_t>;
 
+// How a 4-D [N, C, H, W] tensor is laid out in memory. Its sizes are always NCHW; channels-last
+// only changes the strides to those of an NHWC array ({H*W*C, 1, W*C, C}), as in PyTorch.
+enum class MemoryFormat : int8_t { Contiguous, ChannelsLast };
+
+// Two spatial sizes (height, width). One number means both, as LibTorch's ExpandingArray<2>:
+// conv2d(x, w, b, /*stride=*/2) or conv2d(x, w, b, /*stride=*/{2, 1}).
+struct Size2 {
+  int64_t h = 0;
+  int64_t w = 0;
+  Size2(int64_t both) : h(both), w(both) {}
+  Size2(int64_t height, int64_t width) : h(height), w(width) {}
+  friend bool operator==(const Size2&, const Size2&) = default;
+};
+
 class TensorOptions {
  public:
   TensorOptions() = default;

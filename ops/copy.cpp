@@ -25,8 +25,11 @@ void copy_data(const Tensor& dst, const Tensor& src) {
     }
     // Host <-> device: convert and lay out on the host side, move contiguous bytes.
     if (src.is_cpu()) {
-      Tensor staged = empty(dst.sizes(), dst.dtype());
-      cpu::copy_kernel(staged, src);
+      // A contiguous source of dst's dtype (a pinned batch) goes to the device as it is, so a
+      // copy from pinned memory stays asynchronous.
+      const bool direct = src.dtype() == dst.dtype() && src.is_contiguous();
+      Tensor staged = direct ? src : empty(dst.sizes(), dst.dtype());
+      if (!direct) cpu::copy_kernel(staged, src);
       Tensor landing = dst.is_contiguous() ? dst : empty(dst.sizes(), dst.options());
       cuda::copy_host_device(landing, staged);
       if (!landing.is_same(dst)) cuda::copy_kernel(dst, landing);
@@ -49,6 +52,18 @@ Tensor expand_to(const Tensor& src, const Shape& sizes) {
   MINIDL_CHECK(static_cast<size_t>(src.dim()) <= sizes.size(), "copy_: source of shape ",
                src.sizes(), " cannot be broadcast to destination of shape ", sizes);
   return make_view(src, sizes, broadcast_strides(src, sizes), src.storage_offset());
+}
+
+// A copy of `self` laid out in `format`; its gradient passes straight through.
+Tensor copy_in_layout(const Tensor& self, MemoryFormat format, const char* node_name) {
+  Tensor out = empty(self.sizes(), self.options(), format);
+  {
+    NoGradGuard no_grad;
+    copy_data(out, self);
+  }
+  autograd::record(out, node_name, {self},
+                   [](const Tensor& grad) { return std::vector<Tensor>{grad}; });
+  return out;
 }
 
 }  // namespace
@@ -100,17 +115,14 @@ Tensor Tensor::to(Device device, DType dtype) const {
 Tensor Tensor::to(Device device) const { return to(device, dtype()); }
 Tensor Tensor::to(DType dtype) const { return to(device(), dtype); }
 
-Tensor Tensor::clone() const {
-  Tensor out = empty(sizes(), options());
-  {
-    NoGradGuard no_grad;
-    copy_data(out, *this);
-  }
-  autograd::record(out, "CloneBackward", {*this},
-                   [](const Tensor& grad) { return std::vector<Tensor>{grad}; });
-  return out;
-}
+Tensor Tensor::clone() const { return copy_in_layout(*this, MemoryFormat::Contiguous, "CloneBackward"); }
 
 Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
+
+Tensor Tensor::contiguous(MemoryFormat format) const {
+  if (format == MemoryFormat::Contiguous) return contiguous();
+  if (is_contiguous(format)) return *this;
+  return copy_in_layout(*this, format, "ToChannelsLastBackward");
+}
 
 }  // namespace minidl

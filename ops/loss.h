@@ -11,10 +11,11 @@ Tensor log_softmax(const Tensor& x, int64_t dim);
 
 // logits [N, C], target int64 [N] of class indices in [0, C). With label_smoothing s the target
 // distribution is (1 - s) * one_hot + s / C, as torch.nn.functional.cross_entropy. One fused
-// kernel (log-softmax and the loss) forward and backward on CUDA.
+// kernel (log-softmax and the loss) forward and backward on CUDA. A target outside [0, C) is an
+// error on the CPU; on CUDA (where checking would synchronise) it makes that row's loss NaN.
 Tensor cross_entropy(const Tensor& logits, const Tensor& target,
                      Reduction reduction = Reduction::Mean, double label_smoothing = 0.0);
-// log_probs [N, C], target int64 [N].
+// log_probs [N, C], target int64 [N] (out-of-range targets as for cross_entropy).
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target,
                 Reduction reduction = Reduction::Mean);
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);

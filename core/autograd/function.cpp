@@ -34,7 +34,11 @@ void record(Tensor& out, std::string op, const std::vector<Tensor>& inputs, Back
   if (!needs_grad(inputs)) return;
   auto node = std::make_shared<FunctionNode>(std::move(op), std::move(backward));
   node->next.reserve(inputs.size());
-  for (const Tensor& input : inputs) node->next.push_back(gradient_edge(input));
+  node->input_sizes.reserve(inputs.size());
+  for (const Tensor& input : inputs) {
+    node->next.push_back(gradient_edge(input));
+    node->input_sizes.push_back(input.defined() ? input.sizes() : Shape{});
+  }
   AutogradMeta& meta = out.unsafe_impl()->autograd_meta();
   meta.requires_grad = true;
   meta.grad_fn = std::move(node);

@@ -19,6 +19,11 @@ std::vector<Tensor> Node::apply(const Tensor& grad_output) {
   std::vector<Tensor> grads = backward(grad_output);
   MINIDL_INTERNAL_ASSERT(grads.size() == next.size(), name_, " returned ", grads.size(),
                          " gradients for ", next.size(), " inputs");
+  for (size_t i = 0; i < grads.size() && i < input_sizes.size(); ++i) {
+    MINIDL_INTERNAL_ASSERT(!grads[i].defined() || grads[i].sizes() == input_sizes[i], name_,
+                           " returned a gradient of shape ", grads[i].sizes(), " for input ", i,
+                           " of shape ", input_sizes[i]);
+  }
   return grads;
 }
 

@@ -31,6 +31,8 @@ class Node {
   bool released() const { return released_; }
 
   std::vector<std::shared_ptr<Node>> next;
+  // The shape of each input, to check that backward returns gradients of the right shapes.
+  std::vector<Shape> input_sizes;
 
  protected:
   virtual std::vector<Tensor> backward(const Tensor& grad_output) = 0;

@@ -1,13 +1,28 @@
 #pragma once
-// CUDA caching allocator (policy documented in caching_allocator.cpp).
+// CUDA caching allocator (policy documented at the top of caching_allocator.cpp).
+//
+// Tensors get CUDA memory through CachingAllocator::allocate_shared (core/storage.cpp). All the
+// policy lives in DeviceCachingAllocator, one per device, which talks to the device only
+// through a DeviceMemory (core/cuda/device_memory.h), so tests drive it with a fake device.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "core/cuda/device_memory.h"
+#include "core/cuda/stream.h"
+
+namespace minidl {
+class Storage;
+}
 
 namespace minidl::cuda {
 
 struct MemoryStats {
-  size_t allocated_bytes = 0;       // in blocks handed to tensors
+  size_t allocated_bytes = 0;       // in blocks handed to tensors (rounded sizes)
   size_t reserved_bytes = 0;        // obtained from the driver, cached or in use
   size_t peak_allocated_bytes = 0;  // max of allocated_bytes since the last reset
   size_t peak_reserved_bytes = 0;
@@ -15,16 +30,84 @@ struct MemoryStats {
   uint64_t num_device_frees = 0;        // cudaFree calls
 };
 
+// Sizes of the policy (the names and values of PyTorch's CUDACachingAllocator).
+inline constexpr size_t kMinBlockSize = 512;        // every size is rounded up to this
+inline constexpr size_t kSmallSize = 1 << 20;       // up to 1 MiB: the small pool
+inline constexpr size_t kSmallBuffer = 2 << 20;     // small blocks come from 2 MiB segments
+inline constexpr size_t kMinLargeAlloc = 10 << 20;  // below 10 MiB, large blocks come from...
+inline constexpr size_t kLargeBuffer = 20 << 20;    // ...20 MiB segments
+inline constexpr size_t kRoundLarge = 2 << 20;      // from 10 MiB: own segment, 2 MiB multiple
+
+// One device's cache: pools of free blocks per stream, the blocks in use, the counters.
+// Thread-safe: every public call takes the allocator's mutex.
+class DeviceCachingAllocator {
+ public:
+  DeviceCachingAllocator(int device, std::unique_ptr<DeviceMemory> memory);
+  // Returns cached segments to the device. Blocks still in use are not freed (their memory is
+  // left to the driver's teardown) and are logged.
+  ~DeviceCachingAllocator();
+  DeviceCachingAllocator(const DeviceCachingAllocator&) = delete;
+  DeviceCachingAllocator& operator=(const DeviceCachingAllocator&) = delete;
+
+  // At least `nbytes` (0 gives a minimal block, so every tensor has a distinct pointer) for
+  // use on `stream`. Throws minidl::Error when the device is out of memory even after the
+  // cache was returned to it.
+  void* allocate(size_t nbytes, StreamHandle stream);
+  // Returns a block from allocate() to its pool (see Note [Using memory on another stream]).
+  void free(void* ptr);
+  // Marks the block at `ptr` as used by `stream` as well as its own: when freed, it is reused
+  // only after the work queued on `stream` until then has finished.
+  void record_stream(void* ptr, StreamHandle stream);
+  // Returns every cached segment that is entirely free to the device.
+  void empty_cache();
+
+  MemoryStats stats() const;
+  void reset_peak_stats();
+  int device() const { return device_; }
+
+  struct Block;  // a piece of a device allocation (defined in caching_allocator.cpp)
+
+ private:
+  using BlockPool = std::set<Block*, bool (*)(const Block*, const Block*)>;
+
+  BlockPool& pool_for(size_t size);
+  Block* take_best_fit(BlockPool& pool, StreamHandle stream, size_t size);
+  Block* allocate_segment(size_t size, StreamHandle stream);
+  void split(Block* block, size_t size);
+  void return_to_pool(Block* block);
+  void merge_with_neighbour(Block* block, Block* neighbour);
+  void process_completed_events();
+  void release_cached_segments();
+  [[noreturn]] void throw_out_of_memory(size_t nbytes, size_t rounded, size_t segment_size);
+  void add_allocated(size_t bytes);
+  void add_reserved(size_t bytes);
+
+  const int device_;
+  const std::unique_ptr<DeviceMemory> memory_;
+  mutable std::mutex mutex_;
+  BlockPool small_pool_;
+  BlockPool large_pool_;
+  std::unordered_map<void*, Block*> active_blocks_;  // handed out, by their pointer
+  std::vector<Block*> blocks_awaiting_events_;       // freed, other streams may still use them
+  MemoryStats stats_;
+};
+
+// The process-wide allocators, one per device, created on first use and never destroyed
+// (tensors may be freed during static destruction).
 class CachingAllocator {
  public:
   // Memory on `device`, associated with the device's current stream. The deleter returns the
   // block to the pool for reuse by that stream.
   static std::shared_ptr<void> allocate_shared(size_t nbytes, int device);
+  static DeviceCachingAllocator& for_device(int device);
 };
 
 MemoryStats memory_stats(int device);
 void reset_peak_memory_stats(int device);
-// Returns cached, unused blocks of every device to the driver.
+// Returns cached, unused blocks of every device to the driver (does nothing without a GPU).
 void empty_cache();
+// Note [Using memory on another stream]: call after queuing work that uses `storage` on
+// `stream`, when `stream` is not the stream the storage was allocated on.
+void record_stream(const Storage& storage, const Stream& stream);
 
 }  // namespace minidl::cuda

@@ -13,4 +13,17 @@ void synchronize();  // waits for all work on the current device
 // Throws a minidl::Error naming `what` when no CUDA device can be used.
 void require_available(const char* what);
 
+// Makes `device` current for the scope and restores the previous device after; does nothing
+// when `device` is already current (the common case, so no driver call on the hot path).
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = -1;  // -1: nothing to restore
+};
+
 }  // namespace minidl::cuda

@@ -16,7 +16,8 @@ using EventHandle = CUevent_st*;    // cudaEvent_t
 class Stream {
  public:
   Stream() = default;  // the default (legacy null) stream of the current device
-  static Stream create(int device);  // a new non-blocking stream
+  static Stream create(int device);          // a new non-blocking stream
+  static Stream default_stream(int device);  // the legacy null stream of `device`
   StreamHandle handle() const { return handle_; }
   int device() const { return device_; }
   void synchronize() const;

@@ -1,0 +1,115 @@
+#include "ops/cpu/elementwise.h"
+
+#include <algorithm>
+#include <array>
+#include <tuple>
+#include <utility>
+
+#include "core/parallel.h"
+#include "ops/cpu/loops.h"
+
+namespace minidl::cpu {
+
+using namespace elementwise;
+
+namespace {
+
+// out[i] = op(inputs[0][i], ...) over every element of out's shape. When all operands share one
+// dense layout the elements are walked as flat arrays in memory order; otherwise through
+// strided_loop with each operand's own strides.
+template <class Out, class... In, class Op>
+void elementwise_loop(const Op& op, const Tensor& out,
+                      const std::array<Tensor, sizeof...(In)>& inputs) {
+  constexpr size_t kInputs = sizeof...(In);
+  Out* out_data = static_cast<Out*>(out.data_ptr());
+  bool flat = is_non_overlapping_and_dense(out);
+  for (const Tensor& input : inputs) flat = flat && input.strides() == out.strides();
+  [&]<size_t... I>(std::index_sequence<I...>) {
+    const std::tuple<const In*...> in_data{static_cast<const In*>(inputs[I].data_ptr())...};
+    if (flat) {
+      parallel_for(0, out.numel(), kDefaultGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) out_data[i] = op(std::get<I>(in_data)[i]...);
+      });
+    } else {
+      strided_loop<kInputs + 1>(out.sizes(), {out.strides(), inputs[I].strides()...},
+                                [&](const std::array<int64_t, kInputs + 1>& at) {
+                                  out_data[at[0]] = op(std::get<I>(in_data)[at[I + 1]]...);
+                                });
+    }
+  }(std::index_sequence_for<In...>{});
+}
+
+}  // namespace
+
+bool is_non_overlapping_and_dense(const Tensor& t) {
+  std::vector<std::pair<int64_t, int64_t>> stride_size;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.size(d) != 1) stride_size.emplace_back(t.stride(d), t.size(d));
+  std::sort(stride_size.begin(), stride_size.end());
+  int64_t expected = 1;
+  for (const auto& [stride, size] : stride_size) {
+    if (stride != expected) return false;
+    expected *= size;
+  }
+  return true;
+}
+
+void unary_kernel(UnaryOp op, const Tensor& out, const Tensor& x, double scalar) {
+  visit_dtype(x.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    with_unary_functor<T>(op, scalar, [&](auto functor) {
+      elementwise_loop<T, T>(Computing<T, decltype(functor), T>{functor}, out, {x});
+    });
+  });
+}
+
+void binary_kernel(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b,
+                   double scalar) {
+  visit_dtype(a.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    with_binary_functor<T>(op, scalar, [&](auto functor) {
+      elementwise_loop<T, T, T>(Computing<T, decltype(functor), T, T>{functor}, out, {a, b});
+    });
+  });
+}
+
+void ternary_kernel(TernaryOp op, const Tensor& out, const Tensor& a, const Tensor& b,
+                    const Tensor& c) {
+  visit_dtype(a.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    with_ternary_functor<T>(op, [&](auto functor) {
+      elementwise_loop<T, T, T, T>(Computing<T, decltype(functor), T, T, T>{functor}, out,
+                                   {a, b, c});
+    });
+  });
+}
+
+void compare_kernel(CompareOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
+  visit_dtype(a.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    with_compare_functor<T>(op, [&](auto functor) {
+      elementwise_loop<bool, T, T>(Computing<bool, decltype(functor), T, T>{functor}, out,
+                                   {a, b});
+    });
+  });
+}
+
+void compare_scalar_kernel(CompareOp op, const Tensor& out, const Tensor& a, double scalar) {
+  visit_dtype(a.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    with_compare_scalar_functor<T>(op, scalar, [&](auto functor) {
+      elementwise_loop<bool, T>(Computing<bool, decltype(functor), T>{functor}, out, {a});
+    });
+  });
+}
+
+void where_kernel(const Tensor& out, const Tensor& condition, const Tensor& a, const Tensor& b) {
+  visit_dtype(a.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    using Functor = Where<compute_t<T>>;
+    elementwise_loop<T, bool, T, T>(Computing<T, Functor, bool, T, T>{Functor{}}, out,
+                                    {condition, a, b});
+  });
+}
+
+}  // namespace minidl::cpu

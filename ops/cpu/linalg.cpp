@@ -1,0 +1,87 @@
+// CPU GEMM: one cblas_?gemm call per matrix of the batch, row-major, with transposed operands
+// passed as BLAS transposes (see the layout contract in ops/cpu/linalg.h).
+#include "ops/cpu/linalg.h"
+
+#include <cblas.h>
+
+#include <limits>
+#include <type_traits>
+
+#include "core/parallel.h"
+
+namespace minidl::cpu {
+
+namespace {
+
+// Below this many multiply-adds per matrix OpenBLAS runs single-threaded anyway, so a batch of
+// such products is spread over OpenMP threads instead, one matrix per task.
+constexpr int64_t kSmallGemmMultiplyAdds = 64 * 64 * 64;
+// Work (multiply-adds) a thread should get at least, when a batch is spread over threads.
+constexpr int64_t kMultiplyAddsPerTask = 1 << 20;
+
+// How BLAS reads one operand: as stored (row-major, ld = row stride) or as the transpose of a
+// row-major matrix (ld = column stride).
+struct BlasOperand {
+  CBLAS_TRANSPOSE transpose;
+  blasint leading_dim;
+};
+
+BlasOperand blas_operand(const Tensor& matrices) {
+  const int64_t row_stride = matrices.stride(1), col_stride = matrices.stride(2);
+  if (col_stride == 1) return {CblasNoTrans, static_cast<blasint>(row_stride)};
+  MINIDL_INTERNAL_ASSERT(row_stride == 1, "gemm: operand of shape ", matrices.sizes(),
+                         " and strides ", matrices.strides(), " is not BLAS-compatible");
+  return {CblasTrans, static_cast<blasint>(col_stride)};
+}
+
+template <class T>
+void gemm_one(const BlasOperand& a_op, const BlasOperand& b_op, blasint n, blasint m, blasint k,
+              const T* a, const T* b, T* c, T beta) {
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemm(CblasRowMajor, a_op.transpose, b_op.transpose, n, m, k, 1.0f, a, a_op.leading_dim,
+                b, b_op.leading_dim, beta, c, m);
+  } else {
+    cblas_dgemm(CblasRowMajor, a_op.transpose, b_op.transpose, n, m, k, 1.0, a, a_op.leading_dim, b,
+                b_op.leading_dim, beta, c, m);
+  }
+}
+
+template <class T>
+void gemm_typed(const Tensor& a, const Tensor& b, const Tensor& c, double beta) {
+  const int64_t batch = c.size(0), n = c.size(1), m = c.size(2), k = a.size(2);
+  const BlasOperand a_op = blas_operand(a), b_op = blas_operand(b);
+  const T* a_data = static_cast<const T*>(a.data_ptr());
+  const T* b_data = static_cast<const T*>(b.data_ptr());
+  T* c_data = static_cast<T*>(c.data_ptr());
+  const int64_t a_batch_stride = a.stride(0), b_batch_stride = b.stride(0), c_batch_stride = n * m;
+  auto multiply = [&](int64_t first, int64_t last) {
+    for (int64_t i = first; i < last; ++i)
+      gemm_one<T>(a_op, b_op, static_cast<blasint>(n), static_cast<blasint>(m),
+                  static_cast<blasint>(k), a_data + i * a_batch_stride, b_data + i * b_batch_stride,
+                  c_data + i * c_batch_stride, static_cast<T>(beta));
+  };
+  const int64_t multiply_adds = n * m * k;
+  if (batch > 1 && multiply_adds < kSmallGemmMultiplyAdds) {
+    parallel_for(0, batch, std::max<int64_t>(1, kMultiplyAddsPerTask / multiply_adds), multiply);
+  } else {
+    multiply(0, batch);  // each call is large enough for OpenBLAS's own threads
+  }
+}
+
+}  // namespace
+
+void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double beta) {
+  constexpr int64_t kMaxBlasInt = std::numeric_limits<blasint>::max();
+  // Sizes and leading dimensions go to BLAS as blasint; batch strides stay on our side.
+  for (const Tensor* operand : {&a, &b, &c})
+    for (int64_t d = 1; d < 3; ++d)
+      MINIDL_CHECK(operand->size(d) <= kMaxBlasInt && operand->stride(d) <= kMaxBlasInt,
+                   "matmul: operand of shape ", operand->sizes(), " is too large for OpenBLAS");
+  switch (c.dtype()) {
+    case kFloat32: return gemm_typed<float>(a, b, c, beta);
+    case kFloat64: return gemm_typed<double>(a, b, c, beta);
+    default: MINIDL_INTERNAL_ASSERT(false, "cpu::gemm: unsupported dtype ", c.dtype());
+  }
+}
+
+}  // namespace minidl::cpu

@@ -1,0 +1,96 @@
+// cuBLAS handles per (thread, device), bound to the current stream (see ops/cuda/blas_handle.h).
+// Compiled in every build; without CUDA it defines nothing.
+#include "ops/cuda/blas_handle.h"
+
+#include "core/cuda/build.h"
+
+#if MINIDL_WITH_CUDA
+
+#include <cublas_v2.h>
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "core/cuda/caching_allocator.h"
+#include "core/cuda/check.h"
+#include "core/cuda/cuda.h"
+#include "core/cuda/stream.h"
+
+namespace minidl::cuda {
+
+namespace {
+
+// cuBLAS's recommended workspace sizes (cublasSetWorkspace): 32 MiB on Hopper and newer,
+// 4 MiB on earlier GPUs.
+constexpr size_t kWorkspaceBytesHopper = size_t{32} << 20;
+constexpr size_t kWorkspaceBytesDefault = size_t{4} << 20;
+
+size_t workspace_bytes(int device) {
+  int major = 0;
+  MINIDL_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  return major >= 9 ? kWorkspaceBytesHopper : kWorkspaceBytesDefault;
+}
+
+struct DeviceBlasState {
+  cublasHandle_t handle = nullptr;
+  bool bound = false;
+  StreamHandle bound_stream = nullptr;
+  size_t workspace_bytes = 0;
+  // One workspace per stream the handle has run on: a workspace must not be shared by
+  // streams that may run at the same time.
+  std::unordered_map<StreamHandle, std::shared_ptr<void>> workspaces;
+};
+
+class ThreadBlasStates {
+ public:
+  ~ThreadBlasStates() {
+    // Destructors only log; a failure to destroy a handle at thread exit is not worth one.
+    for (DeviceBlasState& state : devices_)
+      if (state.handle != nullptr) (void)cublasDestroy(state.handle);
+  }
+  DeviceBlasState& at(int device) {
+    if (devices_.size() <= static_cast<size_t>(device))
+      devices_.resize(static_cast<size_t>(device) + 1);
+    return devices_[static_cast<size_t>(device)];
+  }
+
+ private:
+  std::vector<DeviceBlasState> devices_;
+};
+
+thread_local ThreadBlasStates thread_blas_states;
+
+}  // namespace
+
+cublasHandle_t blas_handle(int device) {
+  MINIDL_CHECK(device >= 0 && device < device_count(), "blas_handle: no CUDA device ", device, " (",
+               device_count(), " visible)");  // device_count() is cached: no driver call
+  DeviceBlasState& state = thread_blas_states.at(device);
+  if (state.handle == nullptr) {
+    state.workspace_bytes = workspace_bytes(device);
+    cublasHandle_t handle = nullptr;
+    MINIDL_CUBLAS_CHECK(cublasCreate(&handle));
+    state.handle = handle;
+    // fp16/bf16 GEMMs accumulate in fp32 all the way: no split-K reductions in 16 bits.
+    MINIDL_CUBLAS_CHECK(cublasSetMathMode(
+        handle, static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH |
+                                          CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
+  }
+  const StreamHandle stream = current_stream_handle(device);
+  if (!state.bound || state.bound_stream != stream) {
+    // cublasSetStream resets the workspace to cuBLAS's default pool, so set ours after it.
+    MINIDL_CUBLAS_CHECK(cublasSetStream(state.handle, stream));
+    std::shared_ptr<void>& workspace = state.workspaces[stream];
+    if (!workspace)  // allocated on the current stream, which is `stream`
+      workspace = CachingAllocator::allocate_shared(state.workspace_bytes, device);
+    MINIDL_CUBLAS_CHECK(cublasSetWorkspace(state.handle, workspace.get(), state.workspace_bytes));
+    state.bound = true;
+    state.bound_stream = stream;
+  }
+  return state.handle;
+}
+
+}  // namespace minidl::cuda
+
+#endif  // MINIDL_WITH_CUDA

@@ -1,0 +1,197 @@
+#pragma once
+// The CUDA element loop shared by element-wise kernels (include from .cu files only).
+//
+// launch_elementwise<Out, In...>(op, out, {inputs...}) computes, for every element i of out's
+// shape, out[i] = op(in_0[i], ..., in_k[i]) with the raw element types (the op converts). Every
+// input already has out's sizes; broadcast inputs carry zero strides. It makes out's device
+// current, launches on its current stream, checks the launch, and never waits for the device.
+//
+// Geometry (Note [Element-wise geometry]): dimensions of size 1 are dropped, the rest ordered by
+// out's strides (largest first, so channels-last and transposed results are walked in memory
+// order), and neighbours merged where every operand is contiguous across them. What remains is
+// either one dimension of unit strides for every operand, run by a flat kernel, or up to
+// kMaxDims dimensions, run by the strided kernel with an OffsetCalculator. Both kernels are
+// grid-stride loops with 64-bit indices.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <numeric>
+#include <utility>
+#include <vector>
+
+#include "core/cuda/check.h"
+#include "core/cuda/cuda.h"
+#include "core/cuda/stream.h"
+#include "core/tensor.h"
+
+namespace minidl::cuda {
+
+inline constexpr int kMaxDims = 8;
+inline constexpr int kThreadsPerBlock = 256;
+// Resident blocks per SM for the grid-stride loops: 2048 threads per SM / 256 per block.
+inline constexpr int kBlocksPerMultiprocessor = 8;
+
+// Offsets (in elements) of one element into each of N operands, from its linear index in the
+// iteration shape. Dimensions are stored innermost first.
+template <int N>
+struct OffsetCalculator {
+  int ndim = 0;
+  int64_t sizes[kMaxDims] = {};
+  int64_t strides[kMaxDims][N] = {};
+
+  __device__ __forceinline__ void get(int64_t linear, int64_t (&offsets)[N]) const {
+#pragma unroll
+    for (int k = 0; k < N; ++k) offsets[k] = 0;
+#pragma unroll
+    for (int d = 0; d < kMaxDims; ++d) {
+      if (d == ndim) break;
+      const int64_t index = linear % sizes[d];
+      linear /= sizes[d];
+#pragma unroll
+      for (int k = 0; k < N; ++k) offsets[k] += index * strides[d][k];
+    }
+  }
+};
+
+// The iteration shape of operands (out first) that share `sizes`: see Note [Element-wise
+// geometry]. Throws when more than kMaxDims dimensions remain.
+template <int N>
+OffsetCalculator<N> make_offset_calculator(const Shape& sizes,
+                                           const std::array<const Shape*, N>& strides) {
+  std::vector<int64_t> dims;
+  for (size_t d = 0; d < sizes.size(); ++d)
+    if (sizes[d] != 1) dims.push_back(static_cast<int64_t>(d));
+  // Innermost (smallest out stride) first; ties keep their row-major order, inner first.
+  std::reverse(dims.begin(), dims.end());
+  std::stable_sort(dims.begin(), dims.end(), [&](int64_t a, int64_t b) {
+    return (*strides[0])[a] < (*strides[0])[b];
+  });
+
+  std::vector<int64_t> merged_sizes;
+  std::vector<std::array<int64_t, N>> merged_strides;
+  for (int64_t d : dims) {
+    std::array<int64_t, N> dim_strides;
+    for (int k = 0; k < N; ++k) dim_strides[k] = (*strides[k])[d];
+    if (!merged_sizes.empty()) {
+      bool contiguous_with_inner = true;
+      for (int k = 0; k < N; ++k)
+        contiguous_with_inner = contiguous_with_inner &&
+                                dim_strides[k] == merged_strides.back()[k] * merged_sizes.back();
+      if (contiguous_with_inner) {
+        merged_sizes.back() *= sizes[d];
+        continue;
+      }
+    }
+    merged_sizes.push_back(sizes[d]);
+    merged_strides.push_back(dim_strides);
+  }
+  MINIDL_CHECK(merged_sizes.size() <= static_cast<size_t>(kMaxDims),
+               "element-wise CUDA kernel: at most ", kMaxDims, " dimensions are supported after ",
+               "merging contiguous ones, got ", merged_sizes.size(), " for shape ", sizes);
+
+  OffsetCalculator<N> calculator;
+  calculator.ndim = static_cast<int>(merged_sizes.size());
+  for (size_t d = 0; d < merged_sizes.size(); ++d) {
+    calculator.sizes[d] = merged_sizes[d];
+    for (int k = 0; k < N; ++k) calculator.strides[d][k] = merged_strides[d][k];
+  }
+  return calculator;
+}
+
+// True when the geometry is one flat run: every operand walks memory with unit stride.
+template <int N>
+bool is_flat(const OffsetCalculator<N>& calculator) {
+  if (calculator.ndim == 0) return true;
+  if (calculator.ndim > 1) return false;
+  for (int k = 0; k < N; ++k)
+    if (calculator.strides[0][k] != 1) return false;
+  return true;
+}
+
+// Multiprocessors of `device`, asked of the runtime once per device.
+inline int multiprocessor_count(int device) {
+  static const std::vector<int> counts = [] {
+    int device_count = 0;
+    MINIDL_CUDA_CHECK(cudaGetDeviceCount(&device_count));
+    std::vector<int> result(static_cast<size_t>(device_count));
+    for (int d = 0; d < device_count; ++d)
+      MINIDL_CUDA_CHECK(
+          cudaDeviceGetAttribute(&result[d], cudaDevAttrMultiProcessorCount, d));
+    return result;
+  }();
+  MINIDL_INTERNAL_ASSERT(device >= 0 && device < static_cast<int>(counts.size()),
+                         "no CUDA device ", device);
+  return counts[device];
+}
+
+// Enough blocks to fill the device, fewer for small tensors.
+inline unsigned grid_size(int64_t numel, int device) {
+  const int64_t needed = (numel + kThreadsPerBlock - 1) / kThreadsPerBlock;
+  const int64_t resident =
+      static_cast<int64_t>(multiprocessor_count(device)) * kBlocksPerMultiprocessor;
+  return static_cast<unsigned>(std::max<int64_t>(1, std::min(needed, resident)));
+}
+
+// ---- kernels ----
+
+namespace detail {
+
+template <class Op, class Out, class... In, size_t... I>
+__device__ __forceinline__ void apply_at(const Op& op, Out* out, const int64_t* offsets,
+                                         std::index_sequence<I...>, const In*... in) {
+  out[offsets[0]] = op(in[offsets[I + 1]]...);
+}
+
+}  // namespace detail
+
+template <class Op, class Out, class... In>
+__global__ void elementwise_flat_kernel(int64_t numel, Op op, Out* out, const In*... in) {
+  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel;
+       i += step)
+    out[i] = op(in[i]...);
+}
+
+template <class Op, class Out, class... In>
+__global__ void elementwise_strided_kernel(int64_t numel,
+                                           OffsetCalculator<1 + sizeof...(In)> calculator,
+                                           Op op, Out* out, const In*... in) {
+  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel;
+       i += step) {
+    int64_t offsets[1 + sizeof...(In)];
+    calculator.get(i, offsets);
+    detail::apply_at(op, out, offsets, std::index_sequence_for<In...>{}, in...);
+  }
+}
+
+// ---- launcher ----
+
+template <class Out, class... In, class Op>
+void launch_elementwise(const Op& op, const Tensor& out,
+                        const std::array<Tensor, sizeof...(In)>& inputs) {
+  constexpr int kOperands = 1 + static_cast<int>(sizeof...(In));
+  const int64_t numel = out.numel();
+  if (numel == 0) return;
+  const int device = out.device().index;
+  DeviceGuard device_guard(device);
+  [&]<size_t... I>(std::index_sequence<I...>) {
+    const OffsetCalculator<kOperands> calculator = make_offset_calculator<kOperands>(
+        out.sizes(), {&out.strides(), &inputs[I].strides()...});
+    Out* out_data = static_cast<Out*>(out.data_ptr());
+    const unsigned blocks = grid_size(numel, device);
+    const StreamHandle stream = current_stream_handle(device);
+    if (is_flat(calculator)) {
+      elementwise_flat_kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(
+          numel, op, out_data, static_cast<const In*>(inputs[I].data_ptr())...);
+    } else {
+      elementwise_strided_kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(
+          numel, calculator, op, out_data, static_cast<const In*>(inputs[I].data_ptr())...);
+    }
+    MINIDL_LAUNCH_CHECK();
+  }(std::index_sequence_for<In...>{});
+}
+
+}  // namespace minidl::cuda

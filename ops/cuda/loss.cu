@@ -1,0 +1,362 @@
+// CUDA kernels for softmax, log_softmax, cross_entropy and nll_loss (conventions in
+// ops/cuda/loss.h). All arithmetic is in float; inputs and outputs keep their dtype.
+//
+// Row geometry, shared by the softmax-family kernels: a "row" is the C elements of one
+// (outer, inner) pair, element c at base + c * inner. Threads of a block are (x: threads that
+// share a row, y: rows):
+// - inner > 1: one thread per row (x = 1), consecutive rows in consecutive threads, so the
+//   loads of a warp are coalesced along inner;
+// - inner == 1 and C <= kWarpRowLimit: one warp per row, kRowsPerWarpBlock rows per block;
+// - inner == 1 and longer rows: one block of kBlockRowThreads per row.
+// Row statistics (max, sums) are reduced with warp shuffles and, for whole-block rows, shared
+// memory; every thread of the row ends up holding them.
+//
+// cross_entropy: the forward kernel computes each row's logsumexp and loss in one pass over
+// the logits (three reads, one kernel); the backward kernel is element-wise, rebuilding
+// softmax from the saved logsumexp. Out-of-range targets give NaN losses and gradients.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+
+#include "core/cuda/check.h"
+#include "core/cuda/cuda.h"
+#include "core/cuda/stream.h"
+#include "ops/cuda/loss.h"
+
+namespace minidl::cuda {
+
+namespace {
+
+constexpr int kWarpSize = 32;
+constexpr int64_t kWarpRowLimit = 1024;
+constexpr int kRowsPerWarpBlock = 8;
+constexpr int kBlockRowThreads = 512;
+constexpr int kColumnRowsPerBlock = 256;
+constexpr int kElementwiseThreads = 256;
+constexpr int64_t kBlocksPerMultiprocessor = 8;
+
+// ---- kernels ----
+
+struct Max {
+  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+struct Sum {
+  __device__ float operator()(float a, float b) const { return a + b; }
+};
+
+// Combines `value` over the blockDim.x threads of a row; every one of them gets the result.
+template <class Combine>
+__device__ float row_all_reduce(float value, Combine combine, float identity) {
+  if (blockDim.x == 1) return value;
+  for (int offset = kWarpSize / 2; offset > 0; offset /= 2)
+    value = combine(value, __shfl_xor_sync(0xffffffffu, value, offset));
+  if (blockDim.x == kWarpSize) return value;
+  __shared__ float per_warp[kWarpSize];
+  const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
+  __syncthreads();  // an earlier call's readers are done with per_warp
+  if (lane == 0) per_warp[warp] = value;
+  __syncthreads();
+  value = lane < static_cast<int>(blockDim.x / kWarpSize) ? per_warp[lane] : identity;
+  for (int offset = kWarpSize / 2; offset > 0; offset /= 2)
+    value = combine(value, __shfl_xor_sync(0xffffffffu, value, offset));
+  return value;
+}
+
+struct RowGeometry {
+  int64_t rows, classes, inner;
+};
+
+// The row this thread works on, or -1. Rows past the end only occur when blockDim.x <= 32,
+// where returning early skips no __syncthreads.
+__device__ __forceinline__ int64_t row_index(const RowGeometry& g) {
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
+  return row < g.rows ? row : -1;
+}
+
+__device__ __forceinline__ int64_t row_base(const RowGeometry& g, int64_t row) {
+  return (row / g.inner) * g.classes * g.inner + row % g.inner;
+}
+
+// max_c x[c] and log(sum_c exp(x[c] - max)) of one row, in every thread of the row.
+template <class T>
+__device__ float2 row_max_and_log_sum_exp(const T* x, int64_t base, const RowGeometry& g) {
+  float max = -INFINITY;
+  for (int64_t c = threadIdx.x; c < g.classes; c += blockDim.x)
+    max = fmaxf(max, static_cast<float>(x[base + c * g.inner]));
+  max = row_all_reduce(max, Max{}, -INFINITY);
+  float sum = 0.0f;
+  for (int64_t c = threadIdx.x; c < g.classes; c += blockDim.x)
+    sum += expf(static_cast<float>(x[base + c * g.inner]) - max);
+  sum = row_all_reduce(sum, Sum{}, 0.0f);
+  return make_float2(max, logf(sum));
+}
+
+template <class T, bool kLog>
+__global__ void softmax_forward_rows(T* out, const T* x, RowGeometry g) {
+  const int64_t row = row_index(g);
+  if (row < 0) return;
+  const int64_t base = row_base(g, row);
+  const float2 stats = row_max_and_log_sum_exp(x, base, g);
+  for (int64_t c = threadIdx.x; c < g.classes; c += blockDim.x) {
+    const int64_t at = base + c * g.inner;
+    const float shifted = static_cast<float>(x[at]) - stats.x - stats.y;
+    out[at] = static_cast<T>(kLog ? shifted : expf(shifted));
+  }
+}
+
+// softmax: grad_input = y * (grad - sum(grad * y)); log_softmax: grad - exp(y) * sum(grad).
+template <class T, bool kLog>
+__global__ void softmax_backward_rows(T* grad_input, const T* grad, const T* y, RowGeometry g) {
+  const int64_t row = row_index(g);
+  if (row < 0) return;
+  const int64_t base = row_base(g, row);
+  float total = 0.0f;
+  for (int64_t c = threadIdx.x; c < g.classes; c += blockDim.x) {
+    const int64_t at = base + c * g.inner;
+    total += kLog ? static_cast<float>(grad[at])
+                  : static_cast<float>(grad[at]) * static_cast<float>(y[at]);
+  }
+  total = row_all_reduce(total, Sum{}, 0.0f);
+  for (int64_t c = threadIdx.x; c < g.classes; c += blockDim.x) {
+    const int64_t at = base + c * g.inner;
+    const float out = static_cast<float>(grad[at]), output = static_cast<float>(y[at]);
+    grad_input[at] = static_cast<T>(kLog ? out - expf(output) * total : output * (out - total));
+  }
+}
+
+// logits [rows, classes] -> losses [rows], logsumexp [rows].
+template <class T>
+__global__ void cross_entropy_forward_rows(float* losses, float* logsumexp, const T* logits,
+                                           const int64_t* target, float smoothing, RowGeometry g) {
+  const int64_t row = row_index(g);
+  if (row < 0) return;
+  const int64_t base = row * g.classes;
+  const float2 stats = row_max_and_log_sum_exp(logits, base, g);
+  float logit_sum = 0.0f;
+  if (smoothing != 0.0f) {
+    for (int64_t c = threadIdx.x; c < g.classes; c += blockDim.x)
+      logit_sum += static_cast<float>(logits[base + c]);
+    logit_sum = row_all_reduce(logit_sum, Sum{}, 0.0f);
+  }
+  if (threadIdx.x != 0) return;
+  const int64_t t = target[row];
+  const float lse = stats.x + stats.y;
+  logsumexp[row] = lse;
+  losses[row] = t >= 0 && t < g.classes
+                    ? lse - (1.0f - smoothing) * static_cast<float>(logits[base + t]) -
+                          smoothing * logit_sum / static_cast<float>(g.classes)
+                    : NAN;
+}
+
+// grad_logits[i, c] = scale * grad[i] * (softmax[i, c] - (1 - s) [c == t_i] - s / C).
+template <class T>
+__global__ void cross_entropy_backward_elements(T* grad_logits, const T* grad, int64_t grad_stride,
+                                                float scale, const T* logits, const int64_t* target,
+                                                const float* logsumexp, float smoothing,
+                                                int64_t rows, int64_t classes) {
+  const int64_t numel = rows * classes;
+  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  const float off_target = smoothing / static_cast<float>(classes);
+  for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < numel;
+       k += step) {
+    const int64_t i = k / classes, c = k % classes;
+    const int64_t t = target[i];
+    const float probability = expf(static_cast<float>(logits[k]) - logsumexp[i]);
+    const float wanted = (c == t ? 1.0f - smoothing : 0.0f) + off_target;
+    const float row_grad = scale * static_cast<float>(grad[i * grad_stride]);
+    grad_logits[k] =
+        static_cast<T>(t >= 0 && t < classes ? row_grad * (probability - wanted) : NAN);
+  }
+}
+
+template <class T>
+__global__ void nll_loss_forward_elements(float* losses, const T* log_probs, const int64_t* target,
+                                          int64_t rows, int64_t classes) {
+  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < rows;
+       i += step) {
+    const int64_t t = target[i];
+    losses[i] = t >= 0 && t < classes ? -static_cast<float>(log_probs[i * classes + t]) : NAN;
+  }
+}
+
+template <class T>
+__global__ void nll_loss_backward_elements(T* grad_log_probs, const T* grad, int64_t grad_stride,
+                                           float scale, const int64_t* target, int64_t rows,
+                                           int64_t classes) {
+  const int64_t numel = rows * classes;
+  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < numel;
+       k += step) {
+    const int64_t i = k / classes, c = k % classes;
+    const int64_t t = target[i];
+    const float value = t >= 0 && t < classes
+                            ? (c == t ? -scale * static_cast<float>(grad[i * grad_stride]) : 0.0f)
+                            : NAN;
+    grad_log_probs[k] = static_cast<T>(value);
+  }
+}
+
+// ---- launchers ----
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Everything a launch needs: the device made current, its stream, and its size.
+struct LaunchContext {
+  explicit LaunchContext(const Tensor& t)
+      : device(t.device().index), guard(device), stream(current_stream_handle(device)) {}
+  int device;
+  DeviceGuard guard;
+  StreamHandle stream;
+};
+
+// Grid-stride launches: enough blocks to fill the GPU, no more than the work needs.
+unsigned elementwise_blocks(int64_t numel, int device) {
+  int multiprocessors = 0;
+  MINIDL_CUDA_CHECK(
+      cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
+  return static_cast<unsigned>(
+      std::max<int64_t>(1, std::min<int64_t>(ceil_div(numel, kElementwiseThreads),
+                                             kBlocksPerMultiprocessor * multiprocessors)));
+}
+
+// Block and grid for rows of `g`, as the note at the top describes.
+void row_launch_shape(const RowGeometry& g, dim3& grid, dim3& block) {
+  if (g.inner > 1) {
+    block = dim3(1, kColumnRowsPerBlock);
+  } else if (g.classes <= kWarpRowLimit) {
+    block = dim3(kWarpSize, kRowsPerWarpBlock);
+  } else {
+    block = dim3(kBlockRowThreads, 1);
+  }
+  grid = dim3(static_cast<unsigned>(ceil_div(g.rows, block.y)));
+}
+
+RowGeometry rows_of(const Tensor& x) {
+  MINIDL_INTERNAL_ASSERT(x.dim() == 3 && (x.numel() == 0 || x.is_contiguous()),
+                         "softmax kernels take a contiguous [outer, C, inner] tensor");
+  return {x.size(0) * x.size(2), x.size(1), x.size(2)};
+}
+
+// visit_floating without float64, which exists on the CPU only.
+template <class Fn>
+void visit_device_floating(DType dtype, const char* op, Fn&& fn) {
+  visit_floating(dtype, op, [&](auto zero) {
+    if constexpr (std::is_same_v<decltype(zero), double>)
+      MINIDL_INTERNAL_ASSERT(false, "a float64 tensor on a CUDA device");
+    else
+      fn(zero);
+  });
+}
+
+template <bool kLog>
+void softmax_forward(const Tensor& out, const Tensor& x) {
+  const RowGeometry g = rows_of(x);
+  if (g.rows == 0 || g.classes == 0) return;
+  LaunchContext context(x);
+  dim3 grid, block;
+  row_launch_shape(g, grid, block);
+  visit_device_floating(x.dtype(), kLog ? "log_softmax" : "softmax", [&](auto zero) {
+    using T = decltype(zero);
+    softmax_forward_rows<T, kLog>
+        <<<grid, block, 0, context.stream>>>(out.data_ptr<T>(), x.data_ptr<T>(), g);
+    MINIDL_LAUNCH_CHECK();
+  });
+}
+
+template <bool kLog>
+void softmax_backward(const Tensor& grad_input, const Tensor& grad, const Tensor& output) {
+  const RowGeometry g = rows_of(output);
+  if (g.rows == 0 || g.classes == 0) return;
+  LaunchContext context(output);
+  dim3 grid, block;
+  row_launch_shape(g, grid, block);
+  visit_device_floating(output.dtype(), kLog ? "log_softmax" : "softmax", [&](auto zero) {
+    using T = decltype(zero);
+    softmax_backward_rows<T, kLog><<<grid, block, 0, context.stream>>>(
+        grad_input.data_ptr<T>(), grad.data_ptr<T>(), output.data_ptr<T>(), g);
+    MINIDL_LAUNCH_CHECK();
+  });
+}
+
+}  // namespace
+
+void softmax_kernel(const Tensor& out, const Tensor& x) { softmax_forward<false>(out, x); }
+
+void log_softmax_kernel(const Tensor& out, const Tensor& x) { softmax_forward<true>(out, x); }
+
+void softmax_backward_kernel(const Tensor& grad_input, const Tensor& grad, const Tensor& output) {
+  softmax_backward<false>(grad_input, grad, output);
+}
+
+void log_softmax_backward_kernel(const Tensor& grad_input, const Tensor& grad,
+                                 const Tensor& output) {
+  softmax_backward<true>(grad_input, grad, output);
+}
+
+void cross_entropy_forward_kernel(const Tensor& losses, const Tensor& logsumexp,
+                                  const Tensor& logits, const Tensor& target,
+                                  double label_smoothing) {
+  const RowGeometry g{logits.size(0), logits.size(1), 1};
+  if (g.rows == 0) return;
+  LaunchContext context(logits);
+  dim3 grid, block;
+  row_launch_shape(g, grid, block);
+  visit_device_floating(logits.dtype(), "cross_entropy", [&](auto zero) {
+    using T = decltype(zero);
+    cross_entropy_forward_rows<T><<<grid, block, 0, context.stream>>>(
+        losses.data_ptr<float>(), logsumexp.data_ptr<float>(), logits.data_ptr<T>(),
+        target.data_ptr<int64_t>(), static_cast<float>(label_smoothing), g);
+    MINIDL_LAUNCH_CHECK();
+  });
+}
+
+void cross_entropy_backward_kernel(const Tensor& grad_logits, const Tensor& grad_losses,
+                                   double scale, const Tensor& logits, const Tensor& target,
+                                   const Tensor& logsumexp, double label_smoothing) {
+  const int64_t rows = logits.size(0), classes = logits.size(1);
+  if (rows * classes == 0) return;
+  LaunchContext context(logits);
+  const unsigned blocks = elementwise_blocks(rows * classes, context.device);
+  visit_device_floating(logits.dtype(), "cross_entropy", [&](auto zero) {
+    using T = decltype(zero);
+    cross_entropy_backward_elements<T><<<blocks, kElementwiseThreads, 0, context.stream>>>(
+        grad_logits.data_ptr<T>(), grad_losses.data_ptr<T>(), grad_losses.stride(0),
+        static_cast<float>(scale), logits.data_ptr<T>(), target.data_ptr<int64_t>(),
+        logsumexp.data_ptr<float>(), static_cast<float>(label_smoothing), rows, classes);
+    MINIDL_LAUNCH_CHECK();
+  });
+}
+
+void nll_loss_forward_kernel(const Tensor& losses, const Tensor& log_probs, const Tensor& target) {
+  const int64_t rows = log_probs.size(0), classes = log_probs.size(1);
+  if (rows == 0) return;
+  LaunchContext context(log_probs);
+  const unsigned blocks = elementwise_blocks(rows, context.device);
+  visit_device_floating(log_probs.dtype(), "nll_loss", [&](auto zero) {
+    using T = decltype(zero);
+    nll_loss_forward_elements<T><<<blocks, kElementwiseThreads, 0, context.stream>>>(
+        losses.data_ptr<float>(), log_probs.data_ptr<T>(), target.data_ptr<int64_t>(), rows,
+        classes);
+    MINIDL_LAUNCH_CHECK();
+  });
+}
+
+void nll_loss_backward_kernel(const Tensor& grad_log_probs, const Tensor& grad_losses, double scale,
+                              const Tensor& target) {
+  const int64_t rows = grad_log_probs.size(0), classes = grad_log_probs.size(1);
+  if (rows * classes == 0) return;
+  LaunchContext context(grad_log_probs);
+  const unsigned blocks = elementwise_blocks(rows * classes, context.device);
+  visit_device_floating(grad_log_probs.dtype(), "nll_loss", [&](auto zero) {
+    using T = decltype(zero);
+    nll_loss_backward_elements<T><<<blocks, kElementwiseThreads, 0, context.stream>>>(
+        grad_log_probs.data_ptr<T>(), grad_losses.data_ptr<T>(), grad_losses.stride(0),
+        static_cast<float>(scale), target.data_ptr<int64_t>(), rows, classes);
+    MINIDL_LAUNCH_CHECK();
+  });
+}
+
+}  // namespace minidl::cuda

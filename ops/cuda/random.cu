@@ -1,0 +1,76 @@
+// CUDA kernels of ops/random.h: one thread per element, each drawing from its own Philox
+// counter with the same functions as the CPU (core/philox.h), so values match the CPU's.
+#include <cuda_runtime.h>
+
+#include "core/cuda/check.h"
+#include "core/cuda/cuda.h"
+#include "core/cuda/stream.h"
+#include "core/philox.h"
+#include "ops/cuda/random.h"
+
+namespace minidl::cuda {
+
+namespace {
+
+constexpr int kThreadsPerBlock = 256;
+constexpr int64_t kMaxBlocks = 65536;  // the grid-stride loop covers the rest
+
+unsigned int grid_for(int64_t numel) {
+  const int64_t blocks = (numel + kThreadsPerBlock - 1) / kThreadsPerBlock;
+  return static_cast<unsigned int>(blocks < kMaxBlocks ? blocks : kMaxBlocks);
+}
+
+// out: (numel) contiguous.
+template <class T, class Compute>
+__global__ void uniform_fill_kernel(T* out, int64_t numel, uint64_t seed, uint64_t offset,
+                                    Compute low, Compute span, Compute high) {
+  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel;
+       i += step)
+    out[i] = philox::uniform_element<T>(seed, offset + static_cast<uint64_t>(i), low, span, high);
+}
+
+// out: (numel) contiguous.
+template <class T>
+__global__ void normal_fill_kernel(T* out, int64_t numel, uint64_t seed, uint64_t offset,
+                                   double mean, double std) {
+  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel;
+       i += step)
+    out[i] = philox::normal_element<T>(seed, offset + static_cast<uint64_t>(i), mean, std);
+}
+
+}  // namespace
+
+void uniform_kernel(const Tensor& out, double low, double high, GeneratorState start) {
+  const int64_t numel = out.numel();
+  if (numel == 0) return;
+  const int device = out.device().index;
+  DeviceGuard device_guard(device);
+  const StreamHandle stream = current_stream_handle(device);
+  visit_floating(out.dtype(), "uniform_", [&](auto zero) {
+    using T = decltype(zero);
+    using Compute = typename philox::DrawTraits<T>::Compute;
+    const auto low_c = static_cast<Compute>(low), high_c = static_cast<Compute>(high);
+    uniform_fill_kernel<T, Compute><<<grid_for(numel), kThreadsPerBlock, 0, stream>>>(
+        static_cast<T*>(out.data_ptr()), numel, start.seed, start.offset, low_c, high_c - low_c,
+        high_c);
+    MINIDL_LAUNCH_CHECK();
+  });
+}
+
+void normal_kernel(const Tensor& out, double mean, double std, GeneratorState start) {
+  const int64_t numel = out.numel();
+  if (numel == 0) return;
+  const int device = out.device().index;
+  DeviceGuard device_guard(device);
+  const StreamHandle stream = current_stream_handle(device);
+  visit_floating(out.dtype(), "normal_", [&](auto zero) {
+    using T = decltype(zero);
+    normal_fill_kernel<T><<<grid_for(numel), kThreadsPerBlock, 0, stream>>>(
+        static_cast<T*>(out.data_ptr()), numel, start.seed, start.offset, mean, std);
+    MINIDL_LAUNCH_CHECK();
+  });
+}
+
+}  // namespace minidl::cuda

@@ -1,0 +1,166 @@
+// CUDA gathering and encoding: index_select, its index_add backward, one_hot.
+//
+// Conventions: every tensor is contiguous; around the selected dim, x is [outer, size, inner]
+// and the gathered side [outer, count, inner] (count = index.numel()). index_select and
+// one_hot overwrite their output; index_add accumulates into grad_x with atomicAdd.
+// Out-of-range indices and labels stop the kernel with a trap (see ops/cuda/shape.h).
+#include "ops/cuda/shape.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+
+#include "core/cuda/check.h"
+#include "core/cuda/cuda.h"
+#include "core/cuda/stream.h"
+
+namespace minidl::cuda {
+
+namespace {
+
+constexpr int kThreadsPerBlock = 256;
+// Grid-stride loops cover any element count; more blocks than this only add scheduling cost.
+constexpr int64_t kMaxBlocks = 4096;
+
+unsigned int blocks_for(int64_t elements) {
+  return static_cast<unsigned int>(
+      std::min<int64_t>((elements + kThreadsPerBlock - 1) / kThreadsPerBlock, kMaxBlocks));
+}
+
+struct AroundDim {
+  int64_t outer = 1, size = 1, inner = 1;
+};
+
+AroundDim around_dim(const Tensor& t, int64_t dim) {
+  AroundDim view;
+  for (int64_t d = 0; d < dim; ++d) view.outer *= t.size(d);
+  view.size = t.size(dim);
+  for (int64_t d = dim + 1; d < t.dim(); ++d) view.inner *= t.size(d);
+  return view;
+}
+
+// ---- kernels ----
+
+// out [outer, count, inner] = x [outer, size, inner] at rows index[j]. Word is an unsigned
+// integer as wide as the element: a gather only moves bits.
+template <class Word>
+__global__ void index_select_forward(Word* out, const Word* x, const int64_t* index, int64_t count,
+                                     int64_t size, int64_t inner, int64_t total) {
+  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<int64_t>(blockDim.x) * gridDim.x) {
+    const int64_t i = e % inner, row = e / inner;
+    const int64_t j = row % count, outer = row / count;
+    const int64_t source = index[j];
+    if (source < 0 || source >= size) {
+      printf("index_select: index %lld is out of range for a dimension of size %lld\n",
+             static_cast<long long>(source), static_cast<long long>(size));
+      __trap();
+    }
+    out[e] = x[(outer * size + source) * inner + i];
+  }
+}
+
+__device__ __forceinline__ void atomic_add(float* address, float value) {
+  atomicAdd(address, value);
+}
+__device__ __forceinline__ void atomic_add(double* address, double value) {
+  atomicAdd(address, value);
+}
+// minidl's Half and BFloat16 hold the same 16 bits as CUDA's __half and __nv_bfloat16.
+__device__ __forceinline__ void atomic_add(Half* address, Half value) {
+  atomicAdd(reinterpret_cast<__half*>(address), __float2half(static_cast<float>(value)));
+}
+__device__ __forceinline__ void atomic_add(BFloat16* address, BFloat16 value) {
+  atomicAdd(reinterpret_cast<__nv_bfloat16*>(address), __float2bfloat16(static_cast<float>(value)));
+}
+
+// grad_x [outer, size, inner] += grad [outer, count, inner] at rows index[j].
+template <class T>
+__global__ void index_add_backward(T* grad_x, const T* grad, const int64_t* index, int64_t count,
+                                   int64_t size, int64_t inner, int64_t total) {
+  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<int64_t>(blockDim.x) * gridDim.x) {
+    const int64_t i = e % inner, row = e / inner;
+    const int64_t j = row % count, outer = row / count;
+    atomic_add(grad_x + (outer * size + index[j]) * inner + i, grad[e]);
+  }
+}
+
+// out [count, num_classes] = (class == labels[row]).
+__global__ void one_hot_forward(int64_t* out, const int64_t* labels, int64_t num_classes,
+                                int64_t total) {
+  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<int64_t>(blockDim.x) * gridDim.x) {
+    const int64_t row = e / num_classes, cls = e % num_classes;
+    const int64_t label = labels[row];
+    if (label < 0 || label >= num_classes) {
+      printf("one_hot: label %lld is out of range for %lld classes\n",
+             static_cast<long long>(label), static_cast<long long>(num_classes));
+      __trap();
+    }
+    out[e] = cls == label ? 1 : 0;
+  }
+}
+
+// Calls fn(Word{}) with the unsigned integer type as wide as `dtype`'s elements.
+template <class Fn>
+void visit_element_width(DType dtype, Fn&& fn) {
+  switch (element_size(dtype)) {
+    case 1: return fn(uint8_t{});
+    case 2: return fn(uint16_t{});
+    case 4: return fn(uint32_t{});
+    case 8: return fn(uint64_t{});
+    default: MINIDL_INTERNAL_ASSERT(false, "no word type for dtype ", dtype);
+  }
+}
+
+}  // namespace
+
+// ---- launchers ----
+
+void index_select_kernel(const Tensor& out, const Tensor& x, int64_t dim, const Tensor& index) {
+  const AroundDim shape = around_dim(x, dim);
+  const int64_t count = index.numel(), total = out.numel();
+  if (total == 0) return;
+  const int device = x.device().index;
+  DeviceGuard device_guard(device);
+  visit_element_width(x.dtype(), [&](auto word) {
+    using Word = decltype(word);
+    index_select_forward<Word>
+        <<<blocks_for(total), kThreadsPerBlock, 0, current_stream_handle(device)>>>(
+            static_cast<Word*>(out.data_ptr()), static_cast<const Word*>(x.data_ptr()),
+            index.data_ptr<int64_t>(), count, shape.size, shape.inner, total);
+    MINIDL_LAUNCH_CHECK();
+  });
+}
+
+void index_add_kernel(const Tensor& grad_x, const Tensor& grad, int64_t dim, const Tensor& index) {
+  const AroundDim shape = around_dim(grad_x, dim);
+  const int64_t count = index.numel(), total = grad.numel();
+  if (total == 0) return;
+  const int device = grad_x.device().index;
+  DeviceGuard device_guard(device);
+  visit_floating(grad_x.dtype(), "index_select backward", [&](auto zero) {
+    using T = decltype(zero);
+    index_add_backward<T>
+        <<<blocks_for(total), kThreadsPerBlock, 0, current_stream_handle(device)>>>(
+            static_cast<T*>(grad_x.data_ptr()), static_cast<const T*>(grad.data_ptr()),
+            index.data_ptr<int64_t>(), count, shape.size, shape.inner, total);
+    MINIDL_LAUNCH_CHECK();
+  });
+}
+
+void one_hot_kernel(const Tensor& out, const Tensor& labels, int64_t num_classes) {
+  const int64_t total = out.numel();
+  if (total == 0) return;
+  const int device = out.device().index;
+  DeviceGuard device_guard(device);
+  one_hot_forward<<<blocks_for(total), kThreadsPerBlock, 0, current_stream_handle(device)>>>(
+      out.data_ptr<int64_t>(), labels.data_ptr<int64_t>(), num_classes, total);
+  MINIDL_LAUNCH_CHECK();
+}
+
+}  // namespace minidl::cuda

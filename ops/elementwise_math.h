@@ -1,0 +1,419 @@
+#pragma once
+// The math of the element-wise ops, written once for the CPU loops (ops/cpu/elementwise.cpp) and
+// the CUDA kernels (ops/cuda/elementwise.cu).
+//
+// Conventions:
+// - A functor is templated on its compute type C (compute_t<T> of the tensor's element type T):
+//   float for float32, float16 and bfloat16 (16-bit values are widened on load and rounded on
+//   store), double for float64, and T itself for the integer types and bool.
+// - Computing<Out, Op, In...> does the loads and the store around a functor, so a functor only
+//   ever sees compute types.
+// - Scalars arrive as double and are converted once, when the functor is built (scalar_as).
+// - Backward functors take the incoming gradient first, then what the forward saved.
+// - The op enums name the functors for the launchers, whose signatures stay non-template;
+//   with_*_functor maps an enum to its functor for one element type, and only instantiates the
+//   functors that the element type supports (the op layer has already checked the dtype).
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "core/dtype.h"
+#include "core/half.h"
+#include "core/macros.h"
+
+namespace minidl::elementwise {
+
+// ---- element types ----
+
+template <class T>
+inline constexpr bool is_floating_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                                      std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+template <class T>
+inline constexpr bool is_integer_v =
+    std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t> || std::is_same_v<T, uint8_t>;
+
+template <class T>
+using compute_t = std::conditional_t<std::is_same_v<T, double>, double,
+                                     std::conditional_t<is_floating_v<T>, float, T>>;
+
+// A double scalar as compute type C; integers go through int64 so that negative values wrap
+// for uint8 (as PyTorch's uint8 arithmetic does) instead of being undefined.
+template <class C>
+C scalar_as(double value) {
+  if constexpr (std::is_integral_v<C>)
+    return static_cast<C>(static_cast<int64_t>(value));
+  else
+    return static_cast<C>(value);
+}
+
+template <class Out, class Op, class... In>
+struct Computing {
+  Op op;
+  MINIDL_HOST_DEVICE Out operator()(In... values) const {
+    return static_cast<Out>(op(static_cast<compute_t<In>>(values)...));
+  }
+};
+
+// ---- libm in float or double, on host and device ----
+
+namespace detail {
+template <class C>
+MINIDL_HOST_DEVICE C exp(C x) {
+  if constexpr (std::is_same_v<C, float>) return ::expf(x); else return ::exp(x);
+}
+template <class C>
+MINIDL_HOST_DEVICE C log(C x) {
+  if constexpr (std::is_same_v<C, float>) return ::logf(x); else return ::log(x);
+}
+template <class C>
+MINIDL_HOST_DEVICE C sqrt(C x) {
+  if constexpr (std::is_same_v<C, float>) return ::sqrtf(x); else return ::sqrt(x);
+}
+template <class C>
+MINIDL_HOST_DEVICE C tanh(C x) {
+  if constexpr (std::is_same_v<C, float>) return ::tanhf(x); else return ::tanh(x);
+}
+template <class C>
+MINIDL_HOST_DEVICE C erf(C x) {
+  if constexpr (std::is_same_v<C, float>) return ::erff(x); else return ::erf(x);
+}
+template <class C>
+MINIDL_HOST_DEVICE C pow(C x, C y) {
+  if constexpr (std::is_same_v<C, float>) return ::powf(x, y); else return ::pow(x, y);
+}
+template <class C>
+MINIDL_HOST_DEVICE bool is_nan(C x) {
+  return x != x;  // false for every integer
+}
+
+inline constexpr double kSqrtHalf = 0.70710678118654752440;      // 1 / sqrt(2)
+inline constexpr double kInvSqrtTwoPi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
+}  // namespace detail
+
+// ---- unary ----
+
+template <class C>
+struct Neg {
+  MINIDL_HOST_DEVICE C operator()(C x) const { return static_cast<C>(-x); }
+};
+template <class C>
+struct Abs {
+  MINIDL_HOST_DEVICE C operator()(C x) const {
+    if constexpr (std::is_unsigned_v<C>) return x; else return x < C(0) ? static_cast<C>(-x) : x;
+  }
+};
+template <class C>
+struct Exp {
+  MINIDL_HOST_DEVICE C operator()(C x) const { return detail::exp(x); }
+};
+template <class C>
+struct Log {
+  MINIDL_HOST_DEVICE C operator()(C x) const { return detail::log(x); }
+};
+template <class C>
+struct Sqrt {
+  MINIDL_HOST_DEVICE C operator()(C x) const { return detail::sqrt(x); }
+};
+template <class C>
+struct Relu {  // NaN stays NaN, as torch.relu
+  MINIDL_HOST_DEVICE C operator()(C x) const { return x < C(0) ? C(0) : x; }
+};
+template <class C>
+struct Sigmoid {
+  MINIDL_HOST_DEVICE C operator()(C x) const { return C(1) / (C(1) + detail::exp(-x)); }
+};
+template <class C>
+struct Tanh {
+  MINIDL_HOST_DEVICE C operator()(C x) const { return detail::tanh(x); }
+};
+template <class C>
+struct Gelu {  // x * Phi(x), Phi the standard normal CDF
+  MINIDL_HOST_DEVICE C operator()(C x) const {
+    return x * C(0.5) * (C(1) + detail::erf(x * C(detail::kSqrtHalf)));
+  }
+};
+template <class C>
+struct Pow {
+  C exponent;
+  MINIDL_HOST_DEVICE C operator()(C x) const {
+    if (exponent == C(2)) return x * x;  // the common case, exact and cheap
+    return detail::pow(x, exponent);
+  }
+};
+template <class C>
+struct AddScalar {
+  C value;
+  MINIDL_HOST_DEVICE C operator()(C x) const { return static_cast<C>(x + value); }
+};
+template <class C>
+struct MulScalar {
+  C value;
+  MINIDL_HOST_DEVICE C operator()(C x) const { return static_cast<C>(x * value); }
+};
+template <class C>
+struct DivScalar {
+  C value;
+  MINIDL_HOST_DEVICE C operator()(C x) const { return x / value; }
+};
+
+// ---- binary ----
+
+template <class C>
+struct Add {  // a + alpha * b; sub is add with -alpha
+  C alpha;
+  MINIDL_HOST_DEVICE C operator()(C a, C b) const { return static_cast<C>(a + alpha * b); }
+};
+template <class C>
+struct Mul {
+  MINIDL_HOST_DEVICE C operator()(C a, C b) const { return static_cast<C>(a * b); }
+};
+template <class C>
+struct Div {
+  MINIDL_HOST_DEVICE C operator()(C a, C b) const { return a / b; }
+};
+template <class C>
+struct Maximum {  // NaN wins, as torch.maximum
+  MINIDL_HOST_DEVICE C operator()(C a, C b) const {
+    if (detail::is_nan(a)) return a;
+    if (detail::is_nan(b)) return b;
+    return a > b ? a : b;
+  }
+};
+template <class C>
+struct Minimum {
+  MINIDL_HOST_DEVICE C operator()(C a, C b) const {
+    if (detail::is_nan(a)) return a;
+    if (detail::is_nan(b)) return b;
+    return a < b ? a : b;
+  }
+};
+
+// ---- backward of the unary ops: (grad, saved) -> grad_input ----
+
+template <class C>
+struct ReluBackward {  // saved: relu's output
+  MINIDL_HOST_DEVICE C operator()(C grad, C out) const { return out > C(0) ? grad : C(0); }
+};
+template <class C>
+struct SigmoidBackward {  // saved: sigmoid's output
+  MINIDL_HOST_DEVICE C operator()(C grad, C out) const { return grad * out * (C(1) - out); }
+};
+template <class C>
+struct TanhBackward {  // saved: tanh's output
+  MINIDL_HOST_DEVICE C operator()(C grad, C out) const { return grad * (C(1) - out * out); }
+};
+template <class C>
+struct GeluBackward {  // saved: gelu's input; d/dx x*Phi(x) = Phi(x) + x*phi(x)
+  MINIDL_HOST_DEVICE C operator()(C grad, C x) const {
+    const C cdf = C(0.5) * (C(1) + detail::erf(x * C(detail::kSqrtHalf)));
+    const C pdf = C(detail::kInvSqrtTwoPi) * detail::exp(C(-0.5) * x * x);
+    return grad * (cdf + x * pdf);
+  }
+};
+template <class C>
+struct SqrtBackward {  // saved: sqrt's output
+  MINIDL_HOST_DEVICE C operator()(C grad, C out) const { return grad / (C(2) * out); }
+};
+template <class C>
+struct AbsBackward {  // saved: abs's input; grad * sign(x)
+  MINIDL_HOST_DEVICE C operator()(C grad, C x) const {
+    return x > C(0) ? grad : (x < C(0) ? -grad : C(0));
+  }
+};
+template <class C>
+struct PowBackward {  // saved: pow's input; grad * p * x^(p-1), and 0 for p == 0 as PyTorch
+  C exponent;
+  MINIDL_HOST_DEVICE C operator()(C grad, C x) const {
+    if (exponent == C(0)) return C(0);
+    return grad * exponent * detail::pow(x, exponent - C(1));
+  }
+};
+
+// ---- backward of the binary ops: (grad, saved...) -> grad of one input ----
+
+// The gradient of maximum(self, other) for `self`: all of grad where self is larger, half on
+// ties, none where smaller (for `other`, call it with the operands swapped).
+template <class C>
+struct MaximumBackward {
+  MINIDL_HOST_DEVICE C operator()(C grad, C self, C other) const {
+    if (self == other) return grad * C(0.5);
+    return self < other ? C(0) : grad;
+  }
+};
+template <class C>
+struct MinimumBackward {
+  MINIDL_HOST_DEVICE C operator()(C grad, C self, C other) const {
+    if (self == other) return grad * C(0.5);
+    return self > other ? C(0) : grad;
+  }
+};
+template <class C>
+struct DivBackwardDivisor {  // d(a / b)/db = -a / b^2
+  MINIDL_HOST_DEVICE C operator()(C grad, C a, C b) const { return -grad * a / (b * b); }
+};
+
+// ---- comparisons (bool result) ----
+
+template <class C>
+struct Eq {
+  MINIDL_HOST_DEVICE bool operator()(C a, C b) const { return a == b; }
+};
+template <class C>
+struct Ne {
+  MINIDL_HOST_DEVICE bool operator()(C a, C b) const { return a != b; }
+};
+template <class C>
+struct Lt {
+  MINIDL_HOST_DEVICE bool operator()(C a, C b) const { return a < b; }
+};
+template <class C>
+struct Le {
+  MINIDL_HOST_DEVICE bool operator()(C a, C b) const { return a <= b; }
+};
+template <class C>
+struct Gt {
+  MINIDL_HOST_DEVICE bool operator()(C a, C b) const { return a > b; }
+};
+template <class C>
+struct Ge {
+  MINIDL_HOST_DEVICE bool operator()(C a, C b) const { return a >= b; }
+};
+
+// A comparison against a scalar: Cmp<S>(x, value) with x widened to S.
+template <template <class> class Cmp, class S>
+struct CompareScalar {
+  S value;
+  template <class C>
+  MINIDL_HOST_DEVICE bool operator()(C x) const { return Cmp<S>{}(static_cast<S>(x), value); }
+};
+
+// ---- where ----
+
+template <class C>
+struct Where {
+  MINIDL_HOST_DEVICE C operator()(bool condition, C a, C b) const { return condition ? a : b; }
+};
+
+// ---- the op enums, and the functor each names ----
+
+enum class UnaryOp : uint8_t {
+  Neg, Abs, AddScalar, MulScalar,  // also on integer types
+  Exp, Log, Sqrt, Relu, Sigmoid, Tanh, Gelu, Pow, DivScalar,
+};
+enum class BinaryOp : uint8_t {
+  Add, Mul, Maximum, Minimum,  // also on integer types
+  Div,
+  ReluBackward, SigmoidBackward, TanhBackward, GeluBackward, SqrtBackward, AbsBackward,
+  PowBackward,
+};
+enum class TernaryOp : uint8_t { MaximumBackward, MinimumBackward, DivBackwardDivisor };
+enum class CompareOp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
+
+// Calls fn(functor) with the functor of `op` for element type T. `scalar` is the op's scalar
+// operand where it has one (the exponent, the value, add's alpha), ignored otherwise.
+template <class T, class Fn>
+void with_unary_functor(UnaryOp op, double scalar, Fn&& fn) {
+  using C = compute_t<T>;
+  if constexpr (is_floating_v<T>) {
+    switch (op) {
+      case UnaryOp::Exp: return fn(Exp<C>{});
+      case UnaryOp::Log: return fn(Log<C>{});
+      case UnaryOp::Sqrt: return fn(Sqrt<C>{});
+      case UnaryOp::Relu: return fn(Relu<C>{});
+      case UnaryOp::Sigmoid: return fn(Sigmoid<C>{});
+      case UnaryOp::Tanh: return fn(Tanh<C>{});
+      case UnaryOp::Gelu: return fn(Gelu<C>{});
+      case UnaryOp::Pow: return fn(Pow<C>{scalar_as<C>(scalar)});
+      case UnaryOp::DivScalar: return fn(DivScalar<C>{scalar_as<C>(scalar)});
+      default: break;
+    }
+  }
+  if constexpr (is_floating_v<T> || is_integer_v<T>) {
+    switch (op) {
+      case UnaryOp::Neg: return fn(Neg<C>{});
+      case UnaryOp::Abs: return fn(Abs<C>{});
+      case UnaryOp::AddScalar: return fn(AddScalar<C>{scalar_as<C>(scalar)});
+      case UnaryOp::MulScalar: return fn(MulScalar<C>{scalar_as<C>(scalar)});
+      default: break;
+    }
+  }
+  MINIDL_INTERNAL_ASSERT(false, "unary op ", static_cast<int>(op), " is not defined for ",
+                         dtype_of_v<T>);
+}
+
+template <class T, class Fn>
+void with_binary_functor(BinaryOp op, double scalar, Fn&& fn) {
+  using C = compute_t<T>;
+  if constexpr (is_floating_v<T>) {
+    switch (op) {
+      case BinaryOp::Div: return fn(Div<C>{});
+      case BinaryOp::ReluBackward: return fn(ReluBackward<C>{});
+      case BinaryOp::SigmoidBackward: return fn(SigmoidBackward<C>{});
+      case BinaryOp::TanhBackward: return fn(TanhBackward<C>{});
+      case BinaryOp::GeluBackward: return fn(GeluBackward<C>{});
+      case BinaryOp::SqrtBackward: return fn(SqrtBackward<C>{});
+      case BinaryOp::AbsBackward: return fn(AbsBackward<C>{});
+      case BinaryOp::PowBackward: return fn(PowBackward<C>{scalar_as<C>(scalar)});
+      default: break;
+    }
+  }
+  if constexpr (is_floating_v<T> || is_integer_v<T>) {
+    switch (op) {
+      case BinaryOp::Add: return fn(Add<C>{scalar_as<C>(scalar)});
+      case BinaryOp::Mul: return fn(Mul<C>{});
+      case BinaryOp::Maximum: return fn(Maximum<C>{});
+      case BinaryOp::Minimum: return fn(Minimum<C>{});
+      default: break;
+    }
+  }
+  MINIDL_INTERNAL_ASSERT(false, "binary op ", static_cast<int>(op), " is not defined for ",
+                         dtype_of_v<T>);
+}
+
+template <class T, class Fn>
+void with_ternary_functor(TernaryOp op, Fn&& fn) {
+  using C = compute_t<T>;
+  if constexpr (is_floating_v<T>) {
+    switch (op) {
+      case TernaryOp::MaximumBackward: return fn(MaximumBackward<C>{});
+      case TernaryOp::MinimumBackward: return fn(MinimumBackward<C>{});
+      case TernaryOp::DivBackwardDivisor: return fn(DivBackwardDivisor<C>{});
+    }
+  }
+  MINIDL_INTERNAL_ASSERT(false, "ternary op ", static_cast<int>(op), " is not defined for ",
+                         dtype_of_v<T>);
+}
+
+// Tensor-tensor comparisons compare in the compute type; every dtype is accepted.
+template <class T, class Fn>
+void with_compare_functor(CompareOp op, Fn&& fn) {
+  using C = compute_t<T>;
+  switch (op) {
+    case CompareOp::Eq: return fn(Eq<C>{});
+    case CompareOp::Ne: return fn(Ne<C>{});
+    case CompareOp::Lt: return fn(Lt<C>{});
+    case CompareOp::Le: return fn(Le<C>{});
+    case CompareOp::Gt: return fn(Gt<C>{});
+    case CompareOp::Ge: return fn(Ge<C>{});
+  }
+  MINIDL_INTERNAL_ASSERT(false, "unknown comparison ", static_cast<int>(op));
+}
+
+// Tensor-scalar comparisons: floating-point tensors compare in their compute type (the scalar
+// rounded to it, as PyTorch); integer and bool tensors compare in double, so that 2 < 2.5 holds.
+template <class T, class Fn>
+void with_compare_scalar_functor(CompareOp op, double scalar, Fn&& fn) {
+  using S = std::conditional_t<is_floating_v<T>, compute_t<T>, double>;
+  const S value = static_cast<S>(scalar);
+  switch (op) {
+    case CompareOp::Eq: return fn(CompareScalar<Eq, S>{value});
+    case CompareOp::Ne: return fn(CompareScalar<Ne, S>{value});
+    case CompareOp::Lt: return fn(CompareScalar<Lt, S>{value});
+    case CompareOp::Le: return fn(CompareScalar<Le, S>{value});
+    case CompareOp::Gt: return fn(CompareScalar<Gt, S>{value});
+    case CompareOp::Ge: return fn(CompareScalar<Ge, S>{value});
+  }
+  MINIDL_INTERNAL_ASSERT(false, "unknown comparison ", static_cast<int>(op));
+}
+
+}  // namespace minidl::elementwise

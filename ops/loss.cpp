@@ -1,0 +1,250 @@
+// Softmax, log_softmax and the losses: validation, dispatch to ops/cpu/loss.cpp or
+// ops/cuda/loss.cu, and backward. softmax, log_softmax, cross_entropy and nll_loss are
+// primitives with their own backward kernels; mse_loss is composed of element-wise ops.
+//
+// Targets out of range: on the CPU a minidl::Error names the op, the bad value and C. On CUDA
+// the targets stay on the device (checking them would synchronise the host), so the kernels
+// turn an out-of-range target into a NaN loss and NaN gradients for that row, which the
+// reduced loss and GradScaler's inf/NaN check then show.
+#include "ops/loss.h"
+
+#include <utility>
+
+#include "core/autograd/function.h"
+#include "core/cuda/build.h"
+#include "ops/cpu/loss.h"
+#include "ops/cuda/loss.h"
+#include "ops/elementwise.h"
+#include "ops/reduce.h"
+
+namespace minidl {
+
+namespace {
+
+// Per-row losses and logsumexp are float32, or float64 for float64 inputs.
+DType acc_dtype(DType dtype) { return dtype == kFloat64 ? kFloat64 : kFloat32; }
+
+// A contiguous tensor viewed as [outer, C, inner] around `dim`, the softmax kernels' layout.
+Tensor rows_around(const Tensor& contiguous, int64_t dim) {
+  int64_t outer = 1, classes = 1, inner = 1;
+  for (int64_t d = 0; d < contiguous.dim(); ++d)
+    (d < dim ? outer : d == dim ? classes : inner) *= contiguous.size(d);
+  const Shape sizes{outer, classes, inner};
+  return make_view(contiguous, sizes, contiguous_strides(sizes), contiguous.storage_offset());
+}
+
+void check_floating(const Tensor& x, const char* op, const char* what) {
+  MINIDL_CHECK(x.is_floating_point(), op, ": expected ", what, " to be floating-point (float32, ",
+               "float64, float16 or bfloat16), got ", x.dtype());
+}
+
+// softmax (kLog false) or log_softmax of x [outer, C, inner] into out, on x's device.
+template <bool kLog>
+void run_softmax_forward(const Tensor& out, const Tensor& x) {
+  if (x.is_cpu()) {
+    kLog ? cpu::log_softmax_kernel(out, x) : cpu::softmax_kernel(out, x);
+  } else if constexpr (cuda::kBuilt) {
+    kLog ? cuda::log_softmax_kernel(out, x) : cuda::softmax_kernel(out, x);
+  }
+}
+
+template <bool kLog>
+void run_softmax_backward(const Tensor& grad_input, const Tensor& grad, const Tensor& output) {
+  if (output.is_cpu()) {
+    kLog ? cpu::log_softmax_backward_kernel(grad_input, grad, output)
+         : cpu::softmax_backward_kernel(grad_input, grad, output);
+  } else if constexpr (cuda::kBuilt) {
+    kLog ? cuda::log_softmax_backward_kernel(grad_input, grad, output)
+         : cuda::softmax_backward_kernel(grad_input, grad, output);
+  }
+}
+
+template <bool kLog>
+Tensor softmax_impl(const Tensor& x, int64_t dim) {
+  const char* op = kLog ? "log_softmax" : "softmax";
+  check_floating(x, op, "the input");
+  const int64_t d = wrap_dim(dim, x.dim(), op);  // a 0-d tensor is one row of one class
+  Tensor input;
+  {
+    NoGradGuard no_grad;
+    input = x.contiguous();
+  }
+  Tensor out = empty(x.sizes(), x.options());
+  if (x.numel() > 0) run_softmax_forward<kLog>(rows_around(out, d), rows_around(input, d));
+  if (autograd::needs_grad({x})) {
+    autograd::SavedTensor saved_out(out, op);
+    autograd::record(out, kLog ? "LogSoftmaxBackward" : "SoftmaxBackward", {x},
+                     [saved_out, d](const Tensor& grad) {
+                       const Tensor& y = saved_out.get();
+                       Tensor grad_input = empty(y.sizes(), y.options());
+                       if (y.numel() > 0)
+                         run_softmax_backward<kLog>(rows_around(grad_input, d),
+                                                    rows_around(grad.contiguous(), d),
+                                                    rows_around(y, d));
+                       return std::vector<Tensor>{grad_input};
+                     });
+  }
+  return out;
+}
+
+// input [N, C] floating, target int64 [N] on the same device with values in [0, C) (checked
+// here for CPU targets; see the note at the top for CUDA).
+void check_class_target(const char* op, const Tensor& input, const char* input_name,
+                        const Tensor& target) {
+  check_floating(input, op, input_name);
+  MINIDL_CHECK(input.dim() == 2, op, ": expected ", input_name, " of shape [N, C], got shape ",
+               input.sizes());
+  MINIDL_CHECK(target.dtype() == kInt64, op, ": expected target of dtype int64 (class indices), ",
+               "got ", target.dtype());
+  MINIDL_CHECK(target.dim() == 1 && target.size(0) == input.size(0), op, ": expected target of ",
+               "shape [", input.size(0), "] for ", input_name, " of shape ", input.sizes(),
+               ", got target of shape ", target.sizes());
+  MINIDL_CHECK(target.device() == input.device(), op, ": expected target on ", input.device(),
+               " like ", input_name, ", got target on ", target.device());
+  const int64_t classes = input.size(1);
+  MINIDL_CHECK(classes > 0 || input.size(0) == 0, op, ": expected at least one class, got ",
+               input_name, " of shape ", input.sizes());
+  if (target.is_cpu()) {
+    const std::vector<int64_t> values = to_vector<int64_t>(target);
+    for (size_t i = 0; i < values.size(); ++i)
+      MINIDL_CHECK(values[i] >= 0 && values[i] < classes, op, ": target ", values[i], " at index ",
+                   i, " is out of range for ", classes, " classes (expected 0 <= target < ",
+                   classes, ")");
+  }
+}
+
+// Per-row losses [N] (acc dtype) reduced as asked, in `dtype`.
+Tensor reduce_losses(const Tensor& losses, Reduction reduction, DType dtype) {
+  NoGradGuard no_grad;
+  switch (reduction) {
+    case Reduction::None:
+      return losses.to(dtype);
+    case Reduction::Sum:
+      return sum(losses).to(dtype);
+    case Reduction::Mean:
+      return mean(losses).to(dtype);
+  }
+  MINIDL_INTERNAL_ASSERT(false, "unknown Reduction");
+}
+
+// The gradient of the reduced loss as one value per row ([N], stride 0 when reduced), and the
+// factor each row's gradient carries (1/N for a mean).
+std::pair<Tensor, double> per_row_grad(const Tensor& grad, Reduction reduction, int64_t rows) {
+  if (reduction == Reduction::None) return {grad.contiguous(), 1.0};
+  const double scale = reduction == Reduction::Mean ? 1.0 / static_cast<double>(rows) : 1.0;
+  return {grad.reshape({1}).expand({rows}), scale};
+}
+
+}  // namespace
+
+Tensor softmax(const Tensor& x, int64_t dim) { return softmax_impl<false>(x, dim); }
+
+Tensor log_softmax(const Tensor& x, int64_t dim) { return softmax_impl<true>(x, dim); }
+
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction,
+                     double label_smoothing) {
+  check_class_target("cross_entropy", logits, "logits", target);
+  MINIDL_CHECK(label_smoothing >= 0.0 && label_smoothing <= 1.0, "cross_entropy: expected ",
+               "label_smoothing in [0, 1], got ", label_smoothing);
+  Tensor x, t;
+  {
+    NoGradGuard no_grad;
+    x = logits.contiguous();
+    t = target.contiguous();
+  }
+  const int64_t rows = x.size(0);
+  const TensorOptions acc_options = TensorOptions(acc_dtype(x.dtype())).device(x.device());
+  Tensor losses = empty({rows}, acc_options);
+  Tensor logsumexp = empty({rows}, acc_options);
+  if (rows > 0) {
+    if (x.is_cpu()) {
+      cpu::cross_entropy_forward_kernel(losses, logsumexp, x, t, label_smoothing);
+    } else if constexpr (cuda::kBuilt) {
+      cuda::cross_entropy_forward_kernel(losses, logsumexp, x, t, label_smoothing);
+    }
+  }
+  Tensor out = reduce_losses(losses, reduction, x.dtype());
+  if (autograd::needs_grad({logits})) {
+    autograd::SavedTensor saved_logits(x, "cross_entropy");
+    autograd::SavedTensor saved_target(t, "cross_entropy");
+    autograd::record(
+        out, "CrossEntropyBackward", {logits},
+        [saved_logits, saved_target, logsumexp, reduction, label_smoothing](const Tensor& grad) {
+          const Tensor& x = saved_logits.get();
+          Tensor grad_logits = empty(x.sizes(), x.options());
+          if (x.numel() == 0) return std::vector<Tensor>{grad_logits};
+          auto [grad_rows, scale] = per_row_grad(grad, reduction, x.size(0));
+          if (x.is_cpu()) {
+            cpu::cross_entropy_backward_kernel(grad_logits, grad_rows, scale, x, saved_target.get(),
+                                               logsumexp, label_smoothing);
+          } else if constexpr (cuda::kBuilt) {
+            cuda::cross_entropy_backward_kernel(grad_logits, grad_rows, scale, x,
+                                                saved_target.get(), logsumexp, label_smoothing);
+          }
+          return std::vector<Tensor>{grad_logits};
+        });
+  }
+  return out;
+}
+
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction) {
+  check_class_target("nll_loss", log_probs, "log_probs", target);
+  Tensor x, t;
+  {
+    NoGradGuard no_grad;
+    x = log_probs.contiguous();
+    t = target.contiguous();
+  }
+  const int64_t rows = x.size(0);
+  Tensor losses = empty({rows}, TensorOptions(acc_dtype(x.dtype())).device(x.device()));
+  if (rows > 0) {
+    if (x.is_cpu()) {
+      cpu::nll_loss_forward_kernel(losses, x, t);
+    } else if constexpr (cuda::kBuilt) {
+      cuda::nll_loss_forward_kernel(losses, x, t);
+    }
+  }
+  Tensor out = reduce_losses(losses, reduction, x.dtype());
+  if (autograd::needs_grad({log_probs})) {
+    autograd::SavedTensor saved_target(t, "nll_loss");
+    const Shape input_sizes = x.sizes();
+    const TensorOptions input_options = x.options();
+    autograd::record(
+        out, "NllLossBackward", {log_probs},
+        [saved_target, input_sizes, input_options, reduction](const Tensor& grad) {
+          Tensor grad_input = empty(input_sizes, input_options);
+          if (grad_input.numel() == 0) return std::vector<Tensor>{grad_input};
+          auto [grad_rows, scale] = per_row_grad(grad, reduction, input_sizes[0]);
+          if (grad_input.is_cpu()) {
+            cpu::nll_loss_backward_kernel(grad_input, grad_rows, scale, saved_target.get());
+          } else if constexpr (cuda::kBuilt) {
+            cuda::nll_loss_backward_kernel(grad_input, grad_rows, scale, saved_target.get());
+          }
+          return std::vector<Tensor>{grad_input};
+        });
+  }
+  return out;
+}
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  check_floating(input, "mse_loss", "input");
+  MINIDL_CHECK(input.sizes() == target.sizes(), "mse_loss: expected target of the input's shape ",
+               input.sizes(), ", got target of shape ", target.sizes());
+  MINIDL_CHECK(input.dtype() == target.dtype(), "mse_loss: expected target of the input's dtype ",
+               input.dtype(), ", got target of dtype ", target.dtype());
+  MINIDL_CHECK(input.device() == target.device(), "mse_loss: expected target on ", input.device(),
+               " like the input, got target on ", target.device());
+  Tensor difference = sub(input, target);
+  Tensor squared = mul(difference, difference);
+  switch (reduction) {
+    case Reduction::None:
+      return squared;
+    case Reduction::Sum:
+      return sum(squared);
+    case Reduction::Mean:
+      return mean(squared);
+  }
+  MINIDL_INTERNAL_ASSERT(false, "unknown Reduction");
+}
+
+}  // namespace minidl

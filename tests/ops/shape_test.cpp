@@ -1,0 +1,207 @@
+// cat, stack, index_select and one_hot on the CPU: hand-worked values, non-contiguous inputs,
+// errors, hand-worked gradients and f64 gradient checks.
+#include "ops/shape.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/autograd/gradcheck.h"
+#include "test_util.h"
+
+namespace minidl {
+namespace {
+
+using testing::all_close;
+
+// A float64 leaf of distinct values that requires grad, for gradient checks.
+Tensor leaf(const Shape& sizes, double phase = 0.0) {
+  std::vector<double> values(static_cast<size_t>(shape_numel(sizes)));
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = std::sin(1.0 + phase + 0.37 * static_cast<double>(i));
+  return from_host(values.data(), sizes, kFloat64).requires_grad_();
+}
+
+Tensor indices(const std::vector<int64_t>& values) { return tensor(values); }
+
+// ---- cat ----
+
+TEST(Cat, JoinsAlongEachDimension) {
+  Tensor a = arange(6, kFloat32).view({2, 3});         // [[0, 1, 2], [3, 4, 5]]
+  Tensor b = arange(6, 12, 1, kFloat32).view({2, 3});  // [[6, 7, 8], [9, 10, 11]]
+  Tensor rows = cat({a, b}, 0);
+  EXPECT_EQ(rows.sizes(), (Shape{4, 3}));
+  EXPECT_EQ(to_vector<float>(rows), (std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
+  Tensor columns = cat({a, b}, -1);
+  EXPECT_EQ(columns.sizes(), (Shape{2, 6}));
+  EXPECT_EQ(to_vector<float>(columns), (std::vector<float>{0, 1, 2, 6, 7, 8, 3, 4, 5, 9, 10, 11}));
+}
+
+TEST(Cat, UnequalLengthsNonContiguousAndEmptyInputs) {
+  Tensor a = arange(6, kFloat32).view({3, 2}).t();  // [[0, 2, 4], [1, 3, 5]]
+  Tensor b = full({2, 1}, 7);
+  Tensor nothing = zeros({2, 0});
+  Tensor out = cat({a, nothing, b}, 1);
+  EXPECT_EQ(out.sizes(), (Shape{2, 4}));
+  EXPECT_EQ(to_vector<float>(out), (std::vector<float>{0, 2, 4, 7, 1, 3, 5, 7}));
+  EXPECT_TRUE(out.is_contiguous());
+  EXPECT_EQ(to_vector<int64_t>(cat({arange(3)}, 0)), (std::vector<int64_t>{0, 1, 2}));
+}
+
+TEST(Cat, BadInputsAreErrors) {
+  EXPECT_ERROR_CONTAINS(cat({}, 0), "cat: expected a non-empty list of tensors");
+  EXPECT_ERROR_CONTAINS(cat({zeros({2, 3}), zeros({3, 3})}, 1),
+                        "cat: expected tensors of equal shape except in dimension 1, got [2, 3] "
+                        "at position 0 and [3, 3] at position 1");
+  EXPECT_ERROR_CONTAINS(cat({zeros({2, 3}), zeros({2, 3, 1})}, 0),
+                        "cat: expected tensors of equal shape except in dimension 0, got [2, 3] "
+                        "at position 0 and [2, 3, 1] at position 1");
+  EXPECT_ERROR_CONTAINS(cat({zeros({2}), zeros({2}, kFloat64)}, 0),
+                        "cat: expected tensors of one dtype and device, got float32 on cpu at "
+                        "position 0 and float64 on cpu at position 1");
+  EXPECT_ERROR_CONTAINS(cat({scalar_tensor(1), scalar_tensor(2)}, 0),
+                        "cat: zero-dimensional tensor (at position 0) cannot be concatenated");
+  EXPECT_ERROR_CONTAINS(cat({zeros({2}), Tensor()}, 0), "cat: tensor at position 1 is undefined");
+  EXPECT_ERROR_CONTAINS(cat({zeros({2, 3})}, 2), "cat: dimension out of range");
+}
+
+TEST(Cat, GradientIsTheSliceOfEachInput) {
+  Tensor a = zeros({2, 2}).requires_grad_(), b = zeros({2, 1}).requires_grad_();
+  Tensor grad = arange(6, kFloat32).view({2, 3});  // [[0, 1, 2], [3, 4, 5]]
+  cat({a, b}, 1).backward(grad);
+  EXPECT_EQ(to_vector<float>(a.grad()), (std::vector<float>{0, 1, 3, 4}));
+  EXPECT_EQ(to_vector<float>(b.grad()), (std::vector<float>{2, 5}));
+}
+
+TEST(CatGradcheck, AlongInnerDimensionWithATransposedInput) {
+  auto fn = [](const std::vector<Tensor>& in) { return cat({in[0], in[1], in[2]}, 1); };
+  Tensor transposed = leaf({3, 2}, 1.0).detach().t().requires_grad_();  // [2, 3]
+  GradcheckResult result = gradcheck(fn, {leaf({2, 2}), transposed, leaf({2, 1}, 2.0)});
+  EXPECT_TRUE(result.ok) << result.message;
+}
+
+// ---- stack ----
+
+TEST(Stack, JoinsAlongANewDimension) {
+  Tensor a = tensor({1, 2, 3}), b = tensor({4, 5, 6});
+  Tensor first = stack({a, b}, 0);
+  EXPECT_EQ(first.sizes(), (Shape{2, 3}));
+  EXPECT_EQ(to_vector<float>(first), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  Tensor last = stack({a, b}, -1);
+  EXPECT_EQ(last.sizes(), (Shape{3, 2}));
+  EXPECT_EQ(to_vector<float>(last), (std::vector<float>{1, 4, 2, 5, 3, 6}));
+  Tensor scalars = stack({scalar_tensor(1), scalar_tensor(2)}, 0);
+  EXPECT_EQ(scalars.sizes(), (Shape{2}));
+  EXPECT_EQ(to_vector<float>(scalars), (std::vector<float>{1, 2}));
+}
+
+TEST(Stack, BadInputsAreErrors) {
+  EXPECT_ERROR_CONTAINS(stack({}, 0), "stack: expected a non-empty list of tensors");
+  EXPECT_ERROR_CONTAINS(stack({zeros({2, 3}), zeros({2, 4})}, 0),
+                        "stack: expected tensors of equal shape, got [2, 3] at position 0 and "
+                        "[2, 4] at position 1");
+  EXPECT_ERROR_CONTAINS(stack({zeros({2}), zeros({2})}, 2), "stack: dimension out of range");
+}
+
+TEST(StackGradcheck, MiddleDimension) {
+  auto fn = [](const std::vector<Tensor>& in) { return stack({in[0], in[1]}, 1); };
+  GradcheckResult result = gradcheck(fn, {leaf({2, 3}), leaf({2, 3}, 1.0)});
+  EXPECT_TRUE(result.ok) << result.message;
+}
+
+// ---- index_select ----
+
+TEST(IndexSelect, GathersRowsAndColumnsWithRepeats) {
+  Tensor x = arange(12, kFloat32).view({3, 4});  // rows [0..3], [4..7], [8..11]
+  Tensor rows = index_select(x, 0, indices({2, 0, 2}));
+  EXPECT_EQ(rows.sizes(), (Shape{3, 4}));
+  EXPECT_EQ(to_vector<float>(rows), (std::vector<float>{8, 9, 10, 11, 0, 1, 2, 3, 8, 9, 10, 11}));
+  Tensor columns = index_select(x, -1, indices({3, 1}));
+  EXPECT_EQ(columns.sizes(), (Shape{3, 2}));
+  EXPECT_EQ(to_vector<float>(columns), (std::vector<float>{3, 1, 7, 5, 11, 9}));
+  EXPECT_EQ(index_select(x, 0, empty({0}, kInt64)).sizes(), (Shape{0, 4}));
+}
+
+TEST(IndexSelect, NonContiguousInputsAndOtherDtypes) {
+  Tensor x = arange(12).view({3, 4}).t();  // int64 [4, 3]: [[0, 4, 8], [1, 5, 9], ...]
+  Tensor out = index_select(x, 0, indices({3, 0}));
+  EXPECT_EQ(out.dtype(), kInt64);
+  EXPECT_EQ(to_vector<int64_t>(out), (std::vector<int64_t>{3, 7, 11, 0, 4, 8}));
+  Tensor strided_index = indices({2, 9, 1, 9}).slice(0, 0, 4, 2);  // [2, 1]
+  Tensor middle = index_select(arange(24, kFloat32).view({2, 3, 4}).to(kFloat16), 1, strided_index);
+  EXPECT_EQ(middle.sizes(), (Shape{2, 2, 4}));
+  EXPECT_EQ(to_vector<float>(middle),
+            (std::vector<float>{8, 9, 10, 11, 4, 5, 6, 7, 20, 21, 22, 23, 16, 17, 18, 19}));
+}
+
+TEST(IndexSelect, BadInputsAreErrors) {
+  Tensor x = zeros({5, 2});
+  EXPECT_ERROR_CONTAINS(index_select(x, 0, indices({1, 7})),
+                        "index_select: index 7 is out of range for dimension 0 of size 5 (at "
+                        "position 1 of the index)");
+  EXPECT_ERROR_CONTAINS(index_select(x, 0, indices({-1})),
+                        "index_select: index -1 is out of range for dimension 0 of size 5");
+  EXPECT_ERROR_CONTAINS(index_select(x, 0, tensor(std::vector<int32_t>{1})),
+                        "index_select: expected a 1-D int64 index, got int32 of shape [1]");
+  EXPECT_ERROR_CONTAINS(index_select(x, 0, indices({0, 1}).view({1, 2})),
+                        "index_select: expected a 1-D int64 index, got int64 of shape [1, 2]");
+  EXPECT_ERROR_CONTAINS(index_select(scalar_tensor(1), 0, indices({0})),
+                        "index_select: expected an input with at least one dimension");
+  EXPECT_ERROR_CONTAINS(index_select(x, 2, indices({0})), "index_select: dimension out of range");
+}
+
+TEST(IndexSelect, GradientScattersAndAddsRepeats) {
+  Tensor x = zeros({3, 2}).requires_grad_();
+  Tensor grad = arange(1, 7, 1, kFloat32).view({3, 2});  // [[1, 2], [3, 4], [5, 6]]
+  index_select(x, 0, indices({2, 0, 2})).backward(grad);
+  // Row 0 gets the second gradient row; row 2 the first and third, added; row 1 nothing.
+  EXPECT_EQ(to_vector<float>(x.grad()), (std::vector<float>{3, 4, 0, 0, 6, 8}));
+}
+
+TEST(IndexSelectGradcheck, InnerDimensionWithRepeats) {
+  auto fn = [](const std::vector<Tensor>& in) {
+    return index_select(in[0], 1, indices({3, 0, 3, 1}));
+  };
+  GradcheckResult result = gradcheck(fn, {leaf({2, 4, 3})});
+  EXPECT_TRUE(result.ok) << result.message;
+  Tensor transposed = leaf({4, 2}).detach().t().requires_grad_();
+  GradcheckResult on_transposed = gradcheck(
+      [](const std::vector<Tensor>& in) {
+        return index_select(in[0], 0, indices({1, 1}));
+      },
+      {transposed});
+  EXPECT_TRUE(on_transposed.ok) << on_transposed.message;
+}
+
+// ---- one_hot ----
+
+TEST(OneHot, EncodesLabelsWithGivenOrInferredClasses) {
+  Tensor labels = indices({2, 0, 1});
+  Tensor encoded = one_hot(labels, 4);
+  EXPECT_EQ(encoded.dtype(), kInt64);
+  EXPECT_EQ(encoded.sizes(), (Shape{3, 4}));
+  EXPECT_EQ(to_vector<int64_t>(encoded),
+            (std::vector<int64_t>{0, 0, 1, 0, 1, 0, 0, 0, 0, 1, 0, 0}));
+  Tensor inferred = one_hot(labels);
+  EXPECT_EQ(inferred.sizes(), (Shape{3, 3}));
+  EXPECT_EQ(to_vector<int64_t>(inferred), (std::vector<int64_t>{0, 0, 1, 1, 0, 0, 0, 1, 0}));
+  Tensor grid = one_hot(indices({1, 0, 0, 1}).view({2, 2}).t(), 2);  // labels [[1, 0], [0, 1]]
+  EXPECT_EQ(grid.sizes(), (Shape{2, 2, 2}));
+  EXPECT_EQ(to_vector<int64_t>(grid), (std::vector<int64_t>{0, 1, 1, 0, 1, 0, 0, 1}));
+  EXPECT_EQ(one_hot(empty({0}, kInt64), 3).sizes(), (Shape{0, 3}));
+}
+
+TEST(OneHot, BadInputsAreErrors) {
+  EXPECT_ERROR_CONTAINS(one_hot(indices({0, 3}), 3),
+                        "one_hot: label 3 is out of range for 3 classes (at position 1)");
+  EXPECT_ERROR_CONTAINS(one_hot(indices({-1})), "one_hot: label -1 is out of range for 1 classes");
+  EXPECT_ERROR_CONTAINS(one_hot(tensor({1.0}), 2), "one_hot: expected int64 labels, got float32");
+  EXPECT_ERROR_CONTAINS(one_hot(indices({0}), 0),
+                        "one_hot: num_classes must be positive, or -1 to take the largest label "
+                        "+ 1, got 0");
+  EXPECT_ERROR_CONTAINS(one_hot(empty({0}, kInt64)),
+                        "one_hot: cannot take num_classes from empty labels");
+}
+
+}  // namespace
+}  // namespace minidl

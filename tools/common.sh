@@ -1,0 +1,46 @@
+# Shared by tools/demo.sh and tools/test.sh (sourced, not run): where the repository is, and how
+# the main build in build/ is configured, so both scripts share one build and neither
+# reconfigures what the other built.
+
+MINIDL_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+MINIDL_JOBS=$(nproc)
+
+# ON when the CUDA toolkit is in /usr/local/cuda, else OFF; the environment variable
+# MINIDL_CUDA (AUTO, ON or OFF) overrides. CMAKE_CUDA_ARCHITECTURES defaults to 80;90 in
+# CMakeLists.txt; the environment variable CUDAARCHS overrides it (e.g. CUDAARCHS=native).
+minidl_cuda_setting() {
+  if [[ -n ${MINIDL_CUDA:-} ]]; then
+    echo "${MINIDL_CUDA}"
+  elif [[ -x /usr/local/cuda/bin/nvcc ]]; then
+    echo ON
+  else
+    echo OFF
+  fi
+}
+
+# minidl_configure DIR [cmake arguments...]: configures DIR with Ninja. A DIR configured with
+# another generator (by hand) is the scripts' own, so it is removed and configured afresh.
+minidl_configure() {
+  local dir=$1
+  shift
+  if [[ -f ${dir}/CMakeCache.txt ]] && ! grep -qx 'CMAKE_GENERATOR:INTERNAL=Ninja' "${dir}/CMakeCache.txt"; then
+    echo "${dir} was configured with another generator; configuring it afresh"
+    rm -rf "${dir}"
+  fi
+  cmake -S "${MINIDL_ROOT}" -B "${dir}" -G Ninja "$@"
+}
+
+minidl_configure_main() {
+  minidl_configure "${MINIDL_ROOT}/build" -DCMAKE_BUILD_TYPE=Release \
+    -DMINIDL_CUDA="$(minidl_cuda_setting)"
+}
+
+# minidl_timed NAME COMMAND...: runs COMMAND, and records how long it took in MINIDL_TIMINGS.
+MINIDL_TIMINGS=()
+minidl_timed() {
+  local name=$1 start=${SECONDS} status=0
+  shift
+  "$@" || status=$?
+  MINIDL_TIMINGS+=("$(printf '%-34s %5d s' "${name}" $((SECONDS - start)))")
+  return "${status}"
+}

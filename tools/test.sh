@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Builds minidl and runs every test suite, then the unit tests again under AddressSanitizer and
+# UndefinedBehaviorSanitizer. Runnable from any directory; CI runs it through .ci/run.
+#
+#   1. tools/bootstrap.sh (installs missing Debian packages)
+#   2. build/: Release, Ninja, ccache, CUDA when /usr/local/cuda/bin/nvcc exists (environment
+#      MINIDL_CUDA=AUTO|ON|OFF overrides); builds everything; ctest (labels unit, gpu, e2e, mpi)
+#   3. build-asan/: CPU-only, RelWithDebInfo, -DMINIDL_SANITIZE=address,undefined; builds the
+#      unit test programs; ctest -L unit
+#
+# Prints how long each phase took and ends with "N passed, N failed, N skipped" over both test
+# runs. Exits non-zero when a build or any test failed.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+cd "${MINIDL_ROOT}"
+
+# mpirun refuses to run as root unless told; CI and the Debian machines here run as root.
+if [[ $(id -u) -eq 0 ]]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+
+total_passed=0
+total_failed=0
+total_skipped=0
+
+# run_ctest BUILD_DIR [ctest arguments...]: runs CTest, keeps its log in BUILD_DIR/ctest.log,
+# and adds its counts to the totals. Returns non-zero when a test failed or none ran.
+run_ctest() {
+  local dir=$1 status=0
+  shift
+  ctest --test-dir "${dir}" --output-on-failure --no-tests=error --timeout 600 \
+    -j "${MINIDL_JOBS}" "$@" 2>&1 | tee "${dir}/ctest.log" || status=$?
+  # "100% tests passed, 0 tests failed out of 57"; skipped tests count as passed there and are
+  # listed after it as "(Skipped)".
+  local summary total failed skipped
+  summary=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "${dir}/ctest.log" | tail -n 1 || true)
+  if [[ -z ${summary} ]]; then
+    echo "test.sh: CTest in ${dir} printed no summary" >&2
+    total_failed=$((total_failed + 1))
+    return 1
+  fi
+  failed=$(sed -E 's/.* ([0-9]+) tests? failed out of.*/\1/' <<<"${summary}")
+  total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"${summary}")
+  skipped=$(grep -cE '\((Skipped|Disabled)\)$' "${dir}/ctest.log" || true)
+  total_passed=$((total_passed + total - failed - skipped))
+  total_failed=$((total_failed + failed))
+  total_skipped=$((total_skipped + skipped))
+  return "${status}"
+}
+
+# The unit test programs of a build: minidl_<folder>_tests, not the _cuda_tests.
+unit_test_targets() {
+  ninja -C "$1" -t targets all | sed -nE 's/^(minidl_[A-Za-z0-9_]+_tests): phony$/\1/p' |
+    grep -v '_cuda_tests$' | sort -u
+}
+
+minidl_timed "bootstrap" bash "${MINIDL_ROOT}/tools/bootstrap.sh"
+
+# ---- 1. the main build and every suite ----
+echo "==== build/ (CUDA: $(minidl_cuda_setting)) ===="
+minidl_timed "build/: configure" minidl_configure_main
+minidl_timed "build/: build (${MINIDL_JOBS} jobs)" cmake --build build -j "${MINIDL_JOBS}"
+main_status=0
+minidl_timed "build/: ctest (all labels)" run_ctest build || main_status=$?
+
+# ---- 2. sanitizers over the unit tests ----
+# halt_on_error: the first finding ends the test program, so it fails. detect_leaks stays on:
+# LeakSanitizer reports only memory that nothing points to any more, and OpenMP's and
+# OpenBLAS's thread pools and buffers stay reachable until exit, so they are not reported.
+export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:strict_init_order=1:check_initialization_order=1:detect_stack_use_after_return=1"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+echo "==== build-asan/ (address,undefined) ===="
+minidl_timed "build-asan/: configure" minidl_configure "${MINIDL_ROOT}/build-asan" \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMINIDL_CUDA=OFF -DMINIDL_SANITIZE=address,undefined \
+  -DMINIDL_BUILD_TOOLS=OFF -DCMAKE_CXX_FLAGS=-D_GLIBCXX_ASSERTIONS
+mapfile -t asan_targets < <(unit_test_targets build-asan)
+minidl_timed "build-asan/: build unit tests" cmake --build build-asan -j "${MINIDL_JOBS}" \
+  --target "${asan_targets[@]}"
+asan_status=0
+minidl_timed "build-asan/: ctest -L unit" run_ctest build-asan -L unit || asan_status=$?
+
+echo "==== timings ===="
+printf '%s\n' "${MINIDL_TIMINGS[@]}"
+printf '%-34s %5d s\n' "total" "${SECONDS}"
+echo "${total_passed} passed, ${total_failed} failed, ${total_skipped} skipped"
+if ((main_status != 0 || asan_status != 0 || total_failed != 0)); then
+  exit 1
+fi
