@@ -27,9 +27,12 @@
 
 // ---- ops ----
 #include "ops/broadcast.h"
+#include "ops/dropout.h"
 #include "ops/elementwise.h"
 #include "ops/linalg.h"
 #include "ops/loss.h"
+#include "ops/norm.h"
+#include "ops/pool.h"
 #include "ops/random.h"
 #include "ops/reduce.h"
 #include "ops/shape.h"

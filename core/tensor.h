@@ -148,6 +148,10 @@ class Tensor {
   Tensor sub(const Tensor& other, double alpha = 1) const;
   Tensor mul(const Tensor& other) const;
   Tensor div(const Tensor& other) const;
+  Tensor add(double other) const;
+  Tensor sub(double other) const;
+  Tensor mul(double other) const;
+  Tensor div(double other) const;
   Tensor sum() const;
   Tensor sum(const Shape& dims, bool keepdim = false) const;
   Tensor mean() const;

@@ -18,6 +18,10 @@ Tensor Tensor::add(const Tensor& other, double alpha) const { return minidl::add
 Tensor Tensor::sub(const Tensor& other, double alpha) const { return minidl::sub(*this, other, alpha); }
 Tensor Tensor::mul(const Tensor& other) const { return minidl::mul(*this, other); }
 Tensor Tensor::div(const Tensor& other) const { return minidl::div(*this, other); }
+Tensor Tensor::add(double other) const { return minidl::add(*this, other); }
+Tensor Tensor::sub(double other) const { return minidl::sub(*this, other); }
+Tensor Tensor::mul(double other) const { return minidl::mul(*this, other); }
+Tensor Tensor::div(double other) const { return minidl::div(*this, other); }
 Tensor Tensor::sum() const { return minidl::sum(*this); }
 Tensor Tensor::sum(const Shape& dims, bool keepdim) const { return minidl::sum(*this, dims, keepdim); }
 Tensor Tensor::mean() const { return minidl::mean(*this); }

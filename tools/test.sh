@@ -5,8 +5,8 @@
 #   1. tools/bootstrap.sh (installs missing Debian packages)
 #   2. build/: Release, Ninja, ccache, CUDA when /usr/local/cuda/bin/nvcc exists (environment
 #      MINIDL_CUDA=AUTO|ON|OFF overrides); builds everything; ctest (labels unit, gpu, e2e, mpi)
-#   3. build-asan/: CPU-only, RelWithDebInfo, -DMINIDL_SANITIZE=address,undefined; builds the
-#      unit test programs; ctest -L unit
+#   3. build-asan/: CPU-only, Debug, -DMINIDL_SANITIZE=address,undefined; builds the unit test
+#      programs; ctest -L unit
 #
 # Prints how long each phase took and ends with "N passed, N failed, N skipped" over both test
 # runs. Exits non-zero when a build or any test failed.
@@ -48,6 +48,21 @@ run_ctest() {
   return "${status}"
 }
 
+print_summary() {
+  echo "==== timings ===="
+  printf '%s\n' "${MINIDL_TIMINGS[@]}"
+  printf '%-34s %5d s\n' "total" "${SECONDS}"
+  echo "${total_passed} passed, ${total_failed} failed, ${total_skipped} skipped"
+}
+
+# A build or configure step that fails ends the run here, counted as one failure.
+stop_on_build_failure() {
+  echo "test.sh: $1 failed" >&2
+  total_failed=$((total_failed + 1))
+  print_summary
+  exit 1
+}
+
 # The unit test programs of a build: minidl_<folder>_tests, not the _cuda_tests.
 unit_test_targets() {
   ninja -C "$1" -t targets all | sed -nE 's/^(minidl_[A-Za-z0-9_]+_tests): phony$/\1/p' |
@@ -58,8 +73,10 @@ minidl_timed "bootstrap" bash "${MINIDL_ROOT}/tools/bootstrap.sh"
 
 # ---- 1. the main build and every suite ----
 echo "==== build/ (CUDA: $(minidl_cuda_setting)) ===="
-minidl_timed "build/: configure" minidl_configure_main
-minidl_timed "build/: build (${MINIDL_JOBS} jobs)" cmake --build build -j "${MINIDL_JOBS}"
+minidl_timed "build/: configure" minidl_configure_main ||
+  stop_on_build_failure "configuring build/"
+minidl_timed "build/: build (${MINIDL_JOBS} jobs)" cmake --build build -j "${MINIDL_JOBS}" ||
+  stop_on_build_failure "building build/"
 main_status=0
 minidl_timed "build/: ctest (all labels)" run_ctest build || main_status=$?
 
@@ -69,20 +86,22 @@ minidl_timed "build/: ctest (all labels)" run_ctest build || main_status=$?
 # OpenBLAS's thread pools and buffers stay reachable until exit, so they are not reported.
 export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:strict_init_order=1:check_initialization_order=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+# Debug (-O0), not RelWithDebInfo: with the sanitizers on, GCC takes minutes per template-heavy
+# kernel file at -O2 (ops/cpu/elementwise.cpp: 27 s at -O0, 92 s at -O1, 10 min at -O2), while
+# the unit tests run in seconds either way. _GLIBCXX_ASSERTIONS adds bounds checks to std::vector.
 echo "==== build-asan/ (address,undefined) ===="
 minidl_timed "build-asan/: configure" minidl_configure "${MINIDL_ROOT}/build-asan" \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMINIDL_CUDA=OFF -DMINIDL_SANITIZE=address,undefined \
-  -DMINIDL_BUILD_TOOLS=OFF -DCMAKE_CXX_FLAGS=-D_GLIBCXX_ASSERTIONS
+  -DCMAKE_BUILD_TYPE=Debug -DMINIDL_CUDA=OFF -DMINIDL_SANITIZE=address,undefined \
+  -DMINIDL_BUILD_TOOLS=OFF -DCMAKE_CXX_FLAGS=-D_GLIBCXX_ASSERTIONS ||
+  stop_on_build_failure "configuring build-asan/"
 mapfile -t asan_targets < <(unit_test_targets build-asan)
+((${#asan_targets[@]} > 0)) || stop_on_build_failure "finding the unit test programs in build-asan/"
 minidl_timed "build-asan/: build unit tests" cmake --build build-asan -j "${MINIDL_JOBS}" \
-  --target "${asan_targets[@]}"
+  --target "${asan_targets[@]}" || stop_on_build_failure "building build-asan/"
 asan_status=0
 minidl_timed "build-asan/: ctest -L unit" run_ctest build-asan -L unit || asan_status=$?
 
-echo "==== timings ===="
-printf '%s\n' "${MINIDL_TIMINGS[@]}"
-printf '%-34s %5d s\n' "total" "${SECONDS}"
-echo "${total_passed} passed, ${total_failed} failed, ${total_skipped} skipped"
+print_summary
 if ((main_status != 0 || asan_status != 0 || total_failed != 0)); then
   exit 1
 fi

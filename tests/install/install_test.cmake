@@ -2,13 +2,14 @@
 #
 #   MODE=package       installs the build tree into a fresh prefix (cmake --install), then the
 #                      consumer does find_package(minidl REQUIRED) from that prefix.
-#   MODE=subdirectory  the consumer does add_subdirectory(<minidl source>) (a CPU-only build, to
-#                      keep the test short; the CUDA parts are covered by the package mode).
+#   MODE=subdirectory  the consumer does add_subdirectory(<minidl source>), with MINIDL_CUDA as
+#                      in the build under test (so ccache can serve its compilations).
 #
 # Run by CTest (tests/CMakeLists.txt), as
 #   cmake -DMODE=... -DMINIDL_SOURCE_DIR=... -DMINIDL_BUILD_DIR=... -DWORK_DIR=...
-#         -DGENERATOR=... -DMAKE_PROGRAM=... -DCXX_COMPILER=... -DBUILD_TYPE=... -P install_test.cmake
-foreach(var MODE MINIDL_SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER BUILD_TYPE)
+#         -DGENERATOR=... -DMAKE_PROGRAM=... -DCXX_COMPILER=... -DBUILD_TYPE=... -DMINIDL_CUDA=...
+#         -P install_test.cmake
+foreach(var MODE MINIDL_SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER BUILD_TYPE MINIDL_CUDA)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "install_test.cmake: -D${var}=... is missing")
   endif()
@@ -54,7 +55,7 @@ if(MODE STREQUAL "package")
 elseif(MODE STREQUAL "subdirectory")
   run_step("configure consumer" "${CMAKE_COMMAND}" ${configure_args}
            -DMINIDL_CONSUMER_MODE=subdirectory "-DMINIDL_SOURCE_DIR=${MINIDL_SOURCE_DIR}"
-           -DMINIDL_CUDA=OFF)
+           -DMINIDL_CUDA=${MINIDL_CUDA})
 else()
   message(FATAL_ERROR "install_test.cmake: MODE must be package or subdirectory, got '${MODE}'")
 endif()

@@ -1,0 +1,71 @@
+#include "nn/functional.h"
+
+#include "ops/conv.h"
+#include "ops/dropout.h"
+#include "ops/elementwise.h"
+#include "ops/linalg.h"
+#include "ops/loss.h"
+#include "ops/norm.h"
+#include "ops/pool.h"
+#include "ops/shape.h"
+
+namespace minidl::nn::functional {
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  return minidl::linear(x, weight, bias);
+}
+
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias,
+              const Conv2dFuncOptions& options) {
+  return minidl::conv2d(input, weight, bias, options.stride(), options.padding(),
+                        options.dilation(), options.groups());
+}
+
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                  const BatchNormFuncOptions& options) {
+  return minidl::batch_norm(input, running_mean, running_var, options.weight(), options.bias(),
+                            options.training(), options.momentum(), options.eps());
+}
+
+Tensor relu(const Tensor& x) { return minidl::relu(x); }
+Tensor sigmoid(const Tensor& x) { return minidl::sigmoid(x); }
+Tensor tanh(const Tensor& x) { return minidl::tanh(x); }
+Tensor gelu(const Tensor& x) { return minidl::gelu(x); }
+Tensor softmax(const Tensor& x, int64_t dim) { return minidl::softmax(x, dim); }
+Tensor log_softmax(const Tensor& x, int64_t dim) { return minidl::log_softmax(x, dim); }
+
+Tensor max_pool2d(const Tensor& input, const MaxPool2dFuncOptions& options) {
+  return minidl::max_pool2d(input, options.kernel_size(), options.stride(), options.padding());
+}
+
+Tensor avg_pool2d(const Tensor& input, const AvgPool2dFuncOptions& options) {
+  return minidl::avg_pool2d(input, options.kernel_size(), options.stride(), options.padding(),
+                            options.count_include_pad());
+}
+
+Tensor adaptive_avg_pool2d(const Tensor& input, Size2 output_size) {
+  return minidl::adaptive_avg_pool2d(input, output_size);
+}
+
+Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
+  return minidl::flatten(x, start_dim, end_dim);
+}
+
+Tensor dropout(const Tensor& x, const DropoutFuncOptions& options) {
+  return minidl::dropout(x, options.p(), options.training());
+}
+
+Tensor cross_entropy(const Tensor& logits, const Tensor& target,
+                     const CrossEntropyFuncOptions& options) {
+  return minidl::cross_entropy(logits, target, options.reduction(), options.label_smoothing());
+}
+
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction) {
+  return minidl::nll_loss(log_probs, target, reduction);
+}
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& options) {
+  return minidl::mse_loss(input, target, options.reduction());
+}
+
+}  // namespace minidl::nn::functional

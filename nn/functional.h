@@ -1,0 +1,48 @@
+#pragma once
+// nn::functional: the layers' operations as functions, as torch::nn::functional (usually
+// imported as `namespace F = minidl::nn::functional;`). Thin wrappers over ops/: the layers call
+// these, so a module and its function always compute the same thing.
+#include <cstdint>
+
+#include "core/tensor.h"
+#include "nn/options/batchnorm.h"
+#include "nn/options/conv.h"
+#include "nn/options/dropout.h"
+#include "nn/options/loss.h"
+#include "nn/options/pooling.h"
+
+namespace minidl::nn::functional {
+
+// x [..., in] W^T + b: weight [out, in], bias [out] or undefined.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {});
+// input [N, C_in, H, W], weight [C_out, C_in / groups, kH, kW], bias [C_out] or undefined.
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {},
+              const Conv2dFuncOptions& options = {});
+// Over dim 1 of [N, C, ...]; running_mean and running_var [C] are updated in place in training
+// (see ops/norm.h), and may be undefined in training.
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                  const BatchNormFuncOptions& options = {});
+
+Tensor relu(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor gelu(const Tensor& x);  // exact form, x * Phi(x)
+Tensor softmax(const Tensor& x, int64_t dim);
+Tensor log_softmax(const Tensor& x, int64_t dim);
+
+Tensor max_pool2d(const Tensor& input, const MaxPool2dFuncOptions& options);
+Tensor avg_pool2d(const Tensor& input, const AvgPool2dFuncOptions& options);
+Tensor adaptive_avg_pool2d(const Tensor& input, Size2 output_size);
+
+Tensor flatten(const Tensor& x, int64_t start_dim = 1, int64_t end_dim = -1);
+Tensor dropout(const Tensor& x, const DropoutFuncOptions& options = {});
+
+// logits [N, C], target int64 class indices [N].
+Tensor cross_entropy(const Tensor& logits, const Tensor& target,
+                     const CrossEntropyFuncOptions& options = {});
+// log_probs [N, C], target int64 class indices [N].
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target,
+                Reduction reduction = Reduction::Mean);
+Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& options = {});
+
+}  // namespace minidl::nn::functional

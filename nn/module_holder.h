@@ -1,0 +1,76 @@
+#pragma once
+// The holder pattern of LibTorch's TORCH_MODULE: `MINIDL_MODULE(Linear)` defines `nn::Linear`,
+// a std::shared_ptr wrapper around `nn::LinearImpl`, so that
+//
+//   nn::Linear fc(784, 10);        // constructs a LinearImpl(784, 10)
+//   Tensor y = fc->forward(x);     // or fc(x)
+//   nn::Linear alias = fc;         // copies alias the same module, as Tensors do
+//   nn::Linear later{nullptr};     // empty until assigned (e.g. from register_module)
+//
+// A default-constructed holder constructs the module with its default constructor when it has
+// one, and is empty otherwise.
+#include <concepts>
+#include <cstddef>
+#include <memory>
+#include <ostream>
+#include <type_traits>
+#include <utility>
+
+#include "core/error.h"
+
+namespace minidl::nn {
+
+template <class Contained>
+class ModuleHolder {
+ public:
+  using ContainedType = Contained;
+
+  ModuleHolder() {
+    if constexpr (std::is_default_constructible_v<Contained>) impl_ = std::make_shared<Contained>();
+  }
+  ModuleHolder(std::nullptr_t) {}
+  ModuleHolder(std::shared_ptr<Contained> module) : impl_(std::move(module)) {}
+
+  // Forwards the arguments to Contained's constructor: nn::Conv2d conv(3, 64, 3).
+  template <class Head, class... Tail>
+    requires(!std::is_base_of_v<ModuleHolder, std::decay_t<Head>> &&
+             !std::is_same_v<std::decay_t<Head>, std::nullptr_t> &&
+             std::constructible_from<Contained, Head, Tail...>)
+  explicit ModuleHolder(Head&& head, Tail&&... tail)
+      : impl_(std::make_shared<Contained>(std::forward<Head>(head), std::forward<Tail>(tail)...)) {}
+
+  Contained* operator->() const { return get(); }
+  Contained& operator*() const { return *get(); }
+  Contained* get() const {
+    MINIDL_CHECK(impl_ != nullptr, "ModuleHolder: accessing an empty module holder (one ",
+                 "constructed with nullptr, or without arguments for a module that needs ",
+                 "them, and never assigned)");
+    return impl_.get();
+  }
+  const std::shared_ptr<Contained>& ptr() const { return impl_; }
+  bool is_empty() const { return impl_ == nullptr; }
+  explicit operator bool() const { return impl_ != nullptr; }
+
+  // Calls the module's forward: fc(x) is fc->forward(x).
+  template <class... Args>
+  decltype(auto) operator()(Args&&... args) const {
+    return get()->forward(std::forward<Args>(args)...);
+  }
+
+ private:
+  std::shared_ptr<Contained> impl_;
+};
+
+template <class Contained>
+std::ostream& operator<<(std::ostream& out, const ModuleHolder<Contained>& holder) {
+  return out << *holder;
+}
+
+}  // namespace minidl::nn
+
+// Defines the holder `Name` for the module class `NameImpl` (in the current namespace).
+#define MINIDL_MODULE(Name)                                   \
+  class Name : public ::minidl::nn::ModuleHolder<Name##Impl> { \
+   public:                                                     \
+    using ::minidl::nn::ModuleHolder<Name##Impl>::ModuleHolder; \
+  }

@@ -1,0 +1,83 @@
+#include "nn/modules/batch_norm2d.h"
+
+#include <ostream>
+
+#include "core/autograd/grad_mode.h"
+#include "nn/functional.h"
+#include "nn/init.h"
+
+namespace minidl::nn {
+
+BatchNorm2dImpl::BatchNorm2dImpl(const BatchNorm2dOptions& options)
+    : Module("BatchNorm2d"), options(options) {
+  const int64_t channels = options.num_features();
+  MINIDL_CHECK(channels > 0, "BatchNorm2d: expected a positive num_features, got ", channels);
+  MINIDL_CHECK(options.eps() > 0, "BatchNorm2d: expected eps > 0, got ", options.eps());
+  MINIDL_CHECK(!options.momentum() || (*options.momentum() >= 0 && *options.momentum() <= 1),
+               "BatchNorm2d: expected momentum in [0, 1] (or std::nullopt for a cumulative ",
+               "average), got ", options.momentum().value_or(0));
+  if (options.affine()) {
+    weight = register_parameter("weight", empty({channels}));
+    bias = register_parameter("bias", empty({channels}));
+  }
+  if (options.track_running_stats()) {
+    running_mean = register_buffer("running_mean", empty({channels}));
+    running_var = register_buffer("running_var", empty({channels}));
+    num_batches_tracked = register_buffer("num_batches_tracked", zeros({}, kInt64));
+  }
+  reset_parameters();
+}
+
+void BatchNorm2dImpl::reset_running_stats() {
+  if (!options.track_running_stats()) return;
+  init::zeros_(running_mean);
+  init::ones_(running_var);
+  init::zeros_(num_batches_tracked);
+}
+
+void BatchNorm2dImpl::reset_parameters() {
+  reset_running_stats();
+  if (options.affine()) {
+    init::ones_(weight);
+    init::zeros_(bias);
+  }
+}
+
+Tensor BatchNorm2dImpl::forward(const Tensor& x) {
+  MINIDL_CHECK(x.dim() == 4 && x.size(1) == options.num_features(), "BatchNorm2d: expected ",
+               "input of shape [N, ", options.num_features(), " (num_features), H, W], got ",
+               x.sizes());
+  // As PyTorch's _BatchNorm.forward: the batch's statistics normalise in training, and in
+  // evaluation too when there are no running statistics to use.
+  double momentum = options.momentum().value_or(0.0);
+  if (is_training() && options.track_running_stats()) {
+    {
+      NoGradGuard no_grad;
+      num_batches_tracked.add_(1.0);
+    }
+    // The cumulative average weighs batch k by 1/k (reads the count back from the device).
+    if (!options.momentum()) momentum = 1.0 / num_batches_tracked.item<double>();
+  }
+  const bool use_batch_statistics = is_training() || !options.track_running_stats();
+  return functional::batch_norm(x, running_mean, running_var,
+                                BatchNormFuncOptions()
+                                    .weight(weight)
+                                    .bias(bias)
+                                    .training(use_batch_statistics)
+                                    .momentum(momentum)
+                                    .eps(options.eps()));
+}
+
+// As PyTorch's repr: BatchNorm2d(64, eps=1e-05, momentum=0.1, affine=true,
+// track_running_stats=true).
+void BatchNorm2dImpl::pretty_print(std::ostream& out) const {
+  out << "BatchNorm2d(" << options.num_features() << ", eps=" << options.eps() << ", momentum=";
+  if (options.momentum())
+    out << *options.momentum();
+  else
+    out << "none";
+  out << ", affine=" << (options.affine() ? "true" : "false")
+      << ", track_running_stats=" << (options.track_running_stats() ? "true" : "false") << ")";
+}
+
+}  // namespace minidl::nn

@@ -1,0 +1,24 @@
+#include "nn/modules/cross_entropy_loss.h"
+
+#include <ostream>
+
+#include "nn/functional.h"
+
+namespace minidl::nn {
+
+CrossEntropyLossImpl::CrossEntropyLossImpl(const CrossEntropyLossOptions& options)
+    : Module("CrossEntropyLoss"), options(options) {
+  MINIDL_CHECK(options.label_smoothing() >= 0 && options.label_smoothing() < 1,
+               "CrossEntropyLoss: expected label_smoothing in [0, 1), got ",
+               options.label_smoothing());
+}
+
+Tensor CrossEntropyLossImpl::forward(const Tensor& logits, const Tensor& target) {
+  return functional::cross_entropy(logits, target, options);
+}
+
+void CrossEntropyLossImpl::pretty_print(std::ostream& out) const {
+  out << "CrossEntropyLoss()";
+}
+
+}  // namespace minidl::nn

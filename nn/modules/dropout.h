@@ -1,0 +1,24 @@
+#pragma once
+// nn::Dropout: in training mode zeroes each element with probability p and scales the rest by
+// 1 / (1 - p); in evaluation mode (module.eval()) returns its input. As torch::nn::Dropout.
+#include <iosfwd>
+
+#include "core/tensor.h"
+#include "nn/module.h"
+#include "nn/module_holder.h"
+#include "nn/options/dropout.h"
+
+namespace minidl::nn {
+
+class DropoutImpl : public Module {
+ public:
+  explicit DropoutImpl(const DropoutOptions& options = {});
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& out) const override;
+
+  DropoutOptions options;
+};
+
+MINIDL_MODULE(Dropout);
+
+}  // namespace minidl::nn

@@ -1,0 +1,20 @@
+#pragma once
+// nn::GELU: x * Phi(x), the exact form (PyTorch's approximate='none'), element-wise, as torch::nn::GELU. No parameters.
+#include <iosfwd>
+
+#include "core/tensor.h"
+#include "nn/module.h"
+#include "nn/module_holder.h"
+
+namespace minidl::nn {
+
+class GELUImpl : public Module {
+ public:
+  GELUImpl() : Module("GELU") {}
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& out) const override;
+};
+
+MINIDL_MODULE(GELU);
+
+}  // namespace minidl::nn

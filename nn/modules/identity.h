@@ -1,0 +1,21 @@
+#pragma once
+// nn::Identity: returns its input, as torch::nn::Identity; a placeholder where a model
+// sometimes has a layer and sometimes does not. No parameters.
+#include <iosfwd>
+
+#include "core/tensor.h"
+#include "nn/module.h"
+#include "nn/module_holder.h"
+
+namespace minidl::nn {
+
+class IdentityImpl : public Module {
+ public:
+  IdentityImpl() : Module("Identity") {}
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& out) const override;
+};
+
+MINIDL_MODULE(Identity);
+
+}  // namespace minidl::nn

@@ -1,0 +1,20 @@
+#pragma once
+// nn::ReLU: max(0, x), element-wise, as torch::nn::ReLU. No parameters.
+#include <iosfwd>
+
+#include "core/tensor.h"
+#include "nn/module.h"
+#include "nn/module_holder.h"
+
+namespace minidl::nn {
+
+class ReLUImpl : public Module {
+ public:
+  ReLUImpl() : Module("ReLU") {}
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& out) const override;
+};
+
+MINIDL_MODULE(ReLU);
+
+}  // namespace minidl::nn

@@ -1,0 +1,20 @@
+#pragma once
+// nn::Sigmoid: 1 / (1 + exp(-x)), element-wise, as torch::nn::Sigmoid. No parameters.
+#include <iosfwd>
+
+#include "core/tensor.h"
+#include "nn/module.h"
+#include "nn/module_holder.h"
+
+namespace minidl::nn {
+
+class SigmoidImpl : public Module {
+ public:
+  SigmoidImpl() : Module("Sigmoid") {}
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& out) const override;
+};
+
+MINIDL_MODULE(Sigmoid);
+
+}  // namespace minidl::nn

@@ -1,0 +1,24 @@
+#pragma once
+// Options of nn::Linear and nn::Flatten.
+#include <cstdint>
+
+#include "nn/options/arg.h"
+
+namespace minidl::nn {
+
+struct LinearOptions {
+  LinearOptions(int64_t in_features, int64_t out_features)
+      : in_features_(in_features), out_features_(out_features) {}
+  MINIDL_ARG(int64_t, in_features);
+  MINIDL_ARG(int64_t, out_features);
+  // Whether to learn an additive bias.
+  MINIDL_ARG(bool, bias) = true;
+};
+
+// Flattens dims [start_dim, end_dim] into one; the defaults keep the batch dim, as nn.Flatten.
+struct FlattenOptions {
+  MINIDL_ARG(int64_t, start_dim) = 1;
+  MINIDL_ARG(int64_t, end_dim) = -1;
+};
+
+}  // namespace minidl::nn

@@ -1,0 +1,166 @@
+// CPU batch normalisation. Per-channel reductions run one channel per task, folding each
+// (n, c) plane into its own accumulator and merging the planes in n order, so results do not
+// depend on the thread count. Element-wise passes run over (n, c) planes. The math is that of
+// ops/norm_math.h, shared with the CUDA kernels.
+#include "ops/cpu/norm.h"
+
+#include <algorithm>
+#include <type_traits>
+
+#include "core/parallel.h"
+
+namespace minidl::cpu {
+
+namespace {
+
+// float for float32 and the 16-bit types, double for float64.
+template <class T>
+using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+// Elements one task handles: enough to amortise starting it.
+constexpr int64_t kTaskElements = 16384;
+
+template <class Acc>
+const Acc* data_or_null(const Tensor& t) {
+  return t.defined() ? t.data_ptr<Acc>() : nullptr;
+}
+template <class Acc>
+Acc* mutable_data_or_null(const Tensor& t) {
+  return t.defined() ? t.data_ptr<Acc>() : nullptr;
+}
+
+// Calls fn(c) for every channel, several channels to a task when channels are small.
+template <class Fn>
+void for_each_channel(const norm::ChannelLayout& layout, const Fn& fn) {
+  const int64_t grain = std::max<int64_t>(1, kTaskElements / std::max<int64_t>(layout.count(), 1));
+  parallel_for(0, layout.channels, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) fn(c);
+  });
+}
+
+// Calls fn(n, c) for every (n, c) plane.
+template <class Fn>
+void for_each_plane(const norm::ChannelLayout& layout, const Fn& fn) {
+  const int64_t grain = std::max<int64_t>(1, kTaskElements / std::max<int64_t>(layout.spatial, 1));
+  parallel_for(0, layout.batch * layout.channels, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t plane = begin; plane < end; ++plane)
+      fn(plane / layout.channels, plane % layout.channels);
+  });
+}
+
+}  // namespace
+
+void batch_norm_statistics_kernel(const Tensor& mean, const Tensor& invstd,
+                                  const Tensor& running_mean, const Tensor& running_var,
+                                  const Tensor& input, const norm::ChannelLayout& layout,
+                                  double momentum, double eps) {
+  visit_floating(input.dtype(), "batch_norm", [&](auto zero) {
+    using T = decltype(zero);
+    using Acc = acc_t<T>;
+    const T* x = input.data_ptr<T>();
+    Acc* mean_out = mean.data_ptr<Acc>();
+    Acc* invstd_out = invstd.data_ptr<Acc>();
+    Acc* running_mean_data = mutable_data_or_null<Acc>(running_mean);
+    Acc* running_var_data = mutable_data_or_null<Acc>(running_var);
+    const norm::MomentsOp<Acc> op;
+    for_each_channel(layout, [&](int64_t c) {
+      norm::Moments<Acc> channel = op.identity();
+      for (int64_t n = 0; n < layout.batch; ++n) {
+        norm::Moments<Acc> plane = op.identity();
+        for (int64_t s = 0; s < layout.spatial; ++s)
+          plane = op.accumulate(plane, static_cast<Acc>(x[layout.at(n, c, s)]), s);
+        channel = op.combine(channel, plane);
+      }
+      norm::finish_statistics<Acc>(channel, c, static_cast<Acc>(eps), static_cast<Acc>(momentum),
+                                   mean_out, invstd_out, running_mean_data, running_var_data);
+    });
+  });
+}
+
+void batch_norm_apply_kernel(const Tensor& out, const Tensor& input, const Tensor& mean,
+                             const Tensor& invstd, const Tensor& weight, const Tensor& bias,
+                             const norm::ChannelLayout& layout) {
+  visit_floating(input.dtype(), "batch_norm", [&](auto zero) {
+    using T = decltype(zero);
+    using Acc = acc_t<T>;
+    const T* x = input.data_ptr<T>();
+    T* y = out.data_ptr<T>();
+    const Acc* mean_data = mean.data_ptr<Acc>();
+    const Acc* invstd_data = invstd.data_ptr<Acc>();
+    const Acc* weight_data = data_or_null<Acc>(weight);
+    const Acc* bias_data = data_or_null<Acc>(bias);
+    for_each_plane(layout, [&](int64_t n, int64_t c) {
+      const Acc w = weight_data ? weight_data[c] : Acc(1);
+      const Acc b = bias_data ? bias_data[c] : Acc(0);
+      for (int64_t s = 0; s < layout.spatial; ++s) {
+        const int64_t i = layout.at(n, c, s);
+        y[i] = static_cast<T>(
+            norm::normalize(static_cast<Acc>(x[i]), mean_data[c], invstd_data[c], w, b));
+      }
+    });
+  });
+}
+
+void batch_norm_backward_reduce_kernel(const Tensor& sum_dy, const Tensor& sum_dy_xmu,
+                                       const Tensor& grad_output, const Tensor& input,
+                                       const Tensor& mean, const norm::ChannelLayout& layout) {
+  visit_floating(input.dtype(), "batch_norm", [&](auto zero) {
+    using T = decltype(zero);
+    using Acc = acc_t<T>;
+    const T* x = input.data_ptr<T>();
+    const T* dy = grad_output.data_ptr<T>();
+    const Acc* mean_data = mean.data_ptr<Acc>();
+    Acc* sum_dy_out = sum_dy.data_ptr<Acc>();
+    Acc* sum_dy_xmu_out = sum_dy_xmu.data_ptr<Acc>();
+    const norm::GradSumsOp<Acc> op;
+    for_each_channel(layout, [&](int64_t c) {
+      norm::GradSums<Acc> channel = op.identity();
+      for (int64_t n = 0; n < layout.batch; ++n) {
+        norm::GradSums<Acc> plane = op.identity();
+        for (int64_t s = 0; s < layout.spatial; ++s) {
+          const int64_t i = layout.at(n, c, s);
+          plane = op.accumulate(plane, static_cast<Acc>(dy[i]), static_cast<Acc>(x[i]),
+                                mean_data[c]);
+        }
+        channel = op.combine(channel, plane);
+      }
+      sum_dy_out[c] = channel.dy;
+      sum_dy_xmu_out[c] = channel.dy_xmu;
+    });
+  });
+}
+
+void batch_norm_backward_input_kernel(const Tensor& grad_input, const Tensor& grad_output,
+                                      const Tensor& input, const Tensor& mean,
+                                      const Tensor& invstd, const Tensor& weight,
+                                      const Tensor& sum_dy, const Tensor& sum_dy_xmu,
+                                      const norm::ChannelLayout& layout,
+                                      norm::Statistics statistics) {
+  visit_floating(input.dtype(), "batch_norm", [&](auto zero) {
+    using T = decltype(zero);
+    using Acc = acc_t<T>;
+    const T* x = input.data_ptr<T>();
+    const T* dy = grad_output.data_ptr<T>();
+    T* dx = grad_input.data_ptr<T>();
+    const Acc* mean_data = mean.data_ptr<Acc>();
+    const Acc* invstd_data = invstd.data_ptr<Acc>();
+    const Acc* weight_data = data_or_null<Acc>(weight);
+    const Acc* sum_dy_data = data_or_null<Acc>(sum_dy);
+    const Acc* sum_dy_xmu_data = data_or_null<Acc>(sum_dy_xmu);
+    const bool batch_statistics = statistics == norm::Statistics::Batch;
+    for_each_plane(layout, [&](int64_t n, int64_t c) {
+      const Acc w = weight_data ? weight_data[c] : Acc(1);
+      const Acc channel_sum_dy = batch_statistics ? sum_dy_data[c] : Acc(0);
+      const Acc channel_sum_dy_xmu = batch_statistics ? sum_dy_xmu_data[c] : Acc(0);
+      for (int64_t s = 0; s < layout.spatial; ++s) {
+        const int64_t i = layout.at(n, c, s);
+        dx[i] = static_cast<T>(norm::input_grad(statistics, static_cast<Acc>(dy[i]),
+                                                static_cast<Acc>(x[i]), mean_data[c],
+                                                invstd_data[c], w, channel_sum_dy,
+                                                channel_sum_dy_xmu, layout.count()));
+      }
+    });
+  });
+}
+
+}  // namespace minidl::cpu

@@ -1,0 +1,153 @@
+// CPU pooling: each task takes whole [H, W] planes (n, c) and applies the per-element math of
+// ops/pool_math.h to every output (forward) or input (backward) position of its planes.
+#include "ops/cpu/pool.h"
+
+#include <algorithm>
+#include <type_traits>
+
+#include "core/parallel.h"
+
+namespace minidl::cpu {
+
+namespace {
+
+// float for float32 and the 16-bit types, double for float64.
+template <class T>
+using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+// Reads of one task: enough to amortise starting it.
+constexpr int64_t kTaskReads = 16384;
+
+pool::Strides4 strides_of(const Tensor& t) {
+  return {t.stride(0), t.stride(1), t.stride(2), t.stride(3)};
+}
+
+// Calls fn(n, c, h, w) for every position of `t`'s [N, C, H, W] planes, planes split over the
+// threads. `reads_per_position` estimates the work, to size the tasks.
+template <class Fn>
+void for_each_position(const Tensor& t, int64_t reads_per_position, const Fn& fn) {
+  const int64_t channels = t.size(1), height = t.size(2), width = t.size(3);
+  const int64_t planes = t.size(0) * channels;
+  const int64_t reads_per_plane = std::max<int64_t>(1, height * width * reads_per_position);
+  const int64_t grain = std::max<int64_t>(1, kTaskReads / reads_per_plane);
+  parallel_for(0, planes, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t plane = begin; plane < end; ++plane) {
+      const int64_t n = plane / channels, c = plane % channels;
+      for (int64_t h = 0; h < height; ++h)
+        for (int64_t w = 0; w < width; ++w) fn(n, c, h, w);
+    }
+  });
+}
+
+// Reads per output of a window, and per input of the backward gather.
+int64_t window_reads(const pool::Window2d& g) { return g.h.kernel * g.w.kernel; }
+int64_t covering_reads(const pool::Window2d& g) {
+  return (g.h.kernel / g.h.stride + 1) * (g.w.kernel / g.w.stride + 1);
+}
+int64_t window_reads(const pool::Adaptive2d& g) {
+  return (g.h.in / g.h.out + 2) * (g.w.in / g.w.out + 2);
+}
+int64_t covering_reads(const pool::Adaptive2d& g) {
+  return (g.h.out / g.h.in + 2) * (g.w.out / g.w.in + 2);
+}
+
+}  // namespace
+
+void max_pool2d_kernel(const Tensor& out, const Tensor& indices, const Tensor& input,
+                       const pool::Window2d& window) {
+  visit_floating(input.dtype(), "max_pool2d", [&](auto zero) {
+    using T = decltype(zero);
+    const T* in = input.data_ptr<T>();
+    T* values = out.data_ptr<T>();
+    int64_t* positions = indices.data_ptr<int64_t>();
+    const pool::Strides4 in_strides = strides_of(input), out_strides = strides_of(out),
+                         index_strides = strides_of(indices);
+    for_each_position(out, window_reads(window), [&](int64_t n, int64_t c, int64_t oh, int64_t ow) {
+      const auto best = pool::max_pool_element<acc_t<T>>(in, in_strides, window, n, c, oh, ow);
+      values[out_strides.at(n, c, oh, ow)] = static_cast<T>(best.value);
+      positions[index_strides.at(n, c, oh, ow)] = best.index;
+    });
+  });
+}
+
+void avg_pool2d_kernel(const Tensor& out, const Tensor& input, const pool::Window2d& window,
+                       bool count_include_pad) {
+  visit_floating(input.dtype(), "avg_pool2d", [&](auto zero) {
+    using T = decltype(zero);
+    const T* in = input.data_ptr<T>();
+    T* values = out.data_ptr<T>();
+    const pool::Strides4 in_strides = strides_of(input), out_strides = strides_of(out);
+    for_each_position(out, window_reads(window), [&](int64_t n, int64_t c, int64_t oh, int64_t ow) {
+      values[out_strides.at(n, c, oh, ow)] = static_cast<T>(pool::avg_pool_element<acc_t<T>>(
+          in, in_strides, window, count_include_pad, n, c, oh, ow));
+    });
+  });
+}
+
+void adaptive_avg_pool2d_kernel(const Tensor& out, const Tensor& input,
+                                const pool::Adaptive2d& window) {
+  visit_floating(input.dtype(), "adaptive_avg_pool2d", [&](auto zero) {
+    using T = decltype(zero);
+    const T* in = input.data_ptr<T>();
+    T* values = out.data_ptr<T>();
+    const pool::Strides4 in_strides = strides_of(input), out_strides = strides_of(out);
+    for_each_position(out, window_reads(window), [&](int64_t n, int64_t c, int64_t oh, int64_t ow) {
+      values[out_strides.at(n, c, oh, ow)] = static_cast<T>(
+          pool::adaptive_avg_element<acc_t<T>>(in, in_strides, window, n, c, oh, ow));
+    });
+  });
+}
+
+void max_pool2d_backward_kernel(const Tensor& grad_input, const Tensor& grad_output,
+                                const Tensor& indices, const pool::Window2d& window) {
+  visit_floating(grad_output.dtype(), "max_pool2d", [&](auto zero) {
+    using T = decltype(zero);
+    const T* grad = grad_output.data_ptr<T>();
+    const int64_t* positions = indices.data_ptr<int64_t>();
+    T* result = grad_input.data_ptr<T>();
+    const pool::Strides4 grad_strides = strides_of(grad_output),
+                         index_strides = strides_of(indices), result_strides = strides_of(grad_input);
+    for_each_position(grad_input, covering_reads(window),
+                      [&](int64_t n, int64_t c, int64_t ih, int64_t iw) {
+                        result[result_strides.at(n, c, ih, iw)] =
+                            static_cast<T>(pool::max_pool_grad_element<acc_t<T>>(
+                                grad, grad_strides, positions, index_strides, window, n, c, ih, iw));
+                      });
+  });
+}
+
+void avg_pool2d_backward_kernel(const Tensor& grad_input, const Tensor& grad_output,
+                                const pool::Window2d& window, bool count_include_pad) {
+  visit_floating(grad_output.dtype(), "avg_pool2d", [&](auto zero) {
+    using T = decltype(zero);
+    const T* grad = grad_output.data_ptr<T>();
+    T* result = grad_input.data_ptr<T>();
+    const pool::Strides4 grad_strides = strides_of(grad_output),
+                         result_strides = strides_of(grad_input);
+    for_each_position(grad_input, covering_reads(window),
+                      [&](int64_t n, int64_t c, int64_t ih, int64_t iw) {
+                        result[result_strides.at(n, c, ih, iw)] =
+                            static_cast<T>(pool::avg_pool_grad_element<acc_t<T>>(
+                                grad, grad_strides, window, count_include_pad, n, c, ih, iw));
+                      });
+  });
+}
+
+void adaptive_avg_pool2d_backward_kernel(const Tensor& grad_input, const Tensor& grad_output,
+                                         const pool::Adaptive2d& window) {
+  visit_floating(grad_output.dtype(), "adaptive_avg_pool2d", [&](auto zero) {
+    using T = decltype(zero);
+    const T* grad = grad_output.data_ptr<T>();
+    T* result = grad_input.data_ptr<T>();
+    const pool::Strides4 grad_strides = strides_of(grad_output),
+                         result_strides = strides_of(grad_input);
+    for_each_position(grad_input, covering_reads(window),
+                      [&](int64_t n, int64_t c, int64_t ih, int64_t iw) {
+                        result[result_strides.at(n, c, ih, iw)] =
+                            static_cast<T>(pool::adaptive_avg_grad_element<acc_t<T>>(
+                                grad, grad_strides, window, n, c, ih, iw));
+                      });
+  });
+}
+
+}  // namespace minidl::cpu

@@ -1,0 +1,497 @@
+// CUDA convolution through cuDNN (see ops/cuda/conv.h). Host code only, so a .cpp compiled in
+// every build; without CUDA it defines nothing.
+//
+// cuDNN 9 still ships the cuDNN 7-style convolution API in libcudnn_cnn (cudnnConvolutionForward,
+// ...BackwardData, ...BackwardFilter, ...BackwardBias, cudnnGet*Algorithm_v7, the tensor,
+// filter and convolution descriptors). It is marked deprecated in favour of the graph API but
+// fully supported, and covers conv2d with one call per pass, so minidl uses it.
+//
+// Note [cuDNN algorithm choice]: each pass (forward, backward data, backward filter) picks its
+// algorithm once per ConvKey (device, dtype, layout, shapes, stride, padding, dilation, groups,
+// and the deterministic and TF32 switches) from cuDNN's heuristics, cudnnGet*Algorithm_v7,
+// which rank the algorithms without running or timing anything, so the host never waits for
+// the device. The first algorithm in that ranking that cuDNN supports for the shape, that is
+// deterministic when deterministic mode is on, whose math type fits the precision policy (Note
+// [cuDNN math types]) and whose workspace is at most kMaxWorkspaceBytes is cached with its math
+// type and workspace size. A call then only builds descriptors (host structs), takes the
+// workspace from the caching allocator and launches on the current stream.
+//
+// Note [cuDNN math types]: float32 runs with CUDNN_FMA_MATH (exact float32, no tensor cores)
+// unless allow_tf32() is on, when CUDNN_DEFAULT_MATH lets Ampere and newer use TF32 tensor
+// cores. float16 and bfloat16 run with CUDNN_TENSOR_OP_MATH and a float32 compute type, so
+// products accumulate in float32. An algorithm that needs CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION
+// (float32 data rounded to half precision) is never taken.
+#include "ops/cuda/conv.h"
+
+#include "core/cuda/build.h"
+
+#if MINIDL_WITH_CUDA
+
+#include <cudnn.h>
+
+#include <array>
+#include <climits>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/cuda/caching_allocator.h"
+#include "core/cuda/check.h"
+#include "core/cuda/cuda.h"
+#include "ops/cuda/cudnn_handle.h"
+
+namespace minidl::cuda {
+
+namespace {
+
+// Algorithms that need more workspace than this are passed over (FFT variants can ask for
+// several GiB); cuDNN always has algorithms that need little or none.
+constexpr size_t kMaxWorkspaceBytes = size_t{1} << 30;
+// cuDNN's vectorised kernels read 16-byte aligned data. Caching-allocator blocks are aligned,
+// but a view may start anywhere in its storage.
+constexpr uintptr_t kCudnnAlignmentBytes = 16;
+
+int to_int(int64_t value) { return static_cast<int>(value); }  // sizes are checked first
+
+cudnnDataType_t cudnn_data_type(DType dtype) {
+  switch (dtype) {
+    case kFloat32: return CUDNN_DATA_FLOAT;
+    case kFloat64: return CUDNN_DATA_DOUBLE;
+    case kFloat16: return CUDNN_DATA_HALF;
+    case kBFloat16: return CUDNN_DATA_BFLOAT16;
+    default: MINIDL_INTERNAL_ASSERT(false, "cuda conv2d: unsupported dtype ", dtype);
+  }
+  return CUDNN_DATA_FLOAT;
+}
+
+// The type products accumulate in: float32 for every type but float64.
+cudnnDataType_t cudnn_compute_type(DType dtype) {
+  return dtype == kFloat64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+}
+
+// See Note [cuDNN math types].
+cudnnMathType_t math_policy(DType dtype, bool allow_tf32) {
+  if (dtype == kFloat16 || dtype == kBFloat16) return CUDNN_TENSOR_OP_MATH;
+  if (dtype == kFloat32 && !allow_tf32) return CUDNN_FMA_MATH;
+  return CUDNN_DEFAULT_MATH;
+}
+
+bool math_type_allowed(cudnnMathType_t candidate, cudnnMathType_t policy) {
+  if (candidate == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) return false;
+  if (policy == CUDNN_FMA_MATH) return candidate != CUDNN_TENSOR_OP_MATH;
+  return true;
+}
+
+// The math type an accepted algorithm runs with: its own, but never more than FMA when the
+// policy is exact float32.
+cudnnMathType_t math_type_to_run(cudnnMathType_t candidate, cudnnMathType_t policy) {
+  return policy == CUDNN_FMA_MATH ? CUDNN_FMA_MATH : candidate;
+}
+
+// A scaling factor (alpha, beta) as cuDNN reads it: double for double data, float otherwise.
+class ScalingFactor {
+ public:
+  ScalingFactor(double value, DType dtype)
+      : as_float_(static_cast<float>(value)), as_double_(value), dtype_(dtype) {}
+  const void* get() const {
+    return dtype_ == kFloat64 ? static_cast<const void*>(&as_double_) : &as_float_;
+  }
+
+ private:
+  float as_float_;
+  double as_double_;
+  DType dtype_;
+};
+
+// One convolution as cuDNN sees it: everything its descriptors and its cache key hold.
+struct ConvProblem {
+  int device = 0;
+  DType dtype = kFloat32;
+  MemoryFormat layout = MemoryFormat::Contiguous;  // of the input, output, weight and gradients
+  Shape input_sizes;                               // [N, C_in, H, W]
+  Shape weight_sizes;                              // [C_out, C_in / groups, kH, kW]
+  Shape output_sizes;                              // [N, C_out, H_out, W_out]
+  Conv2dParams params;
+  CudnnConvOptions options;
+};
+
+ConvProblem make_problem(const Tensor& input, const Tensor& weight, const Conv2dParams& params,
+                         const CudnnConvOptions& options) {
+  ConvProblem problem;
+  problem.device = input.device().index;
+  problem.dtype = input.dtype();
+  problem.layout = input.suggest_memory_format();
+  problem.input_sizes = input.sizes();
+  problem.weight_sizes = weight.sizes();
+  problem.output_sizes = conv2d_output_sizes(input.sizes(), weight.sizes(), params);
+  problem.params = params;
+  problem.options = options;
+  return problem;
+}
+
+// For error messages: the shapes, geometry, dtype and layout.
+std::string describe(const ConvProblem& problem) {
+  const Conv2dParams& p = problem.params;
+  return minidl::detail::concat(
+      "input shape ", problem.input_sizes, ", weight shape ", problem.weight_sizes, ", stride (",
+      p.stride.h, ", ", p.stride.w, "), padding (", p.padding.h, ", ", p.padding.w,
+      "), dilation (", p.dilation.h, ", ", p.dilation.w, "), groups ", p.groups, ", ",
+      problem.dtype, ", ", problem.layout == MemoryFormat::ChannelsLast ? "channels-last" : "NCHW",
+      problem.options.deterministic ? ", deterministic" : "");
+}
+
+// ---- descriptors (host structs, created per call) ----
+
+class TensorDescriptor {
+ public:
+  // A 4-D [N, C, H, W] tensor of `dtype` laid out in `layout`.
+  TensorDescriptor(const Shape& sizes, DType dtype, MemoryFormat layout) {
+    MINIDL_CUDNN_CHECK(cudnnCreateTensorDescriptor(&descriptor_));
+    const Shape strides = strides_for(sizes, layout);
+    MINIDL_CUDNN_CHECK(cudnnSetTensor4dDescriptorEx(
+        descriptor_, cudnn_data_type(dtype), to_int(sizes[0]), to_int(sizes[1]), to_int(sizes[2]),
+        to_int(sizes[3]), to_int(strides[0]), to_int(strides[1]), to_int(strides[2]),
+        to_int(strides[3])));
+  }
+  ~TensorDescriptor() { (void)cudnnDestroyTensorDescriptor(descriptor_); }
+  TensorDescriptor(const TensorDescriptor&) = delete;
+  TensorDescriptor& operator=(const TensorDescriptor&) = delete;
+  cudnnTensorDescriptor_t get() const { return descriptor_; }
+
+ private:
+  cudnnTensorDescriptor_t descriptor_ = nullptr;
+};
+
+class FilterDescriptor {
+ public:
+  // A weight [C_out, C_in / groups, kH, kW]: KCRS in NCHW layout, KRSC in channels-last.
+  FilterDescriptor(const Shape& sizes, DType dtype, MemoryFormat layout) {
+    MINIDL_CUDNN_CHECK(cudnnCreateFilterDescriptor(&descriptor_));
+    const cudnnTensorFormat_t format =
+        layout == MemoryFormat::ChannelsLast ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+    MINIDL_CUDNN_CHECK(cudnnSetFilter4dDescriptor(descriptor_, cudnn_data_type(dtype), format,
+                                                  to_int(sizes[0]), to_int(sizes[1]),
+                                                  to_int(sizes[2]), to_int(sizes[3])));
+  }
+  ~FilterDescriptor() { (void)cudnnDestroyFilterDescriptor(descriptor_); }
+  FilterDescriptor(const FilterDescriptor&) = delete;
+  FilterDescriptor& operator=(const FilterDescriptor&) = delete;
+  cudnnFilterDescriptor_t get() const { return descriptor_; }
+
+ private:
+  cudnnFilterDescriptor_t descriptor_ = nullptr;
+};
+
+class ConvolutionDescriptor {
+ public:
+  ConvolutionDescriptor(const Conv2dParams& params, DType dtype) {
+    MINIDL_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&descriptor_));
+    MINIDL_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
+        descriptor_, to_int(params.padding.h), to_int(params.padding.w), to_int(params.stride.h),
+        to_int(params.stride.w), to_int(params.dilation.h), to_int(params.dilation.w),
+        CUDNN_CROSS_CORRELATION, cudnn_compute_type(dtype)));
+    MINIDL_CUDNN_CHECK(cudnnSetConvolutionGroupCount(descriptor_, to_int(params.groups)));
+  }
+  ~ConvolutionDescriptor() { (void)cudnnDestroyConvolutionDescriptor(descriptor_); }
+  ConvolutionDescriptor(const ConvolutionDescriptor&) = delete;
+  ConvolutionDescriptor& operator=(const ConvolutionDescriptor&) = delete;
+  cudnnConvolutionDescriptor_t get() const { return descriptor_; }
+  void set_math_type(cudnnMathType_t math_type) {
+    MINIDL_CUDNN_CHECK(cudnnSetConvolutionMathType(descriptor_, math_type));
+  }
+
+ private:
+  cudnnConvolutionDescriptor_t descriptor_ = nullptr;
+};
+
+// Everything cuDNN needs to know about one convolution. The input descriptor also describes
+// the input's gradient, the output's the output's gradient, the weight's the weight's gradient.
+struct ConvDescriptors {
+  explicit ConvDescriptors(const ConvProblem& problem)
+      : input(problem.input_sizes, problem.dtype, problem.layout),
+        weight(problem.weight_sizes, problem.dtype, problem.layout),
+        output(problem.output_sizes, problem.dtype, problem.layout),
+        conv(problem.params, problem.dtype) {}
+  TensorDescriptor input;   // [N, C_in, H, W]
+  FilterDescriptor weight;  // [C_out, C_in / groups, kH, kW]
+  TensorDescriptor output;  // [N, C_out, H_out, W_out]
+  ConvolutionDescriptor conv;
+};
+
+// ---- the algorithm cache (Note [cuDNN algorithm choice]) ----
+
+// A ConvProblem's fields, flattened (see make_key).
+struct ConvKey {
+  std::array<int64_t, 20> fields{};
+  bool operator==(const ConvKey&) const = default;
+};
+
+struct ConvKeyHash {
+  size_t operator()(const ConvKey& key) const {
+    size_t hash = 0;
+    for (int64_t field : key.fields) hash = hash * 1000003u ^ std::hash<int64_t>{}(field);
+    return hash;
+  }
+};
+
+// The output sizes follow from the rest, so they are left out.
+ConvKey make_key(const ConvProblem& problem) {
+  const Shape& in = problem.input_sizes;
+  const Shape& w = problem.weight_sizes;
+  const Conv2dParams& p = problem.params;
+  return ConvKey{{problem.device, static_cast<int64_t>(problem.dtype),
+                  static_cast<int64_t>(problem.layout), in[0], in[1], in[2], in[3], w[0], w[1],
+                  w[2], w[3], p.stride.h, p.stride.w, p.padding.h, p.padding.w, p.dilation.h,
+                  p.dilation.w, p.groups, problem.options.deterministic,
+                  problem.options.allow_tf32}};
+}
+
+struct AlgoChoice {
+  int algo = 0;  // a cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t
+  cudnnMathType_t math_type = CUDNN_DEFAULT_MATH;
+  size_t workspace_bytes = 0;
+};
+
+// The choices of one pass. Thread-safe; lookups are one short critical section.
+class AlgoCache {
+ public:
+  std::optional<AlgoChoice> find(const ConvKey& key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = choices_.find(key);
+    if (it == choices_.end()) return std::nullopt;
+    return it->second;
+  }
+  void insert(const ConvKey& key, const AlgoChoice& choice) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    choices_.emplace(key, choice);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<ConvKey, AlgoChoice, ConvKeyHash> choices_;
+};
+
+// The three passes, as choose_algorithm sees them: their perf type, heuristics and workspace
+// queries, each with the descriptors in the order cuDNN takes them.
+struct ForwardPass {
+  using Perf = cudnnConvolutionFwdAlgoPerf_t;
+  static constexpr const char* kName = "forward";
+  static AlgoCache& cache() {
+    static AlgoCache* choices = new AlgoCache;  // never destroyed: used until process exit
+    return *choices;
+  }
+  static cudnnStatus_t max_count(cudnnHandle_t handle, int* count) {
+    return cudnnGetConvolutionForwardAlgorithmMaxCount(handle, count);
+  }
+  static cudnnStatus_t heuristics(cudnnHandle_t handle, const ConvDescriptors& d, int requested,
+                                  int* returned, Perf* perfs) {
+    return cudnnGetConvolutionForwardAlgorithm_v7(handle, d.input.get(), d.weight.get(),
+                                                  d.conv.get(), d.output.get(), requested,
+                                                  returned, perfs);
+  }
+  static cudnnStatus_t workspace_size(cudnnHandle_t handle, const ConvDescriptors& d, int algo,
+                                      size_t* bytes) {
+    return cudnnGetConvolutionForwardWorkspaceSize(
+        handle, d.input.get(), d.weight.get(), d.conv.get(), d.output.get(),
+        static_cast<cudnnConvolutionFwdAlgo_t>(algo), bytes);
+  }
+};
+
+struct BackwardDataPass {
+  using Perf = cudnnConvolutionBwdDataAlgoPerf_t;
+  static constexpr const char* kName = "backward-data";
+  static AlgoCache& cache() {
+    static AlgoCache* choices = new AlgoCache;  // never destroyed: used until process exit
+    return *choices;
+  }
+  static cudnnStatus_t max_count(cudnnHandle_t handle, int* count) {
+    return cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle, count);
+  }
+  static cudnnStatus_t heuristics(cudnnHandle_t handle, const ConvDescriptors& d, int requested,
+                                  int* returned, Perf* perfs) {
+    return cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, d.weight.get(), d.output.get(),
+                                                       d.conv.get(), d.input.get(), requested,
+                                                       returned, perfs);
+  }
+  static cudnnStatus_t workspace_size(cudnnHandle_t handle, const ConvDescriptors& d, int algo,
+                                      size_t* bytes) {
+    return cudnnGetConvolutionBackwardDataWorkspaceSize(
+        handle, d.weight.get(), d.output.get(), d.conv.get(), d.input.get(),
+        static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), bytes);
+  }
+};
+
+struct BackwardFilterPass {
+  using Perf = cudnnConvolutionBwdFilterAlgoPerf_t;
+  static constexpr const char* kName = "backward-filter";
+  static AlgoCache& cache() {
+    static AlgoCache* choices = new AlgoCache;  // never destroyed: used until process exit
+    return *choices;
+  }
+  static cudnnStatus_t max_count(cudnnHandle_t handle, int* count) {
+    return cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle, count);
+  }
+  static cudnnStatus_t heuristics(cudnnHandle_t handle, const ConvDescriptors& d, int requested,
+                                  int* returned, Perf* perfs) {
+    return cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, d.input.get(), d.output.get(),
+                                                         d.conv.get(), d.weight.get(), requested,
+                                                         returned, perfs);
+  }
+  static cudnnStatus_t workspace_size(cudnnHandle_t handle, const ConvDescriptors& d, int algo,
+                                      size_t* bytes) {
+    return cudnnGetConvolutionBackwardFilterWorkspaceSize(
+        handle, d.input.get(), d.output.get(), d.conv.get(), d.weight.get(),
+        static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), bytes);
+  }
+};
+
+// The cached choice for `key`, or the first usable algorithm of cuDNN's ranking, which is then
+// cached. Leaves `d.conv` set to the choice's math type.
+template <class Pass>
+AlgoChoice choose_algorithm(cudnnHandle_t handle, ConvDescriptors& d, const ConvProblem& problem) {
+  const ConvKey key = make_key(problem);
+  if (std::optional<AlgoChoice> cached = Pass::cache().find(key)) {
+    d.conv.set_math_type(cached->math_type);
+    return *cached;
+  }
+  const bool deterministic = problem.options.deterministic;
+  const cudnnMathType_t policy = math_policy(problem.dtype, problem.options.allow_tf32);
+  d.conv.set_math_type(policy);  // the heuristics rank algorithms for this math type
+  int max_count = 0;
+  MINIDL_CUDNN_CHECK(Pass::max_count(handle, &max_count));
+  std::vector<typename Pass::Perf> perfs(static_cast<size_t>(max_count));
+  int returned = 0;
+  MINIDL_CUDNN_CHECK(Pass::heuristics(handle, d, max_count, &returned, perfs.data()));
+  for (int i = 0; i < returned; ++i) {
+    const typename Pass::Perf& perf = perfs[static_cast<size_t>(i)];
+    if (perf.status != CUDNN_STATUS_SUCCESS) continue;
+    if (deterministic && perf.determinism != CUDNN_DETERMINISTIC) continue;
+    if (!math_type_allowed(perf.mathType, policy)) continue;
+    AlgoChoice choice;
+    choice.algo = static_cast<int>(perf.algo);
+    choice.math_type = math_type_to_run(perf.mathType, policy);
+    d.conv.set_math_type(choice.math_type);
+    if (Pass::workspace_size(handle, d, choice.algo, &choice.workspace_bytes) !=
+        CUDNN_STATUS_SUCCESS)
+      continue;  // not available with this math type after all
+    if (choice.workspace_bytes > kMaxWorkspaceBytes) continue;
+    Pass::cache().insert(key, choice);
+    return choice;
+  }
+  MINIDL_CHECK(false, "conv2d: cuDNN offers no usable ", Pass::kName, " algorithm for ",
+               describe(problem), " (", returned, " ranked)");
+  return {};
+}
+
+// ---- tensors as cuDNN reads them ----
+
+// `t` laid out in `layout` (NCHW or NHWC strides for 4-D tensors) and 16-byte aligned; itself
+// when it already is.
+Tensor cudnn_ready(const Tensor& t, MemoryFormat layout) {
+  Tensor laid_out = t.dim() == 4 ? t.contiguous(layout) : t.contiguous();
+  if (reinterpret_cast<uintptr_t>(laid_out.data_ptr()) % kCudnnAlignmentBytes == 0)
+    return laid_out;
+  Tensor aligned = t.dim() == 4 ? empty(t.sizes(), t.options(), layout) : empty_like(laid_out);
+  return aligned.copy_(laid_out);
+}
+
+// cuDNN's legacy API takes int sizes and strides and addresses each tensor with 32-bit offsets.
+void check_cudnn_sizes(const ConvProblem& problem) {
+  for (const Shape* sizes : {&problem.input_sizes, &problem.weight_sizes, &problem.output_sizes})
+    MINIDL_CHECK(shape_numel(*sizes) <= INT_MAX, "conv2d: a tensor of shape ", *sizes,
+                 " has more elements than cuDNN's limit of 2^31 - 1 (", describe(problem),
+                 "); split the batch");
+}
+
+// A workspace from the caching allocator, on the current stream (the one the call launches
+// on, so the block is reused only after the call's work on that stream).
+std::shared_ptr<void> workspace(size_t bytes, int device) {
+  if (bytes == 0) return nullptr;
+  return CachingAllocator::allocate_shared(bytes, device);
+}
+
+}  // namespace
+
+Tensor conv2d_forward(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                      const Conv2dParams& params, const CudnnConvOptions& options) {
+  const ConvProblem problem = make_problem(input, weight, params, options);
+  check_cudnn_sizes(problem);
+  DeviceGuard device_guard(problem.device);  // handle, descriptors and workspace of this device
+  const Tensor x = cudnn_ready(input, problem.layout), w = cudnn_ready(weight, problem.layout);
+  Tensor y = empty(problem.output_sizes, input.options(), problem.layout);
+
+  cudnnHandle_t handle = cudnn_handle(problem.device);
+  ConvDescriptors d(problem);
+  const AlgoChoice choice = choose_algorithm<ForwardPass>(handle, d, problem);
+  const std::shared_ptr<void> space = workspace(choice.workspace_bytes, problem.device);
+  const ScalingFactor one(1, problem.dtype), zero(0, problem.dtype);
+  MINIDL_CUDNN_CHECK(cudnnConvolutionForward(
+      handle, one.get(), d.input.get(), x.data_ptr(), d.weight.get(), w.data_ptr(), d.conv.get(),
+      static_cast<cudnnConvolutionFwdAlgo_t>(choice.algo), space.get(), choice.workspace_bytes,
+      zero.get(), d.output.get(), y.data_ptr()));
+  if (bias.defined()) {
+    // y += bias, broadcast over [N, ., H_out, W_out]
+    const Tensor b = cudnn_ready(bias, MemoryFormat::Contiguous);
+    const TensorDescriptor bias_descriptor({1, bias.size(0), 1, 1}, problem.dtype,
+                                           MemoryFormat::Contiguous);
+    MINIDL_CUDNN_CHECK(cudnnAddTensor(handle, one.get(), bias_descriptor.get(), b.data_ptr(),
+                                      one.get(), d.output.get(), y.data_ptr()));
+  }
+  return y;
+}
+
+Conv2dGrads conv2d_backward(const Tensor& grad_output, const Tensor& input, const Tensor& weight,
+                            const Conv2dParams& params, Conv2dGradRequest request,
+                            const CudnnConvOptions& options) {
+  const ConvProblem problem = make_problem(input, weight, params, options);
+  check_cudnn_sizes(problem);
+  DeviceGuard device_guard(problem.device);
+  const Tensor dy = cudnn_ready(grad_output, problem.layout);
+
+  cudnnHandle_t handle = cudnn_handle(problem.device);
+  ConvDescriptors d(problem);
+  const ScalingFactor one(1, problem.dtype), zero(0, problem.dtype);
+  Conv2dGrads grads;
+  if (request.input) {
+    const Tensor w = cudnn_ready(weight, problem.layout);
+    Tensor dx = empty(problem.input_sizes, input.options(), problem.layout);
+    const AlgoChoice choice = choose_algorithm<BackwardDataPass>(handle, d, problem);
+    const std::shared_ptr<void> space = workspace(choice.workspace_bytes, problem.device);
+    MINIDL_CUDNN_CHECK(cudnnConvolutionBackwardData(
+        handle, one.get(), d.weight.get(), w.data_ptr(), d.output.get(), dy.data_ptr(),
+        d.conv.get(), static_cast<cudnnConvolutionBwdDataAlgo_t>(choice.algo), space.get(),
+        choice.workspace_bytes, zero.get(), d.input.get(), dx.data_ptr()));
+    grads.input = dx;
+  }
+  if (request.weight) {
+    const Tensor x = cudnn_ready(input, problem.layout);
+    Tensor dw = empty(problem.weight_sizes, weight.options(), problem.layout);
+    const AlgoChoice choice = choose_algorithm<BackwardFilterPass>(handle, d, problem);
+    const std::shared_ptr<void> space = workspace(choice.workspace_bytes, problem.device);
+    MINIDL_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
+        handle, one.get(), d.input.get(), x.data_ptr(), d.output.get(), dy.data_ptr(),
+        d.conv.get(), static_cast<cudnnConvolutionBwdFilterAlgo_t>(choice.algo), space.get(),
+        choice.workspace_bytes, zero.get(), d.weight.get(), dw.data_ptr()));
+    // The gradient takes the weight's own layout, so an optimizer reads both the same way.
+    grads.weight = dw.contiguous(weight.suggest_memory_format());
+  }
+  if (request.bias) {
+    const int64_t out_channels = problem.weight_sizes[0];
+    Tensor db = empty({out_channels}, input.options());
+    const TensorDescriptor bias_descriptor({1, out_channels, 1, 1}, problem.dtype,
+                                           MemoryFormat::Contiguous);
+    MINIDL_CUDNN_CHECK(cudnnConvolutionBackwardBias(handle, one.get(), d.output.get(),
+                                                    dy.data_ptr(), zero.get(),
+                                                    bias_descriptor.get(), db.data_ptr()));
+    grads.bias = db;
+  }
+  return grads;
+}
+
+}  // namespace minidl::cuda
+
+#endif  // MINIDL_WITH_CUDA

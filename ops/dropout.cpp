@@ -1,0 +1,53 @@
+// Dropout: validation, the generator reservation, dispatch to ops/cpu/dropout.cpp or
+// ops/cuda/dropout.cu, and backward. Backward applies the same kernel to the gradient with the
+// forward's generator state, which reproduces the mask (Note [Dropout masks are recomputed,
+// not stored] in ops/dropout_math.h): grad_input = grad * mask / (1 - p).
+#include "ops/dropout.h"
+
+#include <cmath>
+
+#include "core/autograd/function.h"
+#include "core/cuda/build.h"
+#include "core/generator.h"
+#include "ops/cpu/dropout.h"
+#include "ops/cuda/dropout.h"
+#include "ops/elementwise.h"
+
+namespace minidl {
+
+namespace {
+
+// out = mask(start) * input / (1 - p), for a contiguous input.
+Tensor masked(const Tensor& input, double p, GeneratorState start) {
+  Tensor out = empty(input.sizes(), input.options());
+  if (input.numel() == 0) return out;
+  if (input.is_cpu()) {
+    cpu::dropout_kernel(out, input, p, start);
+  } else if constexpr (cuda::kBuilt) {
+    cuda::dropout_kernel(out, input, p, start);
+  }
+  return out;
+}
+
+}  // namespace
+
+Tensor dropout(const Tensor& input, double p, bool training) {
+  MINIDL_CHECK(p >= 0.0 && p <= 1.0, "dropout: expected a probability p in [0, 1], got ", p);
+  MINIDL_CHECK(input.is_floating_point(), "dropout: expected a floating-point input (float32, ",
+               "float64, float16 or bfloat16), got ", input.dtype());
+  if (!training || p == 0.0) return input;
+  if (p == 1.0) return mul(input, 0.0);  // 1 / (1 - p) would be infinite
+  Tensor x;
+  {
+    NoGradGuard no_grad;
+    x = input.contiguous();  // element i is then row-major element i
+  }
+  const GeneratorState start = default_generator().reserve(static_cast<uint64_t>(x.numel()));
+  Tensor out = masked(x, p, start);
+  autograd::record(out, "DropoutBackward", {input}, [p, start](const Tensor& grad) {
+    return std::vector<Tensor>{masked(grad.contiguous(), p, start)};
+  });
+  return out;
+}
+
+}  // namespace minidl

@@ -1,0 +1,254 @@
+// Batch normalisation: validation, dtype and layout staging, dispatch to ops/cpu/norm.cpp or
+// ops/cuda/norm.cu, and backward. The math is in ops/norm_math.h.
+//
+// The kernels see one accumulation dtype (Acc: float32, or float64 for float64 input) for
+// every per-channel tensor. Parameters of another dtype (float16 weights under a float16 input)
+// are converted on the way in, and their gradients converted back; running statistics that had
+// to be converted (or were not contiguous) are updated in a staging copy and written back.
+#include "ops/norm.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/autograd/function.h"
+#include "core/cuda/build.h"
+#include "ops/cpu/norm.h"
+#include "ops/cuda/norm.h"
+#include "ops/elementwise.h"
+
+namespace minidl {
+
+namespace {
+
+constexpr const char* kOp = "batch_norm";
+
+DType acc_dtype(DType dtype) { return dtype == kFloat64 ? kFloat64 : kFloat32; }
+
+bool is_16_bit(DType dtype) { return dtype == kFloat16 || dtype == kBFloat16; }
+
+// A per-channel tensor (weight, bias, running statistic): [C], on the input's device, of the
+// input's dtype or (for 16-bit input) float32.
+void check_per_channel(const Tensor& t, const char* name, const Tensor& input) {
+  if (!t.defined()) return;
+  const int64_t channels = input.size(1);
+  MINIDL_CHECK(t.dim() == 1 && t.size(0) == channels, kOp, ": expected ", name, " of shape [",
+               channels, "] (one value per channel of the input of shape ", input.sizes(),
+               "), got shape ", t.sizes());
+  MINIDL_CHECK(t.device() == input.device(), kOp, ": expected ", name, " on ", input.device(),
+               " like the input, got ", name, " on ", t.device());
+  if (is_16_bit(input.dtype())) {
+    MINIDL_CHECK(t.dtype() == input.dtype() || t.dtype() == kFloat32, kOp, ": expected ", name,
+                 " of dtype ", input.dtype(), " or float32 (the input is ", input.dtype(),
+                 "), got ", t.dtype());
+  } else {
+    MINIDL_CHECK(t.dtype() == input.dtype(), kOp, ": expected ", name, " of dtype ",
+                 input.dtype(), " like the input, got ", t.dtype());
+  }
+}
+
+void check_arguments(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                     const Tensor& weight, const Tensor& bias, bool training, double momentum,
+                     double eps) {
+  MINIDL_CHECK(input.dim() >= 2 && input.dim() <= 4, kOp, ": expected an input of shape [N, C], ",
+               "[N, C, L] or [N, C, H, W], got shape ", input.sizes());
+  MINIDL_CHECK(input.is_floating_point(), kOp, ": expected a floating-point input (float32, ",
+               "float64, float16 or bfloat16), got ", input.dtype());
+  check_per_channel(running_mean, "running_mean", input);
+  check_per_channel(running_var, "running_var", input);
+  check_per_channel(weight, "weight", input);
+  check_per_channel(bias, "bias", input);
+  MINIDL_CHECK(running_mean.defined() == running_var.defined(), kOp, ": expected running_mean ",
+               "and running_var both defined or both undefined, got only ",
+               running_mean.defined() ? "running_mean" : "running_var");
+  MINIDL_CHECK(training || running_mean.defined(), kOp, ": evaluation (training = false) ",
+               "normalises with running_mean and running_var, but they are undefined");
+  MINIDL_CHECK(std::isfinite(momentum) && momentum >= 0.0 && momentum <= 1.0, kOp,
+               ": expected momentum in [0, 1], got ", momentum);
+  MINIDL_CHECK(std::isfinite(eps) && eps >= 0.0, kOp, ": expected eps >= 0, got ", eps);
+  if (training) {
+    const int64_t per_channel = input.numel() / std::max<int64_t>(input.size(1), 1);
+    MINIDL_CHECK(per_channel > 1 || input.size(1) == 0, kOp, ": expected more than 1 value per ",
+                 "channel when training, got input of shape ", input.sizes());
+  }
+  for (const Tensor* running : {&running_mean, &running_var})
+    if (running->defined()) autograd::check_inplace(*running, kOp);
+}
+
+// The [N, C, S] view of `x`, dense in `format` (see norm::ChannelLayout).
+norm::ChannelLayout layout_of(const Tensor& x, MemoryFormat format) {
+  const int64_t batch = x.size(0), channels = x.size(1);
+  int64_t spatial = 1;
+  for (int64_t d = 2; d < x.dim(); ++d) spatial *= x.size(d);
+  if (format == MemoryFormat::ChannelsLast)
+    return {batch, channels, spatial, spatial * channels, 1, channels};
+  return {batch, channels, spatial, channels * spatial, spatial, 1};
+}
+
+// `t` as the kernels want it: contiguous, of dtype `acc` (undefined stays undefined).
+Tensor as_acc(const Tensor& t, DType acc) {
+  if (!t.defined()) return t;
+  NoGradGuard no_grad;
+  return t.to(acc).contiguous();
+}
+
+// A running statistic the kernels update in place: the user's tensor itself when it is
+// contiguous and of the accumulation dtype, else a staging copy written back by commit().
+class RunningStatistic {
+ public:
+  RunningStatistic(const Tensor& user, DType acc) : user_(user), work_(as_acc(user, acc)) {}
+  const Tensor& get() const { return work_; }
+  void commit() {
+    if (!user_.defined()) return;
+    if (work_.is_same(user_)) {
+      user_.bump_version();
+    } else {
+      NoGradGuard no_grad;
+      user_.copy_(work_);
+    }
+  }
+
+ private:
+  Tensor user_;
+  Tensor work_;
+};
+
+struct ChannelStatistics {
+  Tensor mean;    // [C], Acc
+  Tensor invstd;  // [C], Acc
+};
+
+ChannelStatistics batch_statistics(const Tensor& x, const norm::ChannelLayout& layout,
+                            const Tensor& running_mean, const Tensor& running_var,
+                            double momentum, double eps) {
+  const DType acc = acc_dtype(x.dtype());
+  const TensorOptions acc_options = TensorOptions(acc).device(x.device());
+  ChannelStatistics stats{empty({layout.channels}, acc_options), empty({layout.channels}, acc_options)};
+  RunningStatistic staged_mean(running_mean, acc), staged_var(running_var, acc);
+  if (layout.numel() > 0) {
+    if (x.is_cpu()) {
+      cpu::batch_norm_statistics_kernel(stats.mean, stats.invstd, staged_mean.get(),
+                                        staged_var.get(), x, layout, momentum, eps);
+    } else if constexpr (cuda::kBuilt) {
+      cuda::batch_norm_statistics_kernel(stats.mean, stats.invstd, staged_mean.get(),
+                                         staged_var.get(), x, layout, momentum, eps);
+    }
+    staged_mean.commit();
+    staged_var.commit();
+  }
+  return stats;
+}
+
+// Copies of the running statistics as mean and invstd (copies, so a later training step that
+// updates the running statistics in place does not change what this step's backward uses).
+ChannelStatistics running_statistics(const Tensor& running_mean, const Tensor& running_var, DType acc,
+                              double eps) {
+  NoGradGuard no_grad;
+  return {running_mean.to(acc).clone(), 1.0 / (running_var.to(acc) + eps).sqrt()};
+}
+
+void apply(const Tensor& out, const Tensor& x, const ChannelStatistics& stats, const Tensor& weight,
+           const Tensor& bias, const norm::ChannelLayout& layout) {
+  if (layout.numel() == 0) return;
+  if (x.is_cpu()) {
+    cpu::batch_norm_apply_kernel(out, x, stats.mean, stats.invstd, weight, bias, layout);
+  } else if constexpr (cuda::kBuilt) {
+    cuda::batch_norm_apply_kernel(out, x, stats.mean, stats.invstd, weight, bias, layout);
+  }
+}
+
+// What backward keeps, and which gradients it owes.
+struct BackwardState {
+  autograd::SavedTensor input;   // dense in `format`
+  autograd::SavedTensor weight;  // Acc, contiguous; undefined without affine weight
+  ChannelStatistics stats;
+  norm::ChannelLayout layout;
+  MemoryFormat format;
+  norm::Statistics statistics;
+  DType weight_dtype, bias_dtype;
+  bool input_needs_grad, weight_needs_grad, bias_needs_grad;
+};
+
+std::vector<Tensor> batch_norm_backward(const BackwardState& state, const Tensor& grad) {
+  const Tensor& x = state.input.get();
+  const Tensor weight = state.weight.defined() ? state.weight.get() : Tensor();
+  const norm::ChannelLayout& layout = state.layout;
+  const TensorOptions acc_options = TensorOptions(acc_dtype(x.dtype())).device(x.device());
+  Tensor dy = grad.contiguous(state.format);
+  // The per-channel sums feed grad_weight, grad_bias, and grad_input under batch statistics.
+  Tensor sum_dy, sum_dy_xmu;
+  const bool batch = state.statistics == norm::Statistics::Batch;
+  if (state.weight_needs_grad || state.bias_needs_grad || (batch && state.input_needs_grad)) {
+    sum_dy = zeros({layout.channels}, acc_options);
+    sum_dy_xmu = zeros({layout.channels}, acc_options);
+    if (layout.numel() > 0) {
+      if (x.is_cpu()) {
+        cpu::batch_norm_backward_reduce_kernel(sum_dy, sum_dy_xmu, dy, x, state.stats.mean, layout);
+      } else if constexpr (cuda::kBuilt) {
+        cuda::batch_norm_backward_reduce_kernel(sum_dy, sum_dy_xmu, dy, x, state.stats.mean,
+                                                layout);
+      }
+    }
+  }
+  Tensor grad_input;
+  if (state.input_needs_grad) {
+    grad_input = empty(x.sizes(), x.options(), state.format);
+    if (layout.numel() > 0) {
+      if (x.is_cpu()) {
+        cpu::batch_norm_backward_input_kernel(grad_input, dy, x, state.stats.mean,
+                                              state.stats.invstd, weight, sum_dy, sum_dy_xmu,
+                                              layout, state.statistics);
+      } else if constexpr (cuda::kBuilt) {
+        cuda::batch_norm_backward_input_kernel(grad_input, dy, x, state.stats.mean,
+                                               state.stats.invstd, weight, sum_dy, sum_dy_xmu,
+                                               layout, state.statistics);
+      }
+    }
+  }
+  Tensor grad_weight, grad_bias;
+  if (state.weight_needs_grad) grad_weight = (sum_dy_xmu * state.stats.invstd).to(state.weight_dtype);
+  if (state.bias_needs_grad) grad_bias = sum_dy.to(state.bias_dtype);
+  return {grad_input, grad_weight, grad_bias};
+}
+
+}  // namespace
+
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight, const Tensor& bias, bool training, double momentum,
+                  double eps) {
+  check_arguments(input, running_mean, running_var, weight, bias, training, momentum, eps);
+  const DType acc = acc_dtype(input.dtype());
+  const MemoryFormat format =
+      input.dim() == 4 ? input.suggest_memory_format() : MemoryFormat::Contiguous;
+  Tensor x;
+  {
+    NoGradGuard no_grad;
+    x = input.contiguous(format);
+  }
+  const Tensor weight_acc = as_acc(weight, acc), bias_acc = as_acc(bias, acc);
+  const norm::ChannelLayout layout = layout_of(x, format);
+  const ChannelStatistics stats = training
+                               ? batch_statistics(x, layout, running_mean, running_var, momentum, eps)
+                               : running_statistics(running_mean, running_var, acc, eps);
+  Tensor out = empty(x.sizes(), x.options(), format);
+  apply(out, x, stats, weight_acc, bias_acc, layout);
+
+  if (autograd::needs_grad({input, weight, bias})) {
+    BackwardState state{
+        autograd::SavedTensor(x, kOp),
+        weight_acc.defined() ? autograd::SavedTensor(weight_acc, kOp) : autograd::SavedTensor(),
+        stats,
+        layout,
+        format,
+        training ? norm::Statistics::Batch : norm::Statistics::Running,
+        weight.defined() ? weight.dtype() : acc,
+        bias.defined() ? bias.dtype() : acc,
+        input.requires_grad(),
+        weight.defined() && weight.requires_grad(),
+        bias.defined() && bias.requires_grad()};
+    autograd::record(out, "BatchNormBackward", {input, weight, bias},
+                     [state](const Tensor& grad) { return batch_norm_backward(state, grad); });
+  }
+  return out;
+}
+
+}  // namespace minidl

@@ -1,0 +1,26 @@
+#pragma once
+// Normalisation layers' functional forms, as torch.nn.functional.
+#include "core/tensor.h"
+
+namespace minidl {
+
+// Batch normalisation over dim 1 (channels) of a floating-point [N, C], [N, C, L] or
+// [N, C, H, W] input: y = (x - mean) / sqrt(var + eps) * weight + bias, per channel.
+// - training: mean and the biased variance of this batch normalise it; running_mean and
+//   running_var, when defined, are updated in place:
+//     running_mean = (1 - momentum) * running_mean + momentum * mean
+//     running_var  = (1 - momentum) * running_var  + momentum * unbiased variance
+//   Needs more than one value per channel (N * H * W > 1).
+// - evaluation: running_mean and running_var (required) normalise the batch.
+// running_mean, running_var, weight and bias are [C] tensors on the input's device, of the
+// input's dtype or, for float16/bfloat16 input, float32 (mixed precision keeps parameters in
+// float32). weight and bias may be undefined (no affine transform); so may both running
+// statistics in training (not tracked). Statistics are computed in float32 (float64 for float64
+// input). The output keeps the input's memory format (channels-last stays channels-last).
+// Differentiable with respect to input, weight and bias; backward keeps the input, the batch
+// mean and 1 / sqrt(var + eps).
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight, const Tensor& bias, bool training, double momentum = 0.1,
+                  double eps = 1e-5);
+
+}  // namespace minidl
