@@ -27,6 +27,7 @@
 
 // ---- ops ----
 #include "ops/broadcast.h"
+#include "ops/conv.h"
 #include "ops/dropout.h"
 #include "ops/elementwise.h"
 #include "ops/linalg.h"
@@ -37,4 +38,10 @@
 #include "ops/reduce.h"
 #include "ops/shape.h"
 
-// nn, optim, data, distributed and models add their umbrella headers here as they land.
+// ---- nn ----
+#include "nn/nn.h"
+
+// ---- models ----
+#include "models/models.h"
+
+// optim, data and distributed add their umbrella headers here as they land.

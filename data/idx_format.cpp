@@ -1,6 +1,7 @@
 #include "data/idx_format.h"
 
 #include <limits>
+#include <string>
 
 #include "core/error.h"
 

@@ -43,6 +43,14 @@ Tensor avg_pool2d(const Tensor& input, const AvgPool2dFuncOptions& options) {
                             options.count_include_pad());
 }
 
+Tensor max_pool2d(const Tensor& input, Size2 kernel_size) {
+  return max_pool2d(input, MaxPool2dFuncOptions(kernel_size));
+}
+
+Tensor avg_pool2d(const Tensor& input, Size2 kernel_size) {
+  return avg_pool2d(input, AvgPool2dFuncOptions(kernel_size));
+}
+
 Tensor adaptive_avg_pool2d(const Tensor& input, Size2 output_size) {
   return minidl::adaptive_avg_pool2d(input, output_size);
 }

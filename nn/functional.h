@@ -32,6 +32,9 @@ Tensor log_softmax(const Tensor& x, int64_t dim);
 
 Tensor max_pool2d(const Tensor& input, const MaxPool2dFuncOptions& options);
 Tensor avg_pool2d(const Tensor& input, const AvgPool2dFuncOptions& options);
+// Non-overlapping windows (stride = kernel_size, no padding): F::max_pool2d(x, 2).
+Tensor max_pool2d(const Tensor& input, Size2 kernel_size);
+Tensor avg_pool2d(const Tensor& input, Size2 kernel_size);
 Tensor adaptive_avg_pool2d(const Tensor& input, Size2 output_size);
 
 Tensor flatten(const Tensor& x, int64_t start_dim = 1, int64_t end_dim = -1);

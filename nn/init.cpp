@@ -1,6 +1,7 @@
 #include "nn/init.h"
 
 #include <cmath>
+#include <utility>
 
 #include "core/autograd/grad_mode.h"
 #include "ops/random.h"
@@ -13,13 +14,8 @@ void check_defined(const Tensor& tensor, const char* op) {
   MINIDL_CHECK(tensor.defined(), "nn::init::", op, ": the tensor is undefined");
 }
 
-int64_t fan_for(const Tensor& tensor, FanMode mode, const char* op) {
-  check_defined(tensor, op);
-  const Fans fans = calculate_fan_in_and_fan_out(tensor);
-  const int64_t fan = mode == FanMode::FanIn ? fans.fan_in : fans.fan_out;
-  MINIDL_CHECK(fan > 0, "nn::init::", op, ": cannot initialise a tensor with zero elements ",
-               "(shape ", tensor.sizes(), ")");
-  return fan;
+double chosen_fan(const Fans& fans, FanMode mode) {
+  return static_cast<double>(mode == FanMode::FanIn ? fans.fan_in : fans.fan_out);
 }
 
 }  // namespace
@@ -84,8 +80,7 @@ Tensor ones_(Tensor tensor) { return constant_(std::move(tensor), 1.0); }
 Tensor xavier_uniform_(Tensor tensor, double gain) {
   check_defined(tensor, "xavier_uniform_");
   const Fans fans = calculate_fan_in_and_fan_out(tensor);
-  MINIDL_CHECK(fans.fan_in + fans.fan_out > 0, "nn::init::xavier_uniform_: cannot initialise ",
-               "a tensor with zero elements (shape ", tensor.sizes(), ")");
+  if (tensor.numel() == 0) return tensor;  // nothing to fill, as PyTorch
   const double std = gain * std::sqrt(2.0 / static_cast<double>(fans.fan_in + fans.fan_out));
   const double bound = std::sqrt(3.0) * std;
   return uniform_(std::move(tensor), -bound, bound);
@@ -94,22 +89,25 @@ Tensor xavier_uniform_(Tensor tensor, double gain) {
 Tensor xavier_normal_(Tensor tensor, double gain) {
   check_defined(tensor, "xavier_normal_");
   const Fans fans = calculate_fan_in_and_fan_out(tensor);
-  MINIDL_CHECK(fans.fan_in + fans.fan_out > 0, "nn::init::xavier_normal_: cannot initialise ",
-               "a tensor with zero elements (shape ", tensor.sizes(), ")");
+  if (tensor.numel() == 0) return tensor;  // nothing to fill, as PyTorch
   const double std = gain * std::sqrt(2.0 / static_cast<double>(fans.fan_in + fans.fan_out));
   return normal_(std::move(tensor), 0.0, std);
 }
 
 Tensor kaiming_uniform_(Tensor tensor, double a, FanMode mode, Nonlinearity nonlinearity) {
-  const int64_t fan = fan_for(tensor, mode, "kaiming_uniform_");
-  const double std = calculate_gain(nonlinearity, a) / std::sqrt(static_cast<double>(fan));
+  check_defined(tensor, "kaiming_uniform_");
+  const Fans fans = calculate_fan_in_and_fan_out(tensor);
+  if (tensor.numel() == 0) return tensor;  // nothing to fill, as PyTorch
+  const double std = calculate_gain(nonlinearity, a) / std::sqrt(chosen_fan(fans, mode));
   const double bound = std::sqrt(3.0) * std;
   return uniform_(std::move(tensor), -bound, bound);
 }
 
 Tensor kaiming_normal_(Tensor tensor, double a, FanMode mode, Nonlinearity nonlinearity) {
-  const int64_t fan = fan_for(tensor, mode, "kaiming_normal_");
-  const double std = calculate_gain(nonlinearity, a) / std::sqrt(static_cast<double>(fan));
+  check_defined(tensor, "kaiming_normal_");
+  const Fans fans = calculate_fan_in_and_fan_out(tensor);
+  if (tensor.numel() == 0) return tensor;  // nothing to fill, as PyTorch
+  const double std = calculate_gain(nonlinearity, a) / std::sqrt(chosen_fan(fans, mode));
   return normal_(std::move(tensor), 0.0, std);
 }
 

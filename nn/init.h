@@ -4,7 +4,8 @@
 // from the global Philox generator (minidl::manual_seed), through ops/random.h.
 //
 // Fans follow PyTorch: for a weight of shape [out, in, k...], fan_in = in * prod(k) and
-// fan_out = out * prod(k) (a Linear weight [out, in] has no k).
+// fan_out = out * prod(k) (a Linear weight [out, in] has no k). Fans need at least 2 dims; a
+// tensor without elements is left as it is, as PyTorch does.
 #include <cstdint>
 
 #include "core/tensor.h"

@@ -57,6 +57,12 @@ class ModuleHolder {
     return get()->forward(std::forward<Args>(args)...);
   }
 
+  // Indexes the module: sequential[0] is (*sequential)[0].
+  template <class Index>
+  decltype(auto) operator[](Index&& index) const {
+    return (*get())[std::forward<Index>(index)];
+  }
+
  private:
   std::shared_ptr<Contained> impl_;
 };

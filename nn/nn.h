@@ -24,6 +24,7 @@
 #include "nn/options/batchnorm.h"
 #include "nn/options/conv.h"
 #include "nn/options/dropout.h"
+#include "nn/options/flatten.h"
 #include "nn/options/linear.h"
 #include "nn/options/loss.h"
 #include "nn/options/pooling.h"

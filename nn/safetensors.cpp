@@ -137,8 +137,8 @@ TensorRecord parse_tensor_record(const std::string& name, const Json& entry, uin
   }
   uint64_t expected_bytes = 0;
   SAFETENSORS_READ_CHECK(!__builtin_mul_overflow(numel, element_size(record.dtype), &expected_bytes),
-                         "tensor '", name, "': shape ", shape.dump(), " of ", entry["dtype"].dump(),
-                         " has more bytes than fit in 64 bits");
+                         "tensor '", name, "': shape ", shape.dump(), " of ",
+                         safetensors_dtype_name(record.dtype), " has more bytes than fit in 64 bits");
 
   const Json& offsets = entry["data_offsets"];
   SAFETENSORS_READ_CHECK(offsets.is_array() && offsets.size() == 2, "tensor '", name,
@@ -154,7 +154,7 @@ TensorRecord parse_tensor_record(const std::string& name, const Json& entry, uin
   SAFETENSORS_READ_CHECK(record.end - record.begin == expected_bytes, "tensor '", name,
                          "': data_offsets [", record.begin, ", ", record.end, "] span ",
                          record.end - record.begin, " bytes, expected ", expected_bytes,
-                         " for shape ", shape.dump(), " of ", entry["dtype"].dump());
+                         " for shape ", shape.dump(), " of ", safetensors_dtype_name(record.dtype));
   return record;
 }
 

@@ -41,8 +41,8 @@ void check_per_channel(const Tensor& t, const char* name, const Tensor& input) {
                  " of dtype ", input.dtype(), " or float32 (the input is ", input.dtype(),
                  "), got ", t.dtype());
   } else {
-    MINIDL_CHECK(t.dtype() == input.dtype(), kOp, ": expected ", name, " of dtype ",
-                 input.dtype(), " like the input, got ", t.dtype());
+    MINIDL_CHECK(t.dtype() == input.dtype(), kOp, ": expected ", name, " of dtype ", input.dtype(),
+                 " like the input, got ", t.dtype());
   }
 }
 
@@ -118,11 +118,12 @@ struct ChannelStatistics {
 };
 
 ChannelStatistics batch_statistics(const Tensor& x, const norm::ChannelLayout& layout,
-                            const Tensor& running_mean, const Tensor& running_var,
-                            double momentum, double eps) {
+                                   const Tensor& running_mean, const Tensor& running_var,
+                                   double momentum, double eps) {
   const DType acc = acc_dtype(x.dtype());
   const TensorOptions acc_options = TensorOptions(acc).device(x.device());
-  ChannelStatistics stats{empty({layout.channels}, acc_options), empty({layout.channels}, acc_options)};
+  ChannelStatistics stats{empty({layout.channels}, acc_options),
+                          empty({layout.channels}, acc_options)};
   RunningStatistic staged_mean(running_mean, acc), staged_var(running_var, acc);
   if (layout.numel() > 0) {
     if (x.is_cpu()) {
@@ -140,8 +141,8 @@ ChannelStatistics batch_statistics(const Tensor& x, const norm::ChannelLayout& l
 
 // Copies of the running statistics as mean and invstd (copies, so a later training step that
 // updates the running statistics in place does not change what this step's backward uses).
-ChannelStatistics running_statistics(const Tensor& running_mean, const Tensor& running_var, DType acc,
-                              double eps) {
+ChannelStatistics running_statistics(const Tensor& running_mean, const Tensor& running_var,
+                                     DType acc, double eps) {
   NoGradGuard no_grad;
   return {running_mean.to(acc).clone(), 1.0 / (running_var.to(acc) + eps).sqrt()};
 }
@@ -205,7 +206,8 @@ std::vector<Tensor> batch_norm_backward(const BackwardState& state, const Tensor
     }
   }
   Tensor grad_weight, grad_bias;
-  if (state.weight_needs_grad) grad_weight = (sum_dy_xmu * state.stats.invstd).to(state.weight_dtype);
+  if (state.weight_needs_grad)
+    grad_weight = (sum_dy_xmu * state.stats.invstd).to(state.weight_dtype);
   if (state.bias_needs_grad) grad_bias = sum_dy.to(state.bias_dtype);
   return {grad_input, grad_weight, grad_bias};
 }
@@ -226,9 +228,9 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   }
   const Tensor weight_acc = as_acc(weight, acc), bias_acc = as_acc(bias, acc);
   const norm::ChannelLayout layout = layout_of(x, format);
-  const ChannelStatistics stats = training
-                               ? batch_statistics(x, layout, running_mean, running_var, momentum, eps)
-                               : running_statistics(running_mean, running_var, acc, eps);
+  const ChannelStatistics stats =
+      training ? batch_statistics(x, layout, running_mean, running_var, momentum, eps)
+               : running_statistics(running_mean, running_var, acc, eps);
   Tensor out = empty(x.sizes(), x.options(), format);
   apply(out, x, stats, weight_acc, bias_acc, layout);
 

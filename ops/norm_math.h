@@ -61,8 +61,11 @@ MINIDL_HOST_DEVICE Acc moments_mean(const Moments<Acc>& m) {
 // 1 / sqrt(variance + eps), both correctly rounded on host and device (sqrt in Acc's precision).
 template <class Acc>
 MINIDL_HOST_DEVICE Acc inverse_std(Acc variance, Acc eps) {
-  using std::sqrt;
-  return Acc(1) / sqrt(variance + eps);
+#if defined(__CUDA_ARCH__)
+  return Acc(1) / ::sqrt(variance + eps);  // CUDA's float and double overloads
+#else
+  return Acc(1) / std::sqrt(variance + eps);
+#endif
 }
 
 // running <- (1 - momentum) * running + momentum * batch, as PyTorch.

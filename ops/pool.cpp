@@ -56,7 +56,8 @@ pool::Window2d fixed_window(const Tensor& input, Size2 kernel, std::optional<Siz
                input.sizes(), " with padding ", size2_str(padding), ")");
   const int64_t out_h = (padded.h - kernel.h) / stride.h + 1;
   const int64_t out_w = (padded.w - kernel.w) / stride.w + 1;
-  return {{in_h, out_h, kernel.h, stride.h, padding.h}, {in_w, out_w, kernel.w, stride.w, padding.w}};
+  return {{in_h, out_h, kernel.h, stride.h, padding.h},
+          {in_w, out_w, kernel.w, stride.w, padding.w}};
 }
 
 Shape pooled_sizes(const Tensor& input4, int64_t out_h, int64_t out_w) {

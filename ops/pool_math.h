@@ -107,8 +107,8 @@ MINIDL_HOST_DEVICE MaxAndIndex<Acc> max_pool_element(const T* in, const Strides4
 }
 
 // What an average over output (oh, ow)'s window divides by.
-MINIDL_HOST_DEVICE int64_t avg_pool_divisor(const Window2d& g, bool count_include_pad,
-                                            int64_t oh, int64_t ow) {
+MINIDL_HOST_DEVICE int64_t avg_pool_divisor(const Window2d& g, bool count_include_pad, int64_t oh,
+                                            int64_t ow) {
   if (count_include_pad) return g.h.padded_extent(oh) * g.w.padded_extent(ow);
   return (g.h.end(oh) - g.h.begin(oh)) * (g.w.end(ow) - g.w.begin(ow));
 }

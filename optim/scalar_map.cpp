@@ -62,6 +62,16 @@ bool ScalarMapReader::boolean(const std::string& key) {
   return value == 1;
 }
 
+ScalarMap ScalarMapReader::take_prefixed(const std::string& prefix) {
+  ScalarMap nested;
+  for (auto it = scalars_.lower_bound(prefix); it != scalars_.end() && it->first.starts_with(prefix);
+       ++it) {
+    nested.emplace(it->first.substr(prefix.size()), it->second);
+    consumed_.insert(it->first);
+  }
+  return nested;
+}
+
 void ScalarMapReader::finish() const {
   std::string unexpected;
   for (const auto& [key, value] : scalars_)

@@ -5,6 +5,12 @@
 MINIDL_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 MINIDL_JOBS=$(nproc)
 
+# ccache (used by CMakeLists.txt when installed): paths under the checkout are hashed relative
+# to it, and the build directory is not hashed, so a fresh clone elsewhere (as CI makes) hits
+# the cache that an earlier clone filled.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-${MINIDL_ROOT}}
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
+
 # ON when the CUDA toolkit is in /usr/local/cuda, else OFF; the environment variable
 # MINIDL_CUDA (AUTO, ON or OFF) overrides. CMAKE_CUDA_ARCHITECTURES defaults to 80;90 in
 # CMakeLists.txt; the environment variable CUDAARCHS overrides it (e.g. CUDAARCHS=native).

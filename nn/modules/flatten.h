@@ -6,7 +6,7 @@
 #include "core/tensor.h"
 #include "nn/module.h"
 #include "nn/module_holder.h"
-#include "nn/options/linear.h"
+#include "nn/options/flatten.h"
 
 namespace minidl::nn {
 

@@ -1,5 +1,5 @@
 #pragma once
-// Options of nn::Linear and nn::Flatten.
+// Options of nn::Linear.
 #include <cstdint>
 
 #include "nn/options/arg.h"
@@ -13,12 +13,6 @@ struct LinearOptions {
   MINIDL_ARG(int64_t, out_features);
   // Whether to learn an additive bias.
   MINIDL_ARG(bool, bias) = true;
-};
-
-// Flattens dims [start_dim, end_dim] into one; the defaults keep the batch dim, as nn.Flatten.
-struct FlattenOptions {
-  MINIDL_ARG(int64_t, start_dim) = 1;
-  MINIDL_ARG(int64_t, end_dim) = -1;
 };
 
 }  // namespace minidl::nn

@@ -86,7 +86,9 @@ int64_t samples_per_chunk(const ConvGeometry& g, size_t element_bytes) {
 }
 
 // parallel_for's grain for items of `work` elements each: about kDefaultGrain per task.
-int64_t grain_for(int64_t work) { return std::max<int64_t>(1, kDefaultGrain / std::max<int64_t>(work, 1)); }
+int64_t grain_for(int64_t work) {
+  return std::max<int64_t>(1, kDefaultGrain / std::max<int64_t>(work, 1));
+}
 
 // The outputs o in [0, out_size) whose tap o * stride + offset lies in [0, in_size): [begin, end).
 struct OutputRange {
@@ -274,8 +276,9 @@ void backward_kernel(const Tensor& grad_output, const Tensor& input, const Tenso
   const int64_t chunk = samples_per_chunk(g, sizeof(T)), plane = g.out_plane();
   const int64_t rows = g.group_rows(), group_out = g.group_out_channels();
   // The input's columns for the weight gradient, then the input gradient's columns.
-  Tensor columns = empty({g.column_rows(), chunk * plane}, grad_output.dtype());  // [C_in*kH*kW, S*P]
-  Tensor grad_results = empty({g.out_channels, chunk * plane}, grad_output.dtype());  // [C_out, S*P]
+  const DType dtype = grad_output.dtype();
+  Tensor columns = empty({g.column_rows(), chunk * plane}, dtype);      // [C_in*kH*kW, S*P]
+  Tensor grad_results = empty({g.out_channels, chunk * plane}, dtype);  // [C_out, S*P]
   T* columns_data = static_cast<T*>(columns.data_ptr());
   T* grad_results_data = static_cast<T*>(grad_results.data_ptr());
   for (int64_t first = 0; first < g.batch; first += chunk) {

@@ -119,8 +119,8 @@ void batch_norm_backward_reduce_kernel(const Tensor& sum_dy, const Tensor& sum_d
         norm::GradSums<Acc> plane = op.identity();
         for (int64_t s = 0; s < layout.spatial; ++s) {
           const int64_t i = layout.at(n, c, s);
-          plane = op.accumulate(plane, static_cast<Acc>(dy[i]), static_cast<Acc>(x[i]),
-                                mean_data[c]);
+          plane =
+              op.accumulate(plane, static_cast<Acc>(dy[i]), static_cast<Acc>(x[i]), mean_data[c]);
         }
         channel = op.combine(channel, plane);
       }
@@ -131,10 +131,9 @@ void batch_norm_backward_reduce_kernel(const Tensor& sum_dy, const Tensor& sum_d
 }
 
 void batch_norm_backward_input_kernel(const Tensor& grad_input, const Tensor& grad_output,
-                                      const Tensor& input, const Tensor& mean,
-                                      const Tensor& invstd, const Tensor& weight,
-                                      const Tensor& sum_dy, const Tensor& sum_dy_xmu,
-                                      const norm::ChannelLayout& layout,
+                                      const Tensor& input, const Tensor& mean, const Tensor& invstd,
+                                      const Tensor& weight, const Tensor& sum_dy,
+                                      const Tensor& sum_dy_xmu, const norm::ChannelLayout& layout,
                                       norm::Statistics statistics) {
   visit_floating(input.dtype(), "batch_norm", [&](auto zero) {
     using T = decltype(zero);
@@ -154,10 +153,9 @@ void batch_norm_backward_input_kernel(const Tensor& grad_input, const Tensor& gr
       const Acc channel_sum_dy_xmu = batch_statistics ? sum_dy_xmu_data[c] : Acc(0);
       for (int64_t s = 0; s < layout.spatial; ++s) {
         const int64_t i = layout.at(n, c, s);
-        dx[i] = static_cast<T>(norm::input_grad(statistics, static_cast<Acc>(dy[i]),
-                                                static_cast<Acc>(x[i]), mean_data[c],
-                                                invstd_data[c], w, channel_sum_dy,
-                                                channel_sum_dy_xmu, layout.count()));
+        dx[i] = static_cast<T>(norm::input_grad(
+            statistics, static_cast<Acc>(dy[i]), static_cast<Acc>(x[i]), mean_data[c],
+            invstd_data[c], w, channel_sum_dy, channel_sum_dy_xmu, layout.count()));
       }
     });
   });

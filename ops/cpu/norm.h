@@ -27,10 +27,9 @@ void batch_norm_backward_reduce_kernel(const Tensor& sum_dy, const Tensor& sum_d
                                        const Tensor& mean, const norm::ChannelLayout& layout);
 // grad_input by norm::input_grad; sum_dy and sum_dy_xmu are read for Statistics::Batch only.
 void batch_norm_backward_input_kernel(const Tensor& grad_input, const Tensor& grad_output,
-                                      const Tensor& input, const Tensor& mean,
-                                      const Tensor& invstd, const Tensor& weight,
-                                      const Tensor& sum_dy, const Tensor& sum_dy_xmu,
-                                      const norm::ChannelLayout& layout,
+                                      const Tensor& input, const Tensor& mean, const Tensor& invstd,
+                                      const Tensor& weight, const Tensor& sum_dy,
+                                      const Tensor& sum_dy_xmu, const norm::ChannelLayout& layout,
                                       norm::Statistics statistics);
 
 }  // namespace minidl::cpu

@@ -106,13 +106,14 @@ void max_pool2d_backward_kernel(const Tensor& grad_input, const Tensor& grad_out
     const int64_t* positions = indices.data_ptr<int64_t>();
     T* result = grad_input.data_ptr<T>();
     const pool::Strides4 grad_strides = strides_of(grad_output),
-                         index_strides = strides_of(indices), result_strides = strides_of(grad_input);
-    for_each_position(grad_input, covering_reads(window),
-                      [&](int64_t n, int64_t c, int64_t ih, int64_t iw) {
-                        result[result_strides.at(n, c, ih, iw)] =
-                            static_cast<T>(pool::max_pool_grad_element<acc_t<T>>(
-                                grad, grad_strides, positions, index_strides, window, n, c, ih, iw));
-                      });
+                         index_strides = strides_of(indices),
+                         result_strides = strides_of(grad_input);
+    for_each_position(
+        grad_input, covering_reads(window), [&](int64_t n, int64_t c, int64_t ih, int64_t iw) {
+          result[result_strides.at(n, c, ih, iw)] =
+              static_cast<T>(pool::max_pool_grad_element<acc_t<T>>(
+                  grad, grad_strides, positions, index_strides, window, n, c, ih, iw));
+        });
   });
 }
 
@@ -141,12 +142,11 @@ void adaptive_avg_pool2d_backward_kernel(const Tensor& grad_input, const Tensor&
     T* result = grad_input.data_ptr<T>();
     const pool::Strides4 grad_strides = strides_of(grad_output),
                          result_strides = strides_of(grad_input);
-    for_each_position(grad_input, covering_reads(window),
-                      [&](int64_t n, int64_t c, int64_t ih, int64_t iw) {
-                        result[result_strides.at(n, c, ih, iw)] =
-                            static_cast<T>(pool::adaptive_avg_grad_element<acc_t<T>>(
-                                grad, grad_strides, window, n, c, ih, iw));
-                      });
+    for_each_position(
+        grad_input, covering_reads(window), [&](int64_t n, int64_t c, int64_t ih, int64_t iw) {
+          result[result_strides.at(n, c, ih, iw)] = static_cast<T>(
+              pool::adaptive_avg_grad_element<acc_t<T>>(grad, grad_strides, window, n, c, ih, iw));
+        });
   });
 }
 

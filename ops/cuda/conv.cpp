@@ -1,10 +1,11 @@
 // CUDA convolution through cuDNN (see ops/cuda/conv.h). Host code only, so a .cpp compiled in
 // every build; without CUDA it defines nothing.
 //
-// cuDNN 9 still ships the cuDNN 7-style convolution API in libcudnn_cnn (cudnnConvolutionForward,
-// ...BackwardData, ...BackwardFilter, ...BackwardBias, cudnnGet*Algorithm_v7, the tensor,
-// filter and convolution descriptors). It is marked deprecated in favour of the graph API but
-// fully supported, and covers conv2d with one call per pass, so minidl uses it.
+// cuDNN 9 still ships the cuDNN 7-style convolution API (cudnnConvolutionForward,
+// ...BackwardData, ...BackwardFilter, cudnnGet*Algorithm_v7 and the tensor, filter and
+// convolution descriptors in libcudnn_cnn and libcudnn_ops). It is marked deprecated in favour
+// of the graph API but still supported, and covers conv2d with one call per pass, so minidl
+// uses it.
 //
 // Note [cuDNN algorithm choice]: each pass (forward, backward data, backward filter) picks its
 // algorithm once per ConvKey (device, dtype, layout, shapes, stride, padding, dilation, groups,
@@ -15,6 +16,12 @@
 // [cuDNN math types]) and whose workspace is at most kMaxWorkspaceBytes is cached with its math
 // type and workspace size. A call then only builds descriptors (host structs), takes the
 // workspace from the caching allocator and launches on the current stream.
+//
+// Note [Convolution bias]: the bias is added by minidl's own broadcast add_ and its gradient is
+// minidl's own sum over (N, H_out, W_out), as PyTorch's cuDNN path does, instead of
+// cudnnAddTensor and cudnnConvolutionBackwardBias: those work on every dtype and layout
+// (including bfloat16, which those cuDNN calls are not documented to take), accumulate 16-bit
+// types in float32, and reduce in a fixed order, so deterministic mode covers them too.
 //
 // Note [cuDNN math types]: float32 runs with CUDNN_FMA_MATH (exact float32, no tensor cores)
 // unless allow_tf32() is on, when CUDNN_DEFAULT_MATH lets Ampere and newer use TF32 tensor
@@ -43,6 +50,8 @@
 #include "core/cuda/check.h"
 #include "core/cuda/cuda.h"
 #include "ops/cuda/cudnn_handle.h"
+#include "ops/elementwise.h"
+#include "ops/reduce.h"
 
 namespace minidl::cuda {
 
@@ -389,13 +398,13 @@ AlgoChoice choose_algorithm(cudnnHandle_t handle, ConvDescriptors& d, const Conv
 
 // ---- tensors as cuDNN reads them ----
 
-// `t` laid out in `layout` (NCHW or NHWC strides for 4-D tensors) and 16-byte aligned; itself
-// when it already is.
+// The 4-D `t` laid out in `layout` (NCHW or NHWC strides) and 16-byte aligned; itself when it
+// already is.
 Tensor cudnn_ready(const Tensor& t, MemoryFormat layout) {
-  Tensor laid_out = t.dim() == 4 ? t.contiguous(layout) : t.contiguous();
+  Tensor laid_out = t.contiguous(layout);
   if (reinterpret_cast<uintptr_t>(laid_out.data_ptr()) % kCudnnAlignmentBytes == 0)
     return laid_out;
-  Tensor aligned = t.dim() == 4 ? empty(t.sizes(), t.options(), layout) : empty_like(laid_out);
+  Tensor aligned = empty(t.sizes(), t.options(), layout);
   return aligned.copy_(laid_out);
 }
 
@@ -433,14 +442,7 @@ Tensor conv2d_forward(const Tensor& input, const Tensor& weight, const Tensor& b
       handle, one.get(), d.input.get(), x.data_ptr(), d.weight.get(), w.data_ptr(), d.conv.get(),
       static_cast<cudnnConvolutionFwdAlgo_t>(choice.algo), space.get(), choice.workspace_bytes,
       zero.get(), d.output.get(), y.data_ptr()));
-  if (bias.defined()) {
-    // y += bias, broadcast over [N, ., H_out, W_out]
-    const Tensor b = cudnn_ready(bias, MemoryFormat::Contiguous);
-    const TensorDescriptor bias_descriptor({1, bias.size(0), 1, 1}, problem.dtype,
-                                           MemoryFormat::Contiguous);
-    MINIDL_CUDNN_CHECK(cudnnAddTensor(handle, one.get(), bias_descriptor.get(), b.data_ptr(),
-                                      one.get(), d.output.get(), y.data_ptr()));
-  }
+  if (bias.defined()) y.add_(bias.view({1, bias.size(0), 1, 1}));  // Note [Convolution bias]
   return y;
 }
 
@@ -479,16 +481,7 @@ Conv2dGrads conv2d_backward(const Tensor& grad_output, const Tensor& input, cons
     // The gradient takes the weight's own layout, so an optimizer reads both the same way.
     grads.weight = dw.contiguous(weight.suggest_memory_format());
   }
-  if (request.bias) {
-    const int64_t out_channels = problem.weight_sizes[0];
-    Tensor db = empty({out_channels}, input.options());
-    const TensorDescriptor bias_descriptor({1, out_channels, 1, 1}, problem.dtype,
-                                           MemoryFormat::Contiguous);
-    MINIDL_CUDNN_CHECK(cudnnConvolutionBackwardBias(handle, one.get(), d.output.get(),
-                                                    dy.data_ptr(), zero.get(),
-                                                    bias_descriptor.get(), db.data_ptr()));
-    grads.bias = db;
-  }
+  if (request.bias) grads.bias = sum(dy, {0, 2, 3});  // Note [Convolution bias]
   return grads;
 }
 

@@ -1,11 +1,10 @@
 #pragma once
-// CUDA launchers of batch_norm (ops/norm.h), defined in ops/cuda/norm.cu, on the current stream
-// of the tensors' device, never synchronising the host. Conventions (shared with ops/cpu/norm.h):
-// - input, output, grad_output and grad_input are dense in `layout` (ops/norm_math.h) and have
-//   the input's dtype; outputs are overwritten.
-// - Per-channel tensors ([C]: mean, invstd, running statistics, weight, bias, gradient sums) are
-//   contiguous and of the accumulation dtype: float32, or float64 for float64 input. weight,
-//   bias and the running statistics may be undefined.
+// CUDA launchers of batch_norm (ops/norm.h), defined in ops/cuda/norm.cu, with the conventions
+// of ops/cpu/norm.h: input, output, grad_output and grad_input dense in `layout`, of the input's
+// dtype, outputs overwritten; per-channel tensors ([C]) contiguous float32 (float64 never
+// reaches the GPU), weight, bias and the running statistics possibly undefined. Each launcher
+// runs on the current stream of the tensors' device, never synchronises the host, and uses no
+// atomics (results repeat exactly).
 #include "core/tensor.h"
 #include "ops/norm_math.h"
 
@@ -28,10 +27,9 @@ void batch_norm_backward_reduce_kernel(const Tensor& sum_dy, const Tensor& sum_d
                                        const Tensor& mean, const norm::ChannelLayout& layout);
 // grad_input by norm::input_grad; sum_dy and sum_dy_xmu are read for Statistics::Batch only.
 void batch_norm_backward_input_kernel(const Tensor& grad_input, const Tensor& grad_output,
-                                      const Tensor& input, const Tensor& mean,
-                                      const Tensor& invstd, const Tensor& weight,
-                                      const Tensor& sum_dy, const Tensor& sum_dy_xmu,
-                                      const norm::ChannelLayout& layout,
+                                      const Tensor& input, const Tensor& mean, const Tensor& invstd,
+                                      const Tensor& weight, const Tensor& sum_dy,
+                                      const Tensor& sum_dy_xmu, const norm::ChannelLayout& layout,
                                       norm::Statistics statistics);
 
 }  // namespace minidl::cuda

@@ -8,6 +8,10 @@
 //   addresses, and read neighbouring addresses when the input has the same layout.
 // - Backward gathers (see ops/pool_math.h): every input element sums the gradients of the
 //   windows holding it. No atomics, so results repeat exactly and need no zeroed buffer.
+//
+// Not yet measured: the architecture routes pooling and batch norm through cuDNN where cuDNN is
+// faster. These kernels were written without a GPU to time them on: compare them with cuDNN
+// before choosing.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -96,8 +100,8 @@ struct AvgPoolForward {
   pool::Window2d window;
   bool count_include_pad;
   __device__ void operator()(int64_t n, int64_t c, int64_t oh, int64_t ow) const {
-    out[out_strides.at(n, c, oh, ow)] = static_cast<T>(pool::avg_pool_element<Acc>(
-        in, in_strides, window, count_include_pad, n, c, oh, ow));
+    out[out_strides.at(n, c, oh, ow)] = static_cast<T>(
+        pool::avg_pool_element<Acc>(in, in_strides, window, count_include_pad, n, c, oh, ow));
   }
 };
 
@@ -109,8 +113,8 @@ struct AdaptiveAvgForward {
   pool::Strides4 out_strides;
   pool::Adaptive2d window;
   __device__ void operator()(int64_t n, int64_t c, int64_t oh, int64_t ow) const {
-    out[out_strides.at(n, c, oh, ow)] = static_cast<T>(
-        pool::adaptive_avg_element<Acc>(in, in_strides, window, n, c, oh, ow));
+    out[out_strides.at(n, c, oh, ow)] =
+        static_cast<T>(pool::adaptive_avg_element<Acc>(in, in_strides, window, n, c, oh, ow));
   }
 };
 
@@ -125,8 +129,8 @@ struct MaxPoolBackward {
   pool::Window2d window;
   __device__ void operator()(int64_t n, int64_t c, int64_t ih, int64_t iw) const {
     grad_input[grad_input_strides.at(n, c, ih, iw)] =
-        static_cast<T>(pool::max_pool_grad_element<Acc>(grad, grad_strides, indices,
-                                                             index_strides, window, n, c, ih, iw));
+        static_cast<T>(pool::max_pool_grad_element<Acc>(grad, grad_strides, indices, index_strides,
+                                                        window, n, c, ih, iw));
   }
 };
 
@@ -139,8 +143,9 @@ struct AvgPoolBackward {
   pool::Window2d window;
   bool count_include_pad;
   __device__ void operator()(int64_t n, int64_t c, int64_t ih, int64_t iw) const {
-    grad_input[grad_input_strides.at(n, c, ih, iw)] = static_cast<T>(pool::avg_pool_grad_element<Acc>(
-        grad, grad_strides, window, count_include_pad, n, c, ih, iw));
+    grad_input[grad_input_strides.at(n, c, ih, iw)] =
+        static_cast<T>(pool::avg_pool_grad_element<Acc>(grad, grad_strides, window,
+                                                        count_include_pad, n, c, ih, iw));
   }
 };
 
@@ -205,10 +210,10 @@ void max_pool2d_kernel(const Tensor& out, const Tensor& indices, const Tensor& i
                        const pool::Window2d& window) {
   visit_device_floating(input.dtype(), "max_pool2d", [&](auto zero) {
     using T = decltype(zero);
-    launch_over_positions(out, MaxPoolForward<T>{input.data_ptr<T>(), strides_of(input),
-                                                 out.data_ptr<T>(), strides_of(out),
-                                                 indices.data_ptr<int64_t>(), strides_of(indices),
-                                                 window});
+    launch_over_positions(
+        out, MaxPoolForward<T>{input.data_ptr<T>(), strides_of(input), out.data_ptr<T>(),
+                               strides_of(out), indices.data_ptr<int64_t>(), strides_of(indices),
+                               window});
   });
 }
 
@@ -216,9 +221,9 @@ void avg_pool2d_kernel(const Tensor& out, const Tensor& input, const pool::Windo
                        bool count_include_pad) {
   visit_device_floating(input.dtype(), "avg_pool2d", [&](auto zero) {
     using T = decltype(zero);
-    launch_over_positions(out, AvgPoolForward<T>{input.data_ptr<T>(), strides_of(input),
-                                                 out.data_ptr<T>(), strides_of(out), window,
-                                                 count_include_pad});
+    launch_over_positions(
+        out, AvgPoolForward<T>{input.data_ptr<T>(), strides_of(input), out.data_ptr<T>(),
+                               strides_of(out), window, count_include_pad});
   });
 }
 
@@ -247,10 +252,9 @@ void avg_pool2d_backward_kernel(const Tensor& grad_input, const Tensor& grad_out
   visit_device_floating(grad_output.dtype(), "avg_pool2d", [&](auto zero) {
     using T = decltype(zero);
     launch_over_positions(
-        grad_input,
-        AvgPoolBackward<T>{grad_output.data_ptr<T>(), strides_of(grad_output),
-                           grad_input.data_ptr<T>(), strides_of(grad_input), window,
-                           count_include_pad});
+        grad_input, AvgPoolBackward<T>{grad_output.data_ptr<T>(), strides_of(grad_output),
+                                       grad_input.data_ptr<T>(), strides_of(grad_input), window,
+                                       count_include_pad});
   });
 }
 
@@ -259,9 +263,9 @@ void adaptive_avg_pool2d_backward_kernel(const Tensor& grad_input, const Tensor&
   visit_device_floating(grad_output.dtype(), "adaptive_avg_pool2d", [&](auto zero) {
     using T = decltype(zero);
     launch_over_positions(
-        grad_input, AdaptiveAvgBackward<T>{grad_output.data_ptr<T>(), strides_of(grad_output),
-                                           grad_input.data_ptr<T>(), strides_of(grad_input),
-                                           window});
+        grad_input,
+        AdaptiveAvgBackward<T>{grad_output.data_ptr<T>(), strides_of(grad_output),
+                               grad_input.data_ptr<T>(), strides_of(grad_input), window});
   });
 }
 

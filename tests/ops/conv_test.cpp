@@ -7,6 +7,8 @@
 
 #include "conv_test_cases.h"
 #include "core/autograd/gradcheck.h"
+#include "core/autograd/node.h"
+#include "ops/elementwise.h"
 #include "test_util.h"
 
 namespace minidl {
@@ -27,14 +29,16 @@ Tensor conv2d_with(const Tensor& input, const Tensor& weight, const Tensor& bias
 
 // torch.nn.functional.conv2d by its definition, in double on the host:
 // out[n][co][oh][ow] = bias[co] + sum over ci of the group, i, j of
-//   input[n][g * C_in/groups + ci][oh * sh - ph + i * dh][ow * sw - pw + j * dw] * weight[co][ci][i][j]
+//   input[n][g * C_in/groups + ci][oh * sh - ph + i * dh][ow * sw - pw + j * dw]
+//   * weight[co][ci][i][j]
 // (zero outside the input).
 Tensor reference_conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias,
                         const Conv2dParams& p) {
   const std::vector<double> x = to_vector<double>(input), w = to_vector<double>(weight);
   const std::vector<double> b = bias.defined() ? to_vector<double>(bias) : std::vector<double>();
   const Shape out_sizes = conv2d_output_sizes(input.sizes(), weight.sizes(), p);
-  const int64_t n_size = input.size(0), c_in = input.size(1), h = input.size(2), w_in = input.size(3);
+  const int64_t n_size = input.size(0), c_in = input.size(1);
+  const int64_t h = input.size(2), w_in = input.size(3);
   const int64_t c_out = weight.size(0), group_in = weight.size(1), kh = weight.size(2),
                 kw = weight.size(3);
   const int64_t group_out = c_out / p.groups, h_out = out_sizes[2], w_out = out_sizes[3];
@@ -66,7 +70,8 @@ TEST(Conv2d, HandWorkedThreeByThreeInputTwoByTwoKernel) {
   for (DType dtype : {kFloat32, kFloat64}) {
     Tensor input = arange(1, 10, 1, dtype).view({1, 1, 3, 3});  // [[1, 2, 3], [4, 5, 6], [7, 8, 9]]
     Tensor weight = tensor({1, 2, 3, 4}, dtype).view({1, 1, 2, 2});  // [[1, 2], [3, 4]]
-    // [1*1 + 2*2 + 4*3 + 5*4, 2*1 + 3*2 + 5*3 + 6*4], [4*1 + 5*2 + 7*3 + 8*4, 5*1 + 6*2 + 8*3 + 9*4]
+    // [1*1 + 2*2 + 4*3 + 5*4, 2*1 + 3*2 + 5*3 + 6*4],
+    // [4*1 + 5*2 + 7*3 + 8*4, 5*1 + 6*2 + 8*3 + 9*4]
     Tensor out = conv2d(input, weight);
     EXPECT_EQ(out.dtype(), dtype);
     EXPECT_TRUE(all_close(out, tensor({37, 47, 67, 77}, kFloat64).view({1, 1, 2, 2}), 0, 0));
@@ -84,11 +89,13 @@ TEST(Conv2d, HandWorkedStrideTwoSumsBlocks) {
 }
 
 TEST(Conv2d, HandWorkedPaddingOneSumsNeighbourhoods) {
-  Tensor input = arange(1, 10, 1, kFloat32).view({1, 1, 3, 3});  // [[1, 2, 3], [4, 5, 6], [7, 8, 9]]
+  // [[1, 2, 3], [4, 5, 6], [7, 8, 9]]
+  Tensor input = arange(1, 10, 1, kFloat32).view({1, 1, 3, 3});
   // With a 3x3 kernel of ones and zero padding, each output sums the 3x3 neighbourhood inside
   // the input: the corner (0, 0) sees 1+2+4+5, the centre sees all nine values, ...
   Tensor out = conv2d(input, ones({1, 1, 3, 3}), {}, 1, /*padding=*/1);
-  EXPECT_TRUE(all_close(out, tensor({12, 21, 16, 27, 45, 33, 24, 39, 28}).view({1, 1, 3, 3}), 0, 0));
+  EXPECT_TRUE(
+      all_close(out, tensor({12, 21, 16, 27, 45, 33, 24, 39, 28}).view({1, 1, 3, 3}), 0, 0));
 }
 
 TEST(Conv2d, HandWorkedDilationTwoSkipsRows) {
@@ -96,7 +103,8 @@ TEST(Conv2d, HandWorkedDilationTwoSkipsRows) {
   Tensor weight = tensor({1, 0, 0, 1}).view({1, 1, 2, 2});   // taps (0, 0) and (2, 2) once dilated
   // out[i][j] = x[i][j] + x[i+2][j+2] = (5i + j) + (5(i+2) + j + 2) = 10i + 2j + 12
   Tensor out = conv2d(input, weight, {}, 1, 0, /*dilation=*/2);
-  EXPECT_TRUE(all_close(out, tensor({12, 14, 16, 22, 24, 26, 32, 34, 36}).view({1, 1, 3, 3}), 0, 0));
+  EXPECT_TRUE(
+      all_close(out, tensor({12, 14, 16, 22, 24, 26, 32, 34, 36}).view({1, 1, 3, 3}), 0, 0));
 }
 
 TEST(Conv2d, HandWorkedGroupsKeepChannelsApart) {
@@ -153,21 +161,27 @@ TEST(Conv2d, ChannelsLastInputGivesChannelsLastOutputAndGradient) {
   const Tensor nhwc = wiggly({2, 5, 6, 3}).to(kFloat32);
   Tensor input = nhwc.permute({0, 3, 1, 2}).requires_grad_();  // [2, 3, 5, 6], channels-last
   ASSERT_EQ(input.suggest_memory_format(), MemoryFormat::ChannelsLast);
-  const Tensor weight = wiggly({4, 3, 3, 3}, 1.0).to(kFloat32);
+  const Tensor weight = wiggly({4, 3, 3, 3}, 1.0).to(kFloat32).requires_grad_();
   Tensor out = conv2d(input, weight, {}, 1, 1);
   EXPECT_EQ(out.suggest_memory_format(), MemoryFormat::ChannelsLast);
   EXPECT_TRUE(all_close(out, reference_conv2d(input, weight, {}, {1, 1, 1, 1}), 1e-5, 1e-5));
-  out.backward(ones(out.sizes()));
-  EXPECT_EQ(input.grad().suggest_memory_format(), MemoryFormat::ChannelsLast);
-  // The same gradient as for the contiguous copy of the input.
+  // The node's own gradients: the input's in the input's layout, the weight's in the weight's.
+  // (Accumulating into a leaf's .grad makes its own contiguous copy.)
+  const Tensor grad_out = wiggly(out.sizes(), 3.0).to(kFloat32);
+  const std::vector<Tensor> grads = out.grad_fn()->apply(grad_out);
+  EXPECT_EQ(grads[0].suggest_memory_format(), MemoryFormat::ChannelsLast);
+  EXPECT_TRUE(grads[1].is_contiguous());
+  // The same gradients as for the contiguous copy of the input.
   Tensor contiguous_input = input.detach().contiguous().requires_grad_();
-  conv2d(contiguous_input, weight, {}, 1, 1).backward(ones(out.sizes()));
-  EXPECT_TRUE(all_close(input.grad(), contiguous_input.grad(), 0, 0));
+  Tensor contiguous_weight = weight.detach().requires_grad_();
+  conv2d(contiguous_input, contiguous_weight, {}, 1, 1).backward(grad_out);
+  EXPECT_TRUE(all_close(grads[0], contiguous_input.grad(), 0, 0));
+  EXPECT_TRUE(all_close(grads[1], contiguous_weight.grad(), 0, 0));
 }
 
-TEST(Conv2d, BatchesSplitIntoChunksGiveTheSameResultsAsOneSampleAtATime) {
+TEST(Conv2d, BatchesSplitIntoChunksGiveTheSameResultsAsSmallerBatches) {
   // 16 channels of 32x32 with a 3x3 kernel: about 0.6 MB of columns per float32 sample, so a
-  // batch of 40 is computed in several chunks of samples.
+  // batch of 40 is computed in several chunks of samples, and a batch of 10 in one.
   Tensor input = wiggly({40, 16, 32, 32}).to(kFloat32).requires_grad_();
   Tensor weight = (wiggly({8, 16, 3, 3}, 1.0) * 0.1).to(kFloat32).requires_grad_();
   Tensor bias = wiggly({8}, 2.0).to(kFloat32).requires_grad_();
@@ -175,20 +189,18 @@ TEST(Conv2d, BatchesSplitIntoChunksGiveTheSameResultsAsOneSampleAtATime) {
   Tensor grad_out = wiggly(out.sizes(), 3.0).to(kFloat32);
   out.backward(grad_out);
 
+  // The weight and bias gradients of the whole batch are the sums over its parts.
   Tensor summed_weight_grad = zeros(weight.sizes());
   Tensor summed_bias_grad = zeros(bias.sizes());
-  for (int64_t n = 0; n < 40; n += 13) {
-    Tensor sample = input.detach().narrow(0, n, 1).requires_grad_();
+  for (int64_t first = 0; first < 40; first += 10) {
+    Tensor part = input.detach().narrow(0, first, 10).requires_grad_();
     Tensor w = weight.detach().requires_grad_(), b = bias.detach().requires_grad_();
-    Tensor sample_out = conv2d(sample, w, b, 1, 1);
-    EXPECT_TRUE(all_close(sample_out, out.detach().narrow(0, n, 1), 1e-5, 1e-5)) << "sample " << n;
-    sample_out.backward(grad_out.narrow(0, n, 1));
-    EXPECT_TRUE(all_close(sample.grad(), input.grad().narrow(0, n, 1), 1e-5, 1e-5))
-        << "sample " << n;
-  }
-  for (int64_t n = 0; n < 40; ++n) {
-    Tensor w = weight.detach().requires_grad_(), b = bias.detach().requires_grad_();
-    conv2d(input.detach().narrow(0, n, 1), w, b, 1, 1).backward(grad_out.narrow(0, n, 1));
+    Tensor part_out = conv2d(part, w, b, 1, 1);
+    EXPECT_TRUE(all_close(part_out, out.detach().narrow(0, first, 10), 1e-5, 1e-5))
+        << "samples from " << first;
+    part_out.backward(grad_out.narrow(0, first, 10));
+    EXPECT_TRUE(all_close(part.grad(), input.grad().narrow(0, first, 10), 1e-5, 1e-5))
+        << "samples from " << first;
     summed_weight_grad.add_(w.grad());
     summed_bias_grad.add_(b.grad());
   }
@@ -264,7 +276,8 @@ TEST(Conv2d, BadArgumentsAreErrorsNamingTheShapes) {
   // Padding makes room: the same kernel fits once the input is padded by one.
   EXPECT_EQ(conv2d(input, zeros({6, 4, 7, 3}), {}, 1, {1, 0}).sizes(), (Shape{2, 6, 2, 4}));
   EXPECT_ERROR_CONTAINS(conv2d(input, zeros({6, 4, 0, 3})),
-                        "conv2d: expected a kernel of positive size, got weight shape [6, 4, 0, 3]");
+                        "conv2d: expected a kernel of positive size, got weight shape "
+                        "[6, 4, 0, 3]");
   EXPECT_ERROR_CONTAINS(conv2d(input, weight, {}, /*stride=*/0),
                         "conv2d: expected a positive stride, got (0, 0)");
   EXPECT_ERROR_CONTAINS(conv2d(input, weight, {}, {1, -2}),
@@ -280,11 +293,11 @@ TEST(Conv2d, BadArgumentsAreErrorsNamingTheShapes) {
                         "conv2d: expected input, weight and bias of one dtype, got input float32 "
                         "and bias float16 (input shape [2, 4, 6, 6], bias shape [6])");
   EXPECT_ERROR_CONTAINS(conv2d(input, weight, zeros({4})),
-                        "conv2d: expected a bias of shape [6] (C_out of weight shape [6, 4, 3, 3]), "
-                        "got shape [4]");
+                        "conv2d: expected a bias of shape [6] (C_out of weight shape "
+                        "[6, 4, 3, 3]), got shape [4]");
   EXPECT_ERROR_CONTAINS(conv2d(input, weight, zeros({1, 6})),
-                        "conv2d: expected a bias of shape [6] (C_out of weight shape [6, 4, 3, 3]), "
-                        "got shape [1, 6]");
+                        "conv2d: expected a bias of shape [6] (C_out of weight shape "
+                        "[6, 4, 3, 3]), got shape [1, 6]");
   EXPECT_ERROR_CONTAINS(conv2d(zeros({2, 4, 6, 6}, kInt64), zeros({6, 4, 3, 3}, kInt64)),
                         "conv2d: expected floating-point tensors (float32, float64, float16 or "
                         "bfloat16), got int64 (input shape [2, 4, 6, 6])");
@@ -302,7 +315,8 @@ TEST(Conv2d, HandWorkedGradients) {
   // 1+2+4+5, 2+3+5+6, 4+5+7+8, 5+6+8+9.
   EXPECT_TRUE(all_close(weight.grad(), tensor({12, 16, 24, 28}).view({1, 1, 2, 2}), 0, 0));
   // grad_input[r][c] sums the taps that touch (r, c): the corners one tap each, the centre all.
-  EXPECT_TRUE(all_close(input.grad(), tensor({1, 3, 2, 4, 10, 6, 3, 7, 4}).view({1, 1, 3, 3}), 0, 0));
+  EXPECT_TRUE(
+      all_close(input.grad(), tensor({1, 3, 2, 4, 10, 6, 3, 7, 4}).view({1, 1, 3, 3}), 0, 0));
   EXPECT_TRUE(all_close(bias.grad(), tensor({4}), 0, 0));  // four outputs
 }
 
@@ -311,7 +325,8 @@ TEST(Conv2d, GradientOfAnInputChangedInPlaceIsAnError) {
   Tensor weight = wiggly({3, 2, 3, 3}, 1.0);
   Tensor out = conv2d(input, weight);
   weight.mul_(2.0);
-  EXPECT_ERROR_CONTAINS(out.backward(ones(out.sizes())), "was modified by an in-place operation");
+  EXPECT_ERROR_CONTAINS(out.backward(ones(out.sizes(), kFloat64)),
+                        "was modified by an in-place operation");
 }
 
 TEST(Conv2dGradcheck, EveryCaseOfTheTable) {
@@ -339,7 +354,8 @@ TEST(Conv2dGradcheck, OnlySomeInputsRequireGrad) {
   GradcheckResult frozen_input =
       gradcheck(fn, {make_input(c), make_weight(c).requires_grad_(), make_bias(c)});
   EXPECT_TRUE(frozen_input.ok) << frozen_input.message;
-  GradcheckResult bias_only = gradcheck(fn, {make_input(c), make_weight(c), make_bias(c).requires_grad_()});
+  GradcheckResult bias_only =
+      gradcheck(fn, {make_input(c), make_weight(c), make_bias(c).requires_grad_()});
   EXPECT_TRUE(bias_only.ok) << bias_only.message;
 }
 

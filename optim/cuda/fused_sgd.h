@@ -1,0 +1,14 @@
+#pragma once
+// The fused CUDA SGD step (Note [Fused SGD table] in optim/fused_sgd_table.h).
+#include "core/dtype.h"
+#include "optim/fused_sgd_table.h"
+
+namespace minidl::cuda {
+
+// Updates every tensor of the table at `device_table` (device memory laid out as `layout`; all
+// tensors of `dtype`: float32, float16 or bfloat16) in one launch on the current stream of
+// `device`. Does not wait for the device.
+void launch_fused_sgd(DType dtype, const void* device_table, const optim::FusedSgdLayout& layout,
+                      int device);
+
+}  // namespace minidl::cuda

@@ -1,0 +1,234 @@
+#pragma once
+// Learning-rate schedulers, as torch.optim.lr_scheduler. Each computes every param group's lr
+// from a closed form of the epoch count and writes it into the optimizer:
+//
+//   optim::SGD optimizer(model->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+//   optim::CosineAnnealingLR scheduler(optimizer, /*T_max=*/epochs);
+//   for (int64_t epoch = 0; epoch < epochs; ++epoch) {
+//     train_one_epoch(...);   // optimizer.step() inside
+//     scheduler.step();       // after the optimizer, as in PyTorch
+//   }
+//
+// As in PyTorch, constructing a scheduler performs the initial step: last_epoch() becomes 0
+// and each group's lr becomes lr_at(0). "Epoch" is whatever step() counts: epochs for
+// StepLR, batches for OneCycleLR. base_lr is each group's lr when the scheduler is made.
+//
+// Closed forms (e = last_epoch, b = base_lr):
+//   StepLR             b * gamma^floor(e / step_size)
+//   MultiStepLR        b * gamma^(number of milestones <= e)
+//   CosineAnnealingLR  eta_min + (b - eta_min) * (1 + cos(pi * e / T_max)) / 2
+//   LinearWarmup       b * f(e), or f(e) * (the wrapped scheduler's lr at e), with
+//                      f(e) = start_factor + (1 - start_factor) * min(e, warmup_steps) / warmup_steps
+//   OneCycleLR         piecewise linear, see OneCycleLR below
+// PyTorch uses the same closed forms (its _get_closed_form_lr; for LinearWarmup, LinearLR's
+// with end_factor 1), so the lrs agree with PyTorch's at every epoch.
+//
+// state_dict() is a ScalarMap (JSON-able: optim::to_json): "last_epoch", "base_lrs.<g>",
+// "last_lrs.<g>" and the scheduler's settings; load_state_dict() restores all of them and
+// rejects missing or unexpected keys. It does not touch the optimizer, whose own state_dict
+// holds the current lrs.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "optim/optimizer.h"
+#include "optim/scalar_map.h"
+
+namespace minidl::optim {
+
+class LRScheduler {
+ public:
+  virtual ~LRScheduler() = default;
+  LRScheduler(const LRScheduler&) = delete;
+  LRScheduler& operator=(const LRScheduler&) = delete;
+
+  // Advances one epoch and sets each group's lr (and momentum, where a scheduler cycles it).
+  void step();
+  // The lrs the last step set, one per param group.
+  const std::vector<double>& get_last_lr() const { return last_lrs_; }
+  int64_t last_epoch() const { return last_epoch_; }
+  const std::vector<double>& base_lrs() const { return base_lrs_; }
+  Optimizer& optimizer() const { return *optimizer_; }
+
+  // The closed form: the lr of param group `group` at epoch `epoch`.
+  virtual double lr_at(int64_t epoch, size_t group) const = 0;
+  // The momentum a scheduler sets at `epoch`, or none (the default: momentum is left alone).
+  virtual std::optional<double> momentum_at(int64_t epoch, size_t group) const;
+
+  ScalarMap state_dict() const;
+  void load_state_dict(const ScalarMap& state);
+
+ protected:
+  // The optimizer must outlive the scheduler.
+  explicit LRScheduler(Optimizer& optimizer);
+  // Sets epoch 0. Every scheduler's constructor calls it last (virtual calls need the whole
+  // object), as PyTorch's _initial_step().
+  void initial_step();
+  // The scheduler's own settings, for state_dict / load_state_dict.
+  virtual void save_settings(ScalarMap& state) const = 0;
+  virtual void load_settings(ScalarMapReader& reader) = 0;
+  // "StepLR", for messages.
+  virtual const char* name() const = 0;
+
+  std::vector<double> base_lrs_;
+
+ private:
+  void apply(int64_t epoch);
+
+  Optimizer* optimizer_;
+  int64_t last_epoch_ = -1;
+  std::vector<double> last_lrs_;
+};
+
+// Multiplies the lr by gamma every step_size epochs.
+class StepLR : public LRScheduler {
+ public:
+  StepLR(Optimizer& optimizer, int64_t step_size, double gamma = 0.1);
+  double lr_at(int64_t epoch, size_t group) const override;
+
+ private:
+  void save_settings(ScalarMap& state) const override;
+  void load_settings(ScalarMapReader& reader) override;
+  const char* name() const override { return "StepLR"; }
+  int64_t step_size_;
+  double gamma_;
+};
+
+// Multiplies the lr by gamma at each milestone (an epoch listed twice counts twice).
+class MultiStepLR : public LRScheduler {
+ public:
+  MultiStepLR(Optimizer& optimizer, std::vector<int64_t> milestones, double gamma = 0.1);
+  double lr_at(int64_t epoch, size_t group) const override;
+
+ private:
+  void save_settings(ScalarMap& state) const override;
+  void load_settings(ScalarMapReader& reader) override;
+  const char* name() const override { return "MultiStepLR"; }
+  std::vector<int64_t> milestones_;  // sorted
+  double gamma_;
+};
+
+// Half a cosine from base_lr down to eta_min over T_max epochs (and on up again after, as
+// PyTorch's closed form does).
+class CosineAnnealingLR : public LRScheduler {
+ public:
+  CosineAnnealingLR(Optimizer& optimizer, int64_t T_max, double eta_min = 0);
+  double lr_at(int64_t epoch, size_t group) const override;
+
+ private:
+  void save_settings(ScalarMap& state) const override;
+  void load_settings(ScalarMapReader& reader) override;
+  const char* name() const override { return "CosineAnnealingLR"; }
+  int64_t T_max_;
+  double eta_min_;
+};
+
+// Scales the lr linearly from start_factor to 1 over warmup_steps epochs, then leaves it at 1x.
+// Alone it scales base_lr; wrapping another scheduler it scales that scheduler's lr at the same
+// epoch (the wrapped one is not stepped itself, only asked for lr_at):
+//
+//   optim::LinearWarmup scheduler(
+//       std::make_unique<optim::CosineAnnealingLR>(optimizer, epochs), /*warmup_steps=*/5,
+//       /*start_factor=*/0.1);
+class LinearWarmup : public LRScheduler {
+ public:
+  LinearWarmup(Optimizer& optimizer, int64_t warmup_steps, double start_factor);
+  LinearWarmup(std::unique_ptr<LRScheduler> wrapped, int64_t warmup_steps, double start_factor);
+  double lr_at(int64_t epoch, size_t group) const override;
+  std::optional<double> momentum_at(int64_t epoch, size_t group) const override;
+  // The factor f(epoch) in [start_factor, 1].
+  double factor_at(int64_t epoch) const;
+  const LRScheduler* wrapped() const { return wrapped_.get(); }
+
+ private:
+  void save_settings(ScalarMap& state) const override;
+  void load_settings(ScalarMapReader& reader) override;
+  const char* name() const override { return "LinearWarmup"; }
+  std::unique_ptr<LRScheduler> wrapped_;  // null when alone
+  int64_t warmup_steps_;
+  double start_factor_;
+};
+
+class OneCycleLROptions {
+ public:
+  // One max_lr for every group, or one per group.
+  OneCycleLROptions(double max_lr, int64_t total_steps)
+      : max_lrs_{max_lr}, total_steps_(total_steps) {}
+  OneCycleLROptions(std::vector<double> max_lrs, int64_t total_steps)
+      : max_lrs_(std::move(max_lrs)), total_steps_(total_steps) {}
+
+  OneCycleLROptions& pct_start(double value) { pct_start_ = value; return *this; }
+  OneCycleLROptions& div_factor(double value) { div_factor_ = value; return *this; }
+  OneCycleLROptions& final_div_factor(double value) { final_div_factor_ = value; return *this; }
+  OneCycleLROptions& three_phase(bool value) { three_phase_ = value; return *this; }
+  // PyTorch cycles momentum by default; fast CIFAR-10 recipes keep it constant, which is the
+  // default here. cycle_momentum(true) gives PyTorch's behaviour.
+  OneCycleLROptions& cycle_momentum(bool value) { cycle_momentum_ = value; return *this; }
+  OneCycleLROptions& base_momentum(double value) { base_momentum_ = value; return *this; }
+  OneCycleLROptions& max_momentum(double value) { max_momentum_ = value; return *this; }
+
+  const std::vector<double>& max_lrs() const { return max_lrs_; }
+  int64_t total_steps() const { return total_steps_; }
+  double pct_start() const { return pct_start_; }
+  double div_factor() const { return div_factor_; }
+  double final_div_factor() const { return final_div_factor_; }
+  bool three_phase() const { return three_phase_; }
+  bool cycle_momentum() const { return cycle_momentum_; }
+  double base_momentum() const { return base_momentum_; }
+  double max_momentum() const { return max_momentum_; }
+
+ private:
+  std::vector<double> max_lrs_;
+  int64_t total_steps_;
+  double pct_start_ = 0.3;
+  double div_factor_ = 25;
+  double final_div_factor_ = 1e4;
+  bool three_phase_ = false;
+  bool cycle_momentum_ = false;
+  double base_momentum_ = 0.85;
+  double max_momentum_ = 0.95;
+};
+
+// The one-cycle policy with linear annealing: PyTorch's OneCycleLR(anneal_strategy='linear'),
+// stepped once per batch. With initial = max_lr / div_factor, min = initial / final_div_factor,
+// p = pct_start and T = total_steps, the lr runs linearly between these points:
+//
+//   two-phase:    (0, initial) -> (p*T - 1, max_lr) -> (T - 1, min)
+//   three-phase:  (0, initial) -> (p*T - 1, max_lr) -> (2*p*T - 2, initial) -> (T - 1, min)
+//
+// that is, in the phase [s0, s1] from lr0 to lr1: lr = (lr1 - lr0) * (e - s0) / (s1 - s0) + lr0.
+// Phase ends are real numbers (p*T need not be whole), as in PyTorch. With cycle_momentum,
+// momentum runs the other way: max_momentum -> base_momentum -> max_momentum (three-phase: and
+// stays at max_momentum in the last phase). Stepping past epoch T is an error; epoch T itself
+// extrapolates the last phase, as PyTorch does.
+class OneCycleLR : public LRScheduler {
+ public:
+  OneCycleLR(Optimizer& optimizer, const OneCycleLROptions& options);
+  double lr_at(int64_t epoch, size_t group) const override;
+  std::optional<double> momentum_at(int64_t epoch, size_t group) const override;
+
+ private:
+  enum class Point { kInitial, kMax, kMin };  // the per-group lrs a phase runs between
+  struct Phase {
+    double end_step;
+    Point start_lr, end_lr;
+    double start_momentum, end_momentum;
+  };
+  // Checks the options against the optimizer and derives the lrs and phases from them.
+  void configure(const OneCycleLROptions& options);
+  double lr_of(Point point, size_t group) const;
+  // The phase holding `epoch` and how far through it the epoch is (0 at its start, 1 at its
+  // end); throws past total_steps.
+  std::pair<const Phase*, double> locate(int64_t epoch) const;
+  void save_settings(ScalarMap& state) const override;
+  void load_settings(ScalarMapReader& reader) override;
+  const char* name() const override { return "OneCycleLR"; }
+
+  OneCycleLROptions options_;
+  // Per group, computed as PyTorch does: initial = max / div_factor, min = initial / final_div.
+  std::vector<double> max_lrs_, initial_lrs_, min_lrs_;
+  std::vector<Phase> phases_;
+};
+
+}  // namespace minidl::optim

@@ -1,0 +1,225 @@
+#include "optim/sgd.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/autograd/grad_mode.h"
+#include "core/cuda/build.h"
+#include "core/error.h"
+#include "optim/cpu/sgd_kernel.h"
+#include "optim/cuda/fused_sgd.h"
+#include "optim/fused_sgd_table.h"
+
+namespace minidl::optim {
+
+namespace {
+
+constexpr const char* kMomentumBuffer = "momentum_buffer";
+
+const SGDOptions& as_sgd_options(const OptimizerOptions& options, const std::string& where) {
+  const auto* sgd = dynamic_cast<const SGDOptions*>(&options);
+  MINIDL_CHECK(sgd != nullptr, where, ": expected SGDOptions, got the options of another ",
+               "optimizer");
+  return *sgd;
+}
+
+SgdGroupParameters group_parameters(const SGDOptions& options) {
+  SgdGroupParameters parameters;
+  parameters.lr = options.lr();
+  parameters.momentum = options.momentum();
+  parameters.dampening = options.dampening();
+  parameters.weight_decay = options.weight_decay();
+  parameters.nesterov = options.nesterov() ? 1 : 0;
+  return parameters;
+}
+
+// True when the elements of `t` fill numel() consecutive slots of memory in some order of its
+// dimensions (row-major, channels-last, transposed): then one flat loop visits each once.
+bool is_dense(const Tensor& t) {
+  std::vector<std::pair<int64_t, int64_t>> stride_size;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.size(d) != 1) stride_size.emplace_back(t.stride(d), t.size(d));
+  std::sort(stride_size.begin(), stride_size.end());
+  int64_t expected_stride = 1;
+  for (const auto& [stride, size] : stride_size) {
+    if (stride != expected_stride) return false;
+    expected_stride *= size;
+  }
+  return true;
+}
+
+// `tensor` (of param's shape) laid out as `param`: itself when the strides agree, else a copy.
+Tensor in_layout_of(const Tensor& param, const Tensor& tensor) {
+  if (tensor.strides() == param.strides()) return tensor;
+  Tensor copy = empty_strided(param.sizes(), param.strides(), tensor.options());
+  copy.copy_(tensor);
+  return copy;
+}
+
+// One parameter's update, checked before any parameter changes.
+struct PendingUpdate {
+  Tensor param;
+  Tensor grad;  // in the parameter's layout
+  size_t group = 0;
+  bool uses_momentum = false;
+};
+
+// The CUDA parameters of one (device, dtype): one fused launch.
+struct FusedBatch {
+  std::vector<SgdTensorEntry> tensors;
+  std::vector<Tensor> gradients_in_use;  // keeps re-laid-out gradients alive until the launch
+};
+
+}  // namespace
+
+// ---- SGDOptions ----
+
+std::unique_ptr<OptimizerOptions> SGDOptions::clone() const {
+  return std::make_unique<SGDOptions>(*this);
+}
+
+ScalarMap SGDOptions::to_scalars() const {
+  return {{"lr", lr_},
+          {"momentum", momentum_},
+          {"dampening", dampening_},
+          {"weight_decay", weight_decay_},
+          {"nesterov", nesterov_ ? 1.0 : 0.0}};
+}
+
+void SGDOptions::load_scalars(const ScalarMap& scalars, const std::string& what) {
+  ScalarMapReader reader(scalars, what);
+  SGDOptions loaded(reader.number("lr"));
+  loaded.momentum(reader.number("momentum"))
+      .dampening(reader.number("dampening"))
+      .weight_decay(reader.number("weight_decay"))
+      .nesterov(reader.boolean("nesterov"));
+  reader.finish();
+  *this = loaded;
+}
+
+// ---- SGD ----
+
+SGD::SGD(std::vector<Tensor> params, const SGDOptions& defaults)
+    : SGD(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))}, defaults) {}
+
+SGD::SGD(std::vector<OptimizerParamGroup> groups, const SGDOptions& defaults)
+    : Optimizer(defaults.clone()) {
+  check_options(defaults, "SGD: default options");
+  size_t num_params = 0;
+  for (const OptimizerParamGroup& group : groups) num_params += group.params().size();
+  MINIDL_CHECK(num_params > 0, "SGD: got an empty parameter list; expected at least one ",
+               "parameter (e.g. model->parameters())");
+  for (const OptimizerParamGroup& group : groups) add_param_group(group);
+}
+
+SGD::~SGD() = default;
+
+void SGD::check_options(const OptimizerOptions& options, const std::string& where) const {
+  const SGDOptions& sgd = as_sgd_options(options, where);
+  // Negated comparisons, so NaN fails them too.
+  MINIDL_CHECK(sgd.lr() >= 0, where, ": invalid learning rate ", sgd.lr(), "; expected >= 0");
+  MINIDL_CHECK(sgd.momentum() >= 0, where, ": invalid momentum ", sgd.momentum(),
+               "; expected >= 0");
+  MINIDL_CHECK(!std::isnan(sgd.dampening()), where, ": dampening is NaN");
+  MINIDL_CHECK(sgd.weight_decay() >= 0, where, ": invalid weight_decay ", sgd.weight_decay(),
+               "; expected >= 0");
+  MINIDL_CHECK(!sgd.nesterov() || (sgd.momentum() > 0 && sgd.dampening() == 0), where,
+               ": Nesterov momentum requires a momentum > 0 and zero dampening, got momentum ",
+               sgd.momentum(), " and dampening ", sgd.dampening());
+}
+
+void SGD::check_state_entry(const Tensor& param, const std::string& key, const Tensor& value,
+                            const std::string& where) const {
+  MINIDL_CHECK(key == kMomentumBuffer, where, ": unexpected state '", key, "'; SGD keeps only '",
+               kMomentumBuffer, "'");
+  MINIDL_CHECK(value.sizes() == param.sizes() && value.is_floating_point(), where,
+               ": expected a floating-point momentum buffer of shape ", param.sizes(),
+               " (the parameter's), got ", value.dtype(), " of shape ", value.sizes());
+}
+
+void SGD::step() {
+  NoGradGuard no_grad;
+
+  // Pass 1: check everything, so a bad parameter fails the step before anything changes.
+  std::vector<SgdGroupParameters> groups;
+  std::vector<PendingUpdate> pending;
+  for (size_t g = 0; g < param_groups().size(); ++g) {
+    const std::string where = detail::concat("SGD step: param group ", g);
+    const SGDOptions& options = as_sgd_options(param_groups()[g].options(), where);
+    check_options(options, where);
+    groups.push_back(group_parameters(options));
+    const std::vector<Tensor>& params = param_groups()[g].params();
+    for (size_t i = 0; i < params.size(); ++i) {
+      const Tensor& param = params[i];
+      const Tensor grad = param.grad();
+      if (!grad.defined() || param.numel() == 0) continue;
+      MINIDL_CHECK(param.is_floating_point(), where, ", parameter ", i, ": expected a ",
+                   "floating-point parameter, got ", param.dtype());
+      MINIDL_CHECK(!(param.is_cuda() && param.dtype() == kFloat64), where, ", parameter ", i,
+                   ": float64 parameters are supported on the CPU only");
+      MINIDL_CHECK(is_dense(param), where, ", parameter ", i, " of shape ", param.sizes(),
+                   " has strides ", param.strides(), "; expected a dense parameter (its ",
+                   "elements filling its memory without gaps)");
+      pending.push_back({param, in_layout_of(param, grad), g, options.momentum() != 0});
+    }
+  }
+
+  // Pass 2: CPU parameters now, CUDA parameters gathered into one launch per (device, dtype).
+  std::map<std::pair<int, DType>, FusedBatch> fused_batches;
+  for (PendingUpdate& update : pending) {
+    const Tensor& param = update.param;
+    Tensor buffer;
+    MomentumBufferState buffer_state = MomentumBufferState::kNone;
+    if (update.uses_momentum) {
+      Tensor& slot = mutable_state(param)[kMomentumBuffer];
+      if (slot.defined()) {
+        slot = in_layout_of(param, slot);
+        buffer_state = MomentumBufferState::kUpdate;
+      } else {
+        // Left uninitialised: the first step writes the gradient into it.
+        slot = empty_strided(param.sizes(), param.strides(), param.options());
+        buffer_state = MomentumBufferState::kInitialize;
+      }
+      buffer = slot;
+    }
+    if (param.is_cpu()) {
+      cpu::sgd_update(param, update.grad, buffer, groups[update.group], buffer_state);
+    } else {
+      FusedBatch& batch = fused_batches[{param.device().index, param.dtype()}];
+      SgdTensorEntry entry;
+      entry.param = param.data_ptr();
+      entry.grad = update.grad.data_ptr();
+      entry.momentum_buffer = buffer.defined() ? buffer.data_ptr() : nullptr;
+      entry.numel = param.numel();
+      entry.group = static_cast<int32_t>(update.group);
+      entry.buffer_state = buffer_state;
+      batch.tensors.push_back(entry);
+      batch.gradients_in_use.push_back(update.grad);
+    }
+    param.bump_version();
+    if (buffer.defined()) buffer.bump_version();
+  }
+
+  if constexpr (cuda::kBuilt) {
+    for (auto& [key, batch] : fused_batches) {
+      const auto& [device_index, dtype] = key;
+      std::unique_ptr<FusedSgdTable>& table = fused_tables_[key];
+      if (!table) table = std::make_unique<FusedSgdTable>();
+      table->build(groups, batch.tensors);
+      const void* device_table = table->device_table(Device(kCUDA, device_index));
+      cuda::launch_fused_sgd(dtype, device_table, table->layout(), device_index);
+      ++fused_launches_;
+    }
+  } else {
+    MINIDL_INTERNAL_ASSERT(fused_batches.empty(), "CUDA parameters in a build without CUDA");
+  }
+}
+
+SGD::FusedStats SGD::fused_stats() const {
+  FusedStats stats;
+  stats.kernel_launches = fused_launches_;
+  for (const auto& [key, table] : fused_tables_) stats.table_uploads += table->uploads();
+  return stats;
+}
+
+}  // namespace minidl::optim
