@@ -84,10 +84,10 @@ int64_t DataLoader::num_batches() const {
 
 DataLoader::Iterator DataLoader::begin() {
   if (std::shared_ptr<loader::EpochRun> previous = active_run_.lock()) previous->close();
-  const int64_t epoch = epoch_++;
   auto plan = std::make_shared<const loader::EpochPlan>(
-      epoch, sampler_->indices(epoch), options_.batch_size(), options_.drop_last(),
+      epoch_, sampler_->indices(epoch_), options_.batch_size(), options_.drop_last(),
       dataset_->size());
+  ++epoch_;  // the next pass runs the next epoch, unless set_epoch says otherwise
   const Device device = options_.device();
 
   std::unique_ptr<loader::BatchStage> pipeline;

@@ -12,9 +12,10 @@
 // dtypes: F32 F64 F16 BF16 I32 I64 U8 BOOL (minidl's DTypes; other safetensors dtypes are
 // reported as unsupported).
 //
-// Writing is atomic: the bytes go to a temporary file in the same directory, which is flushed to
-// disk (fsync) and then renamed over `path`; a crash or a failed write never leaves a partial
-// file under `path`, and an existing file there stays intact until the rename.
+// Writing is atomic: the bytes go to a temporary file in the same directory ("<path>.tmp-<pid>-
+// <n>"), which is flushed to disk (fsync) and then renamed over `path`; a crash or a failed
+// write never leaves a partial file under `path`, and an existing file there stays intact until
+// the rename. A failed write removes its temporary file; a killed process may leave one behind.
 //
 // Reading validates before it trusts: the header length is at most kMaxSafetensorsHeaderBytes
 // and fits in the file; the header is well-formed JSON with the fields above and no duplicate
@@ -22,11 +23,12 @@
 // 64 bits; each tensor's offsets lie in the data section and span exactly numel * element size
 // bytes; the tensors, ordered by offset, cover the data section exactly (no overlap, no gap, no
 // trailing bytes); BOOL bytes are 0 or 1. Any failure is a minidl::Error naming the file and
-// what was expected and found. Nothing larger than the file is ever allocated.
+// what was expected and found. Tensor memory is allocated only for bytes the file really holds.
 //
-// nn::save(module, path) and nn::load(module, path, strict) (nn/module.h) are built on these
-// two functions; a training checkpoint adds optimizer and scheduler state through the same
-// tensors + metadata (see optim/optimizer_state_dict.h).
+// Namespace minidl::serialize: the file format alone, below nn::Module. nn::save(module, path)
+// and nn::load(module, path, strict) (nn/serialize.h) are built on these functions; a training
+// checkpoint adds optimizer and scheduler state through the same tensors + metadata (see
+// optim/optimizer_state_dict.h).
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>

@@ -6,10 +6,12 @@
 //   bench_conv [--batch=N] [Google Benchmark flags, e.g. --benchmark_filter=cpu/]
 //
 // --batch=N (or the environment variable MINIDL_BENCH_CONV_BATCH=N) replaces every shape's
-// batch size, for machines where the full batches take too long. Counters: GFLOP/s on the CPU
-// and TFLOP/s on CUDA, with 2 * N * C_out * H_out * W_out * C_in / groups * kH * kW floating-
-// point operations per forward and twice that per backward. Times are wall-clock; each CUDA
-// iteration ends with a device synchronisation.
+// batch size, for machines where the full batches take too long. Counters: GFLOP (printed per
+// second of wall-clock time) on the CPU and TFLOP (likewise) on CUDA, with
+// 2 * N * C_out * H_out * W_out * C_in / groups * kH * kW floating-point operations per forward
+// and twice that per backward. On the CPU, GFLOP_per_cpu_s divides the same work by the CPU
+// time of the whole process (all threads), which stays meaningful on a machine shared with
+// other work. Times are wall-clock; each CUDA iteration ends with a device synchronisation.
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
@@ -17,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <optional>
 #include <string>
 #include <vector>
@@ -85,11 +88,26 @@ void finish(const Device& device) {
   if (device.is_cuda()) cuda::synchronize();
 }
 
-// Rate counters: GFLOP/s on the CPU, TFLOP/s on CUDA.
-void add_rate(benchmark::State& state, const Device& device, double flops_per_iteration) {
-  const bool gpu = device.is_cuda();
-  state.counters[gpu ? "TFLOP" : "GFLOP"] = benchmark::Counter(
-      flops_per_iteration * (gpu ? 1e-12 : 1e-9), benchmark::Counter::kIsIterationInvariantRate);
+// CPU time used by the whole process (every thread) so far, in seconds.
+double process_cpu_seconds() {
+  timespec now{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+}
+
+// Rate counters: GFLOP per wall-clock second on the CPU (and per second of the process's CPU
+// time, `cpu_seconds` over the timed loop), TFLOP per wall-clock second on CUDA.
+void add_rates(benchmark::State& state, const Device& device, double flops_per_iteration,
+               double cpu_seconds) {
+  if (device.is_cuda()) {
+    state.counters["TFLOP"] = benchmark::Counter(flops_per_iteration * 1e-12,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+    return;
+  }
+  state.counters["GFLOP"] = benchmark::Counter(flops_per_iteration * 1e-9,
+                                               benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP_per_cpu_s"] =
+      flops_per_iteration * 1e-9 * static_cast<double>(state.iterations()) / cpu_seconds;
 }
 
 struct ConvOperands {
@@ -108,12 +126,13 @@ ConvOperands make_operands(const ConvShape& s, const Device& device) {
 void bench_forward(benchmark::State& state, ConvShape s, Device device) {
   NoGradGuard no_grad;
   const ConvOperands ops = make_operands(s, device);
+  const double cpu_start = process_cpu_seconds();
   for (auto _ : state) {
     Tensor out = conv2d(ops.input, ops.weight, ops.bias, s.stride, s.padding);
     finish(device);
     benchmark::DoNotOptimize(out.data_ptr());
   }
-  add_rate(state, device, forward_flops(s));
+  add_rates(state, device, forward_flops(s), process_cpu_seconds() - cpu_start);
   state.SetLabel(describe(s));
 }
 
@@ -125,12 +144,13 @@ void bench_backward(benchmark::State& state, ConvShape s, Device device) {
   Tensor out = conv2d(input, weight, {}, s.stride, s.padding);
   const Tensor grad_output = randn(out.sizes(), TensorOptions(kFloat32).device(device));
   NoGradGuard no_grad;
+  const double cpu_start = process_cpu_seconds();
   for (auto _ : state) {
     std::vector<Tensor> grads = out.grad_fn()->apply(grad_output);
     finish(device);
     benchmark::DoNotOptimize(grads[0].data_ptr());
   }
-  add_rate(state, device, 2 * forward_flops(s));
+  add_rates(state, device, 2 * forward_flops(s), process_cpu_seconds() - cpu_start);
   state.SetLabel(describe(s));
 }
 
@@ -138,6 +158,7 @@ void bench_backward(benchmark::State& state, ConvShape s, Device device) {
 void bench_sgemm(benchmark::State& state, int64_t m, int64_t n, int64_t k) {
   std::vector<float> a(static_cast<size_t>(m * k), 0.5f), b(static_cast<size_t>(k * n), 0.25f);
   std::vector<float> c(static_cast<size_t>(m * n));
+  const double cpu_start = process_cpu_seconds();
   for (auto _ : state) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(m),
                 static_cast<blasint>(n), static_cast<blasint>(k), 1.0f, a.data(),
@@ -145,8 +166,8 @@ void bench_sgemm(benchmark::State& state, int64_t m, int64_t n, int64_t k) {
                 static_cast<blasint>(n));
     benchmark::DoNotOptimize(c.data());
   }
-  state.counters["GFLOP"] = benchmark::Counter(2.0 * static_cast<double>(m * n * k) * 1e-9,
-                                                 benchmark::Counter::kIsIterationInvariantRate);
+  add_rates(state, Device(kCPU), 2.0 * static_cast<double>(m * n * k),
+            process_cpu_seconds() - cpu_start);
   state.SetLabel("m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k));
 }
 

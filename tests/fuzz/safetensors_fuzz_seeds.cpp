@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
   const std::filesystem::path directory = argv[1];
   try {
     std::filesystem::create_directories(directory);
-    const std::vector<double> values = {-1.5, 0, 2, 0.25};
+    // Non-negative, so the conversion to uint8 is defined (UBSan checks it).
+    const std::vector<double> values = {1.5, 0, 2, 0.25};
     serialize::NamedTensorList every_dtype;
     for (DType dtype : {kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64, kUInt8, kBool})
       every_dtype.emplace_back(std::string(dtype_name(dtype)),
