@@ -33,7 +33,9 @@ OptimizerOptions& OptimizerParamGroup::options() {
 }
 
 const OptimizerOptions& OptimizerParamGroup::options() const {
-  return const_cast<OptimizerParamGroup*>(this)->options();
+  MINIDL_CHECK(options_ != nullptr, "OptimizerParamGroup::options: this group has no options; ",
+               "groups get the optimizer's defaults when they are added to it");
+  return *options_;
 }
 
 // ---- Optimizer ----
