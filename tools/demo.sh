@@ -4,6 +4,7 @@
 # linear fit by gradient descent with autograd, which prints the recovered coefficients.
 # Runnable from any directory.
 set -euo pipefail
+# shellcheck source=tools/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "${MINIDL_ROOT}"
 

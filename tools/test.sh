@@ -11,6 +11,7 @@
 # Prints how long each phase took and ends with "N passed, N failed, N skipped" over both test
 # runs. Exits non-zero when a build or any test failed.
 set -euo pipefail
+# shellcheck source=tools/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "${MINIDL_ROOT}"
 
