@@ -41,7 +41,13 @@
 // ---- nn ----
 #include "nn/nn.h"
 
+// ---- optim ----
+#include "optim/optim.h"
+
+// ---- data ----
+#include "data/data.h"
+
 // ---- models ----
 #include "models/models.h"
 
-// optim, data and distributed add their umbrella headers here as they land.
+// distributed adds its umbrella header here when it lands.

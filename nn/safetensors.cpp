@@ -136,9 +136,11 @@ TensorRecord parse_tensor_record(const std::string& name, const Json& entry, uin
                            "than fit in 63 bits");
   }
   uint64_t expected_bytes = 0;
-  SAFETENSORS_READ_CHECK(!__builtin_mul_overflow(numel, element_size(record.dtype), &expected_bytes),
-                         "tensor '", name, "': shape ", shape.dump(), " of ",
-                         safetensors_dtype_name(record.dtype), " has more bytes than fit in 64 bits");
+  const bool bytes_overflow =
+      __builtin_mul_overflow(numel, element_size(record.dtype), &expected_bytes);
+  SAFETENSORS_READ_CHECK(!bytes_overflow, "tensor '", name, "': shape ", shape.dump(), " of ",
+                         safetensors_dtype_name(record.dtype),
+                         " has more bytes than fit in 64 bits");
 
   const Json& offsets = entry["data_offsets"];
   SAFETENSORS_READ_CHECK(offsets.is_array() && offsets.size() == 2, "tensor '", name,
@@ -173,9 +175,10 @@ SafetensorsMetadata parse_metadata(const Json& value, const std::string& source)
 // The tensors, ordered by offset, must tile [0, data_size) exactly.
 void check_data_section_coverage(std::vector<TensorRecord>& tensors, uint64_t data_size,
                                  const std::string& source) {
-  std::stable_sort(tensors.begin(), tensors.end(), [](const TensorRecord& a, const TensorRecord& b) {
-    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-  });
+  std::stable_sort(tensors.begin(), tensors.end(),
+                   [](const TensorRecord& a, const TensorRecord& b) {
+                     return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+                   });
   uint64_t covered = 0;
   const TensorRecord* previous = nullptr;
   for (const TensorRecord& record : tensors) {
@@ -196,10 +199,10 @@ void check_data_section_coverage(std::vector<TensorRecord>& tensors, uint64_t da
 }
 
 ParsedHeader parse_header(const std::string& text, uint64_t data_size, const std::string& source) {
-  SAFETENSORS_READ_CHECK(!text.empty() && text.front() == '{', "the header must be a JSON ",
-                         "object starting with '{', found ",
-                         text.empty() ? std::string("an empty header")
-                                      : "byte " + std::to_string(static_cast<unsigned char>(text.front())));
+  SAFETENSORS_READ_CHECK(
+      !text.empty() && text.front() == '{', "the header must be a JSON object starting with '{', ",
+      "found ", text.empty() ? std::string("an empty header")
+                              : "byte " + std::to_string(static_cast<unsigned char>(text.front())));
   // nlohmann keeps the last of duplicate keys; a duplicate tensor name is rejected instead.
   std::unordered_set<std::string> names;
   const auto reject_duplicate_names = [&](int depth, Json::parse_event_t event, Json& parsed) {

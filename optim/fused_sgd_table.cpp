@@ -26,8 +26,10 @@ uint64_t align_up(uint64_t value, uint64_t alignment) {
 }
 
 template <class Entry>
-void copy_section(std::vector<std::byte>& image, uint64_t offset, const std::vector<Entry>& entries) {
-  if (!entries.empty()) std::memcpy(image.data() + offset, entries.data(), entries.size() * sizeof(Entry));
+void copy_section(std::vector<std::byte>& image, uint64_t offset,
+                  const std::vector<Entry>& entries) {
+  if (!entries.empty())
+    std::memcpy(image.data() + offset, entries.data(), entries.size() * sizeof(Entry));
 }
 
 }  // namespace

@@ -346,7 +346,8 @@ void OneCycleLR::save_settings(ScalarMap& state) const {
 
 void OneCycleLR::load_settings(ScalarMapReader& reader) {
   std::vector<double> max_lrs;
-  for (size_t g = 0; g < max_lrs_.size(); ++g) max_lrs.push_back(reader.number(indexed("max_lrs", g)));
+  for (size_t g = 0; g < max_lrs_.size(); ++g)
+    max_lrs.push_back(reader.number(indexed("max_lrs", g)));
   OneCycleLROptions options(std::move(max_lrs), reader.integer("total_steps"));
   options.pct_start(reader.number("pct_start"))
       .div_factor(reader.number("div_factor"))

@@ -18,7 +18,8 @@
 //   MultiStepLR        b * gamma^(number of milestones <= e)
 //   CosineAnnealingLR  eta_min + (b - eta_min) * (1 + cos(pi * e / T_max)) / 2
 //   LinearWarmup       b * f(e), or f(e) * (the wrapped scheduler's lr at e), with
-//                      f(e) = start_factor + (1 - start_factor) * min(e, warmup_steps) / warmup_steps
+//                      f(e) = start_factor + (1 - start_factor) * min(e, W) / W,
+//                      W = warmup_steps
 //   OneCycleLR         piecewise linear, see OneCycleLR below
 // PyTorch uses the same closed forms (its _get_closed_form_lr; for LinearWarmup, LinearLR's
 // with end_factor 1), so the lrs agree with PyTorch's at every epoch.

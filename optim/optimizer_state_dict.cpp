@@ -80,7 +80,8 @@ OptimizerStateDict OptimizerStateDict::from_flat(const NamedTensorList& tensors,
     MINIDL_CHECK(count != options.end(), "OptimizerStateDict::from_flat: param group ", group,
                  " has no 'param_groups.", group, ".", kNumParams, "'");
     const double num_params = count->second;
-    MINIDL_CHECK(num_params >= 0 && num_params < 0x1p62 && num_params == static_cast<int64_t>(num_params),
+    MINIDL_CHECK(num_params >= 0 && num_params < 0x1p62 &&
+                     num_params == static_cast<double>(static_cast<int64_t>(num_params)),
                  "OptimizerStateDict::from_flat: param group ", group, " has ", num_params,
                  " parameters; expected a non-negative whole number");
     options.erase(count);

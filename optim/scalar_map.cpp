@@ -64,8 +64,8 @@ bool ScalarMapReader::boolean(const std::string& key) {
 
 ScalarMap ScalarMapReader::take_prefixed(const std::string& prefix) {
   ScalarMap nested;
-  for (auto it = scalars_.lower_bound(prefix); it != scalars_.end() && it->first.starts_with(prefix);
-       ++it) {
+  for (auto it = scalars_.lower_bound(prefix);
+       it != scalars_.end() && it->first.starts_with(prefix); ++it) {
     nested.emplace(it->first.substr(prefix.size()), it->second);
     consumed_.insert(it->first);
   }

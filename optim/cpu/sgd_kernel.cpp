@@ -23,7 +23,8 @@ void sgd_update(const Tensor& param, const Tensor& grad, const Tensor& momentum_
                          : static_cast<T*>(momentum_buffer.data_ptr());
     parallel_for(0, numel, kDefaultGrain, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i)
-        optim::sgd_update_element<T>(param_data, grad_data, buffer_data, i, coefficients, buffer_state);
+        optim::sgd_update_element<T>(param_data, grad_data, buffer_data, i, coefficients,
+                                     buffer_state);
     });
   });
 }

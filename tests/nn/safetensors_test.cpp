@@ -164,7 +164,8 @@ TEST_F(SafetensorsTest, WritesTheSpecifiedBytes) {
 
 // Writes `bytes` to a file, reads it, and expects an error naming the file and containing
 // `expected`.
-void expect_read_error(const fs::path& path, const std::string& bytes, const std::string& expected) {
+void expect_read_error(const fs::path& path, const std::string& bytes,
+                       const std::string& expected) {
   write_bytes(path, bytes);
   SCOPED_TRACE(expected);
   EXPECT_ERROR_CONTAINS(read_safetensors(path), "read_safetensors: \"" + path.string() + "\": ");
@@ -180,7 +181,8 @@ std::string two_tensor_header(const std::string& b_offsets) {
 
 TEST_F(SafetensorsTest, RejectsBadHeaderLengths) {
   const fs::path path = file("bad.safetensors");
-  expect_read_error(path, "12345", "the file is 5 bytes long, too short for the 8-byte header length");
+  expect_read_error(path, "12345",
+                    "the file is 5 bytes long, too short for the 8-byte header length");
   expect_read_error(path, safetensors_bytes("{}", "", UINT64_MAX),
                     "the header length is 18446744073709551615 bytes, expected at most 100000000");
   expect_read_error(path, safetensors_bytes("{}", "", 100000001),
@@ -202,13 +204,15 @@ TEST_F(SafetensorsTest, RejectsHeadersThatAreNotTheExpectedJson) {
   expect_read_error(path, safetensors_bytes(R"({"a": 1})", ""),
                     "tensor 'a': expected an object with \"dtype\", \"shape\" and "
                     "\"data_offsets\", found number");
-  expect_read_error(path, safetensors_bytes(R"({"a": {"dtype": "F32", "data_offsets": [0, 0]}})", ""),
+  expect_read_error(path,
+                    safetensors_bytes(R"({"a": {"dtype": "F32", "data_offsets": [0, 0]}})", ""),
                     "tensor 'a': missing field \"shape\"");
   expect_read_error(
       path,
       safetensors_bytes(R"({"a": {"dtype": "F32", "shape": [], "data_offsets": [0, 4], "x": 1}})",
                         "abcd"),
-      "tensor 'a': unexpected field \"x\"; expected only \"dtype\", \"shape\" and \"data_offsets\"");
+      "tensor 'a': unexpected field \"x\"; expected only \"dtype\", \"shape\" and "
+      "\"data_offsets\"");
   expect_read_error(path, safetensors_bytes(two_tensor_header("[8,12]") + R"({"x":1})", ""),
                     "the header is not valid JSON");
   const std::string duplicate = R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
@@ -241,7 +245,8 @@ TEST_F(SafetensorsTest, RejectsUnknownDtypesAndBadShapes) {
                     "\"shape\" must be an array, found object");
   // 2^32 * 2^32 elements: the product overflows 64 bits and would wrap to 0.
   expect_read_error(path, safetensors_bytes(header("U8", "[4294967296, 4294967296]", "[0,0]"), ""),
-                    "tensor 't': shape [4294967296,4294967296] has more elements than fit in 63 bits");
+                    "tensor 't': shape [4294967296,4294967296] has more elements than fit in "
+                    "63 bits");
   // 2^61 elements of 8 bytes: fits as a count, not as bytes.
   expect_read_error(path, safetensors_bytes(header("F64", "[2305843009213693952]", "[0,0]"), ""),
                     "has more bytes than fit in 64 bits");
@@ -262,7 +267,8 @@ TEST_F(SafetensorsTest, RejectsOffsetsThatDoNotTileTheDataSection) {
                     "of F32");
   expect_read_error(path, safetensors_bytes(two_tensor_header("[4,8]"), float_bytes({1, 2})),
                     "tensor 'b' at [4, 8) overlaps tensor 'a' at [0, 8)");
-  expect_read_error(path, safetensors_bytes(two_tensor_header("[12,16]"), float_bytes({1, 2, 3, 4})),
+  expect_read_error(path,
+                    safetensors_bytes(two_tensor_header("[12,16]"), float_bytes({1, 2, 3, 4})),
                     "the data section has a gap: tensor 'b' begins at byte 12, expected 8 where "
                     "tensor 'a' ends");
   expect_read_error(path,
@@ -391,8 +397,9 @@ TEST_F(SafetensorsTest, AFailedWriteLeavesTheOldFileIntact) {
 
 TEST_F(SafetensorsTest, AFailedWriteCreatesNoFile) {
   // Refused before any file is made.
-  EXPECT_ERROR_CONTAINS(write_safetensors(file("new.safetensors"), {{"w", ones({1})}, {"w", ones({1})}}),
-                        "the name 'w' is given twice; expected unique names");
+  EXPECT_ERROR_CONTAINS(
+      write_safetensors(file("new.safetensors"), {{"w", ones({1})}, {"w", ones({1})}}),
+      "the name 'w' is given twice; expected unique names");
   EXPECT_ERROR_CONTAINS(write_safetensors(file("new.safetensors"), {{"__metadata__", ones({1})}}),
                         "a tensor cannot be named \"__metadata__\"");
   EXPECT_ERROR_CONTAINS(write_safetensors(file("new.safetensors"), {{"w", Tensor()}}),

@@ -26,7 +26,8 @@ std::vector<SgdTensorEntry> entries_with_sizes(const std::vector<int64_t>& numel
 }
 
 template <class Entry>
-std::vector<Entry> read_section(const std::vector<std::byte>& image, uint64_t offset, size_t count) {
+std::vector<Entry> read_section(const std::vector<std::byte>& image, uint64_t offset,
+                                size_t count) {
   std::vector<Entry> entries(count);
   std::memcpy(entries.data(), image.data() + offset, count * sizeof(Entry));
   return entries;
@@ -77,7 +78,8 @@ TEST(FusedSgdTable, ImageHoldsEverySectionAtItsAlignedOffset) {
   EXPECT_EQ(layout.bytes, layout.chunks_offset + table.chunks().size() * sizeof(SgdChunk));
   ASSERT_EQ(table.image().size(), layout.bytes);
 
-  const auto stored_groups = read_section<SgdGroupParameters>(table.image(), layout.groups_offset, 2);
+  const auto stored_groups =
+      read_section<SgdGroupParameters>(table.image(), layout.groups_offset, 2);
   EXPECT_EQ(stored_groups[0].lr, 0.1);
   EXPECT_EQ(stored_groups[0].nesterov, 1);
   EXPECT_EQ(stored_groups[1].weight_decay, 5e-4);

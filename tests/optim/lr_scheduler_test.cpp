@@ -14,18 +14,21 @@
 namespace minidl::optim {
 namespace {
 
-// An optimizer with one group at `lr`, or two groups at lr and lr / 10.
+// Parameter groups: one at `lr`, or two at lr and lr / 10.
+std::vector<OptimizerParamGroup> groups_for(const Tensor& weight, const Tensor& bias, double lr,
+                                            bool two_groups) {
+  if (!two_groups) return {OptimizerParamGroup({weight, bias})};
+  return {OptimizerParamGroup({weight}),
+          OptimizerParamGroup({bias}, SGDOptions(lr / 10).momentum(0.9))};
+}
+
+// An SGD optimizer with momentum 0.9, to schedule.
 struct Fixture {
   Tensor weight = zeros({2}).requires_grad_(true);
   Tensor bias = zeros({1}).requires_grad_(true);
   SGD optimizer;
-  explicit Fixture(double lr, bool two_groups = false, double momentum = 0.9)
-      : optimizer(two_groups ? std::vector<OptimizerParamGroup>{OptimizerParamGroup({weight}),
-                                                                OptimizerParamGroup(
-                                                                    {bias}, SGDOptions(lr / 10)
-                                                                                .momentum(momentum))}
-                             : std::vector<OptimizerParamGroup>{OptimizerParamGroup({weight, bias})},
-                  SGDOptions(lr).momentum(momentum)) {}
+  explicit Fixture(double lr, bool two_groups = false)
+      : optimizer(groups_for(weight, bias, lr, two_groups), SGDOptions(lr).momentum(0.9)) {}
   double lr(size_t group = 0) const { return optimizer.param_groups()[group].options().get_lr(); }
   double momentum(size_t group = 0) const {
     return dynamic_cast<const SGDOptions&>(optimizer.param_groups()[group].options()).momentum();
@@ -39,7 +42,8 @@ void expect_lrs(LRScheduler& scheduler, const Fixture& fixture, const std::vecto
     if (epoch > 0) scheduler.step();
     SCOPED_TRACE("epoch " + std::to_string(epoch));
     EXPECT_EQ(scheduler.last_epoch(), static_cast<int64_t>(epoch));
-    EXPECT_NEAR(scheduler.get_last_lr()[group], expected[epoch], 1e-15 + 1e-12 * std::abs(expected[epoch]));
+    EXPECT_NEAR(scheduler.get_last_lr()[group], expected[epoch],
+                1e-15 + 1e-12 * std::abs(expected[epoch]));
     EXPECT_EQ(fixture.lr(group), scheduler.get_last_lr()[group]);
   }
 }
@@ -158,7 +162,8 @@ TEST(OneCycleLR, RejectsInvalidOptions) {
 
 TEST(LRScheduler, StateDictRoundTripsAndResumes) {
   Fixture original_fixture(1.0, /*two_groups=*/true);
-  OneCycleLR original(original_fixture.optimizer, OneCycleLROptions({1.0, 0.3}, 20).three_phase(true));
+  OneCycleLR original(original_fixture.optimizer,
+                      OneCycleLROptions({1.0, 0.3}, 20).three_phase(true));
   for (int i = 0; i < 7; ++i) original.step();
   const ScalarMap state = original.state_dict();
   EXPECT_EQ(state.at("last_epoch"), 7);
@@ -221,7 +226,8 @@ TEST(LRScheduler, NoticesParamGroupsAddedLater) {
   StepLR scheduler(fixture.optimizer, 1);
   fixture.optimizer.add_param_group(OptimizerParamGroup({zeros({1}).requires_grad_(true)}));
   EXPECT_ERROR_CONTAINS(scheduler.step(),
-                        "StepLR: the optimizer has 2 param groups, but the scheduler was made for 1");
+                        "StepLR: the optimizer has 2 param groups, but the scheduler was made "
+                        "for 1");
 }
 
 }  // namespace

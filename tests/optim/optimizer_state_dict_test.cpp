@@ -124,7 +124,8 @@ TEST(OptimizerStateDict, StateIsCastToTheParameterDtype) {
   Tensor p = parameter({1, 2}, kFloat32);
   SGD optimizer({p}, SGDOptions(0.1).momentum(0.9));
   OptimizerStateDict state = optimizer.state_dict();
-  state.state[0]["momentum_buffer"] = from_host(std::vector<double>{0.5, -0.25}.data(), {2}, kFloat64);
+  const std::vector<double> buffer_values = {0.5, -0.25};
+  state.state[0]["momentum_buffer"] = from_host(buffer_values.data(), {2}, kFloat64);
   optimizer.load_state_dict(state);
   const Tensor& buffer = optimizer.state(p)->at("momentum_buffer");
   EXPECT_EQ(buffer.dtype(), kFloat32);

@@ -93,7 +93,8 @@ TEST(SGDCuda, ChannelsLastAndSixteenBitParameters) {
   for (DType dtype : {kFloat32, kFloat16, kBFloat16}) {
     SCOPED_TRACE(dtype_name(dtype));
     Twin twin({{8, 3, 5, 5}, {8}}, dtype);
-    twin.cuda[0] = twin.cuda[0].detach().contiguous(MemoryFormat::ChannelsLast).requires_grad_(true);
+    twin.cuda[0] =
+        twin.cuda[0].detach().contiguous(MemoryFormat::ChannelsLast).requires_grad_(true);
     SGD cpu_optimizer(twin.cpu, SGDOptions(0.1).momentum(0.9).weight_decay(1e-2));
     SGD cuda_optimizer(twin.cuda, SGDOptions(0.1).momentum(0.9).weight_decay(1e-2));
     for (int step = 0; step < 3; ++step) {
