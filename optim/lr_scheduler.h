@@ -21,8 +21,10 @@
 //                      f(e) = start_factor + (1 - start_factor) * min(e, W) / W,
 //                      W = warmup_steps
 //   OneCycleLR         piecewise linear, see OneCycleLR below
-// PyTorch uses the same closed forms (its _get_closed_form_lr; for LinearWarmup, LinearLR's
-// with end_factor 1), so the lrs agree with PyTorch's at every epoch.
+// These are PyTorch's closed forms (its _get_closed_form_lr; for LinearWarmup, LinearLR's with
+// end_factor 1). PyTorch's step() reaches the same values through recursive updates, so the two
+// agree to rounding unless something else changes the lr between steps; here the lr never
+// depends on what it was before.
 //
 // state_dict() is a ScalarMap (JSON-able: optim::to_json): "last_epoch", "base_lrs.<g>",
 // "last_lrs.<g>" and the scheduler's settings; load_state_dict() restores all of them and
@@ -202,7 +204,8 @@ class OneCycleLROptions {
 // Phase ends are real numbers (p*T need not be whole), as in PyTorch. With cycle_momentum,
 // momentum runs the other way: max_momentum -> base_momentum -> max_momentum (three-phase: and
 // stays at max_momentum in the last phase). Stepping past epoch T is an error; epoch T itself
-// extrapolates the last phase, as PyTorch does.
+// extrapolates the last phase, as PyTorch does, which puts the lr a little below min (below zero
+// when min is tiny): fine after the last batch, and SGD refuses to step with a negative lr.
 class OneCycleLR : public LRScheduler {
  public:
   OneCycleLR(Optimizer& optimizer, const OneCycleLROptions& options);

@@ -131,10 +131,11 @@ void Optimizer::load_state_dict(const OptimizerStateDict& state_dict) {
     for (size_t i = 0; i < params.size(); ++i)
       MINIDL_CHECK(param_at.emplace(saved.params[i], params[i]).second, where,
                    ": parameter position ", saved.params[i], " is listed more than once");
-    const std::string group_where = detail::concat(where, ": param group ", g);
+    // The names must match; the values are taken as saved and checked by the next step(), as
+    // they may be legitimately out of range here: a OneCycleLR that has run to its last step
+    // leaves the lr just below zero, as PyTorch's does.
     options.push_back(groups_[g].options().clone());
-    options.back()->load_scalars(saved.options, group_where);
-    check_options(*options.back(), group_where);
+    options.back()->load_scalars(saved.options, detail::concat(where, ": param group ", g));
   }
 
   // State tensors, copied onto their parameter's device, dtype and layout.

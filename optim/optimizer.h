@@ -85,9 +85,10 @@ class Optimizer {
   // change it. See optimizer_state_dict.h for the layout and the flat form for files.
   OptimizerStateDict state_dict() const;
   // Replaces the options of every group and the state of every parameter, matching them by
-  // position as PyTorch does. The groups must hold as many parameters as the state's; state
-  // tensors are copied to their parameter's device, dtype and layout. Everything is checked
-  // before anything changes.
+  // position as PyTorch does. The groups must hold as many parameters as the state's, the
+  // options the same names, and state tensors their parameter's shape; they are copied to their
+  // parameter's device, dtype and layout. All of that is checked before anything changes. Option
+  // values are checked by the next step(), as everywhere options change (see check_options).
   void load_state_dict(const OptimizerStateDict& state_dict);
 
  protected:
@@ -95,7 +96,9 @@ class Optimizer {
 
   // The state of `param`, created empty on first use.
   ParamState& mutable_state(const Tensor& param);
-  // Throws, naming `where`, when `options` are not valid for this optimizer.
+  // Throws, naming `where`, when `options` are not valid for this optimizer. Called for the
+  // defaults and every added group, and by step() for every group before anything is updated
+  // (schedulers and load_state_dict change options between steps).
   virtual void check_options(const OptimizerOptions& options, const std::string& where) const = 0;
   // Throws, naming `where`, when a loaded state entry does not fit `param`.
   virtual void check_state_entry(const Tensor& param, const std::string& key,

@@ -172,12 +172,29 @@ TEST(OptimizerStateDict, LoadRefusesStateThatDoesNotFitAndChangesNothing) {
   bad_option = good;
   bad_option.param_groups[1].options["betas"] = 0.9;
   EXPECT_ERROR_CONTAINS(optimizer.load_state_dict(bad_option), "unexpected 'betas'");
-  bad_option = good;
-  bad_option.param_groups[0].options["dampening"] = 0.5;  // with nesterov: invalid
-  EXPECT_ERROR_CONTAINS(optimizer.load_state_dict(bad_option),
-                        "Nesterov momentum requires a momentum > 0 and zero dampening");
-
   expect_identical(optimizer.state_dict(), good);
+}
+
+TEST(OptimizerStateDict, LoadedOptionValuesAreCheckedByTheNextStep) {
+  // A OneCycleLR run to its end leaves lr slightly below zero (as PyTorch's does): such a
+  // checkpoint loads, and the next step refuses to run before changing anything.
+  Tensor p = parameter({1, 2});
+  SGD optimizer({p}, SGDOptions(0.1).momentum(0.9));
+  OptimizerStateDict state = optimizer.state_dict();
+  state.param_groups[0].options["lr"] = -1e-5;
+  optimizer.load_state_dict(state);
+  EXPECT_EQ(optimizer.param_groups()[0].options().get_lr(), -1e-5);
+  p.set_grad(zeros({2}));
+  EXPECT_ERROR_CONTAINS(optimizer.step(), "SGD step: param group 0: invalid learning rate -1e-05");
+  EXPECT_EQ(to_vector<double>(p), (std::vector<double>{1, 2}));
+  EXPECT_EQ(optimizer.state(p), nullptr);
+
+  state.param_groups[0].options["lr"] = 0.1;
+  state.param_groups[0].options["nesterov"] = 1;
+  state.param_groups[0].options["dampening"] = 0.5;
+  optimizer.load_state_dict(state);
+  EXPECT_ERROR_CONTAINS(optimizer.step(), "Nesterov momentum requires a momentum > 0 and zero "
+                                          "dampening, got momentum 0.9 and dampening 0.5");
 }
 
 TEST(OptimizerStateDict, FlatFormRoundTrips) {
