@@ -9,21 +9,24 @@ namespace minidl::cpu {
 
 namespace {
 
-// Converts through float for the 16-bit types and through `!= 0` for bool, as PyTorch does.
+template <class T>
+constexpr bool is_16bit_float_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
+// Converts as PyTorch does: the 16-bit types through float, to bool as `!= 0`, and floating
+// point to integers through int64, so that negative values wrap into unsigned types instead of
+// being undefined behaviour (NaN and values beyond int64's range become 0).
 template <class To, class From>
 To convert(From value) {
-  if constexpr (std::is_same_v<To, bool>) {
-    if constexpr (std::is_same_v<From, Half> || std::is_same_v<From, BFloat16>)
-      return static_cast<float>(value) != 0.0f;
-    else
-      return value != From(0);
-  } else if constexpr (std::is_same_v<From, Half> || std::is_same_v<From, BFloat16>) {
-    if constexpr (std::is_same_v<To, Half> || std::is_same_v<To, BFloat16>)
-      return To(static_cast<float>(value));
-    else
-      return static_cast<To>(static_cast<float>(value));
-  } else if constexpr (std::is_same_v<To, Half> || std::is_same_v<To, BFloat16>) {
+  if constexpr (is_16bit_float_v<From>) {
+    return convert<To>(static_cast<float>(value));
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return value != From(0);
+  } else if constexpr (is_16bit_float_v<To>) {
     return To(static_cast<float>(value));
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+    constexpr From kInt64Bound = From(9.2e18);
+    if (!(value > -kInt64Bound && value < kInt64Bound)) return To(0);
+    return static_cast<To>(static_cast<int64_t>(value));
   } else {
     return static_cast<To>(value);
   }

@@ -84,6 +84,9 @@ TEST(Tensor, CopyConvertsDtypesAndBroadcasts) {
   Tensor b = tensor({1.0, 3.140625}).to(kBFloat16);
   EXPECT_EQ(to_vector<float>(b), (std::vector<float>{1.0f, 3.140625f}));
   EXPECT_EQ(to_vector<bool>(tensor({0.0, 2.0}).to(kBool)), (std::vector<bool>{false, true}));
+  // Floating point to integers goes through int64, so negative values wrap (as in PyTorch).
+  EXPECT_EQ(to_vector<int32_t>(tensor({-1.0, 300.0, -2.5}).to(kUInt8)),
+            (std::vector<int32_t>{255, 44, 254}));
   const uint64_t version = dst.version();
   dst.fill_(7);
   EXPECT_EQ(dst.version(), version + 1);
