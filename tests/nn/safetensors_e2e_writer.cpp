@@ -2,7 +2,8 @@
 // (names, dtypes, shapes, values, metadata), for tools/read_safetensors_check.py to verify with
 // the reference Python reader (CTest e2e.safetensors_python_*, tests/CMakeLists.txt).
 //
-//   safetensors_e2e_writer FILE.safetensors SIDECAR.json
+//   safetensors_e2e_writer FILE.safetensors SIDECAR.json           every dtype and layout
+//   safetensors_e2e_writer --lenet FILE.safetensors SIDECAR.json   a LeNet saved by nn::save
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -12,7 +13,9 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "models/lenet.h"
 #include "nn/safetensors.h"
+#include "nn/serialize.h"
 
 namespace {
 
@@ -39,19 +42,37 @@ serialize::NamedTensorList tensors_to_write() {
   return tensors;
 }
 
+// A freshly initialised LeNet, written by nn::save under its state_dict names.
+serialize::NamedTensorList save_lenet(const std::filesystem::path& file) {
+  models::LeNet model;
+  nn::save(model, file);
+  serialize::NamedTensorList tensors;
+  for (const auto& item : model->state_dict()) tensors.emplace_back(item.key(), item.value());
+  return tensors;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: %s FILE.safetensors SIDECAR.json\n", argv[0]);
+  const bool lenet = argc == 4 && std::string(argv[1]) == "--lenet";
+  if (argc != 3 && !lenet) {
+    std::fprintf(stderr, "usage: %s [--lenet] FILE.safetensors SIDECAR.json\n", argv[0]);
     return 2;
   }
+  const char* file_arg = argv[lenet ? 2 : 1];
+  const char* sidecar_arg = argv[lenet ? 3 : 2];
   try {
-    const std::filesystem::path file = argv[1];
+    const std::filesystem::path file = file_arg;
     if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path());
-    const serialize::NamedTensorList tensors = tensors_to_write();
-    const serialize::SafetensorsMetadata metadata = {{"format", "pt"}, {"writer", "minidl"}};
-    serialize::write_safetensors(file, tensors, metadata);
+    serialize::NamedTensorList tensors;
+    serialize::SafetensorsMetadata metadata;
+    if (lenet) {
+      tensors = save_lenet(file);
+    } else {
+      tensors = tensors_to_write();
+      metadata = {{"format", "pt"}, {"writer", "minidl"}};
+      serialize::write_safetensors(file, tensors, metadata);
+    }
 
     nlohmann::json sidecar = {{"tensors", nlohmann::json::object()}, {"metadata", metadata}};
     for (const auto& [name, tensor] : tensors) {
@@ -59,13 +80,13 @@ int main(int argc, char** argv) {
                                   {"shape", tensor.sizes()},
                                   {"values", to_vector<double>(tensor)}};
     }
-    std::ofstream out(argv[2]);
+    std::ofstream out(sidecar_arg);
     out << sidecar.dump(2) << "\n";
     if (!out) {
-      std::fprintf(stderr, "safetensors_e2e_writer: cannot write %s\n", argv[2]);
+      std::fprintf(stderr, "safetensors_e2e_writer: cannot write %s\n", sidecar_arg);
       return 1;
     }
-    std::printf("wrote %s and %s\n", argv[1], argv[2]);
+    std::printf("wrote %s and %s\n", file_arg, sidecar_arg);
   } catch (const std::exception& error) {  // minidl::Error, or a filesystem error
     std::fprintf(stderr, "safetensors_e2e_writer: %s\n", error.what());
     return 1;
