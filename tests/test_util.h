@@ -2,6 +2,7 @@
 // Helpers shared by the test suites.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,39 @@ inline ::testing::AssertionResult all_close(const Tensor& actual, const Tensor& 
              << ", rtol " << rtol << ")";
   }
   return ::testing::AssertionSuccess();
+}
+
+// The sequence a wiggly() tensor holds: element i, in row-major order, is
+//   amplitude * sin(start + phase + step * i) + offset.
+struct Wiggle {
+  double phase = 0.0;
+  double amplitude = 1.0;
+  double offset = 0.0;
+  double start = 1.0;
+  double step = 0.37;
+};
+
+// Distinct, smoothly varying values of the given shape and dtype, on the CPU: `w`'s sequence,
+// computed in double and then rounded to dtype.
+inline Tensor wiggly(const Shape& sizes, DType dtype, const Wiggle& w) {
+  std::vector<double> values(static_cast<size_t>(shape_numel(sizes)));
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] =
+        w.amplitude * std::sin(w.start + w.phase + w.step * static_cast<double>(i)) + w.offset;
+  return from_host(values.data(), sizes, kFloat64).to(dtype);
+}
+
+// Distinct, sign-mixed values sin(1 + phase + 0.37 * i) of the given shape, on the CPU.
+inline Tensor wiggly(const Shape& sizes, double phase = 0.0, DType dtype = kFloat32) {
+  return wiggly(sizes, dtype, Wiggle{.phase = phase});
+}
+
+// The same view (sizes, strides, offset) over a CUDA copy of `t`'s whole storage, so that a
+// transposed, permuted or sliced CPU tensor keeps its layout on the device.
+inline Tensor same_layout_on_cuda(const Tensor& t) {
+  const int64_t storage_elements = static_cast<int64_t>(t.storage()->nbytes() / t.element_size());
+  Tensor base = make_view(t, {storage_elements}, {1}, 0).cuda();
+  return make_view(base, t.sizes(), t.strides(), t.storage_offset());
 }
 
 }  // namespace minidl::testing

@@ -21,6 +21,11 @@ struct Row {
   int64_t base, stride;
 };
 
+// How many rows of `classes` elements one parallel_for task takes.
+inline int64_t row_grain(int64_t classes) {
+  return std::max<int64_t>(1, kDefaultGrain / std::max<int64_t>(classes, 1));
+}
+
 // Calls fn(row) for every (outer, inner) row of the [outer, C, inner] tensor x, in parallel.
 template <class Fn>
 void for_each_row(const Tensor& x, const Fn& fn) {
@@ -28,8 +33,7 @@ void for_each_row(const Tensor& x, const Fn& fn) {
                          "softmax kernels take a contiguous [outer, C, inner] tensor");
   const int64_t classes = x.size(1), inner = x.size(2);
   const int64_t rows = x.size(0) * inner;
-  const int64_t grain = std::max<int64_t>(1, kDefaultGrain / std::max<int64_t>(classes, 1));
-  parallel_for(0, rows, grain, [&](int64_t lo, int64_t hi) {
+  parallel_for(0, rows, row_grain(classes), [&](int64_t lo, int64_t hi) {
     for (int64_t row = lo; row < hi; ++row)
       fn(Row{(row / inner) * classes * inner + row % inner, inner});
   });
@@ -82,6 +86,39 @@ void softmax_forward(const Tensor& out, const Tensor& x) {
   });
 }
 
+// softmax's backward, grad_input = y * (g - sum_c g * y), or with kLog log_softmax's,
+// grad_input = g - exp(y) * sum_c g, where y is the forward's output.
+template <bool kLog>
+void softmax_backward(const Tensor& grad_input, const Tensor& grad, const Tensor& output) {
+  const char* what = kLog ? "log_softmax backward" : "softmax backward";
+  visit_floating(output.dtype(), what, [&](auto zero) {
+    using T = decltype(zero);
+    using Acc = acc_t<T>;
+    const T* g = grad.data_ptr<T>();
+    const T* y = output.data_ptr<T>();
+    T* result = grad_input.data_ptr<T>();
+    const int64_t classes = output.size(1);
+    for_each_row(output, [&](Row row) {
+      Acc sum = 0;  // sum_c g with kLog, sum_c g * y without
+      for (int64_t c = 0; c < classes; ++c) {
+        const int64_t at = row.base + c * row.stride;
+        if constexpr (kLog)
+          sum += static_cast<Acc>(g[at]);
+        else
+          sum += static_cast<Acc>(g[at]) * static_cast<Acc>(y[at]);
+      }
+      for (int64_t c = 0; c < classes; ++c) {
+        const int64_t at = row.base + c * row.stride;
+        if constexpr (kLog)
+          result[at] =
+              static_cast<T>(static_cast<Acc>(g[at]) - std::exp(static_cast<Acc>(y[at])) * sum);
+        else
+          result[at] = static_cast<T>(static_cast<Acc>(y[at]) * (static_cast<Acc>(g[at]) - sum));
+      }
+    });
+  });
+}
+
 template <class T>
 T load_grad(const Tensor& grad_losses, const T* data, int64_t i) {
   return data[i * grad_losses.stride(0)];
@@ -94,47 +131,12 @@ void softmax_kernel(const Tensor& out, const Tensor& x) { softmax_forward<false>
 void log_softmax_kernel(const Tensor& out, const Tensor& x) { softmax_forward<true>(out, x); }
 
 void softmax_backward_kernel(const Tensor& grad_input, const Tensor& grad, const Tensor& output) {
-  visit_floating(output.dtype(), "softmax backward", [&](auto zero) {
-    using T = decltype(zero);
-    using Acc = acc_t<T>;
-    const T* g = grad.data_ptr<T>();
-    const T* y = output.data_ptr<T>();
-    T* result = grad_input.data_ptr<T>();
-    const int64_t classes = output.size(1);
-    for_each_row(output, [&](Row row) {
-      Acc dot = 0;
-      for (int64_t c = 0; c < classes; ++c) {
-        const int64_t at = row.base + c * row.stride;
-        dot += static_cast<Acc>(g[at]) * static_cast<Acc>(y[at]);
-      }
-      for (int64_t c = 0; c < classes; ++c) {
-        const int64_t at = row.base + c * row.stride;
-        result[at] = static_cast<T>(static_cast<Acc>(y[at]) * (static_cast<Acc>(g[at]) - dot));
-      }
-    });
-  });
+  softmax_backward<false>(grad_input, grad, output);
 }
 
 void log_softmax_backward_kernel(const Tensor& grad_input, const Tensor& grad,
                                  const Tensor& output) {
-  visit_floating(output.dtype(), "log_softmax backward", [&](auto zero) {
-    using T = decltype(zero);
-    using Acc = acc_t<T>;
-    const T* g = grad.data_ptr<T>();
-    const T* y = output.data_ptr<T>();
-    T* result = grad_input.data_ptr<T>();
-    const int64_t classes = output.size(1);
-    for_each_row(output, [&](Row row) {
-      Acc grad_sum = 0;
-      for (int64_t c = 0; c < classes; ++c)
-        grad_sum += static_cast<Acc>(g[row.base + c * row.stride]);
-      for (int64_t c = 0; c < classes; ++c) {
-        const int64_t at = row.base + c * row.stride;
-        result[at] =
-            static_cast<T>(static_cast<Acc>(g[at]) - std::exp(static_cast<Acc>(y[at])) * grad_sum);
-      }
-    });
-  });
+  softmax_backward<true>(grad_input, grad, output);
 }
 
 void cross_entropy_forward_kernel(const Tensor& losses, const Tensor& logsumexp,
@@ -149,8 +151,7 @@ void cross_entropy_forward_kernel(const Tensor& losses, const Tensor& logsumexp,
     Acc* lse = logsumexp.data_ptr<Acc>();
     const int64_t rows = logits.size(0), classes = logits.size(1);
     const Acc smoothing = static_cast<Acc>(label_smoothing);
-    const int64_t grain = std::max<int64_t>(1, kDefaultGrain / std::max<int64_t>(classes, 1));
-    parallel_for(0, rows, grain, [&](int64_t lo, int64_t hi) {
+    parallel_for(0, rows, row_grain(classes), [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) {
         const Row row{i * classes, 1};
         const auto [max, log_sum] = max_and_log_sum_exp<Acc>(x, row, classes);
@@ -178,8 +179,7 @@ void cross_entropy_backward_kernel(const Tensor& grad_logits, const Tensor& grad
     const int64_t rows = logits.size(0), classes = logits.size(1);
     const Acc smoothing = static_cast<Acc>(label_smoothing);
     const Acc off_target = smoothing / static_cast<Acc>(classes);
-    const int64_t grain = std::max<int64_t>(1, kDefaultGrain / std::max<int64_t>(classes, 1));
-    parallel_for(0, rows, grain, [&](int64_t lo, int64_t hi) {
+    parallel_for(0, rows, row_grain(classes), [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) {
         const Acc row_grad =
             static_cast<Acc>(scale) * static_cast<Acc>(load_grad(grad_losses, g, i));
@@ -216,8 +216,7 @@ void nll_loss_backward_kernel(const Tensor& grad_log_probs, const Tensor& grad_l
     const int64_t* t = target.data_ptr<int64_t>();
     T* result = grad_log_probs.data_ptr<T>();
     const int64_t rows = grad_log_probs.size(0), classes = grad_log_probs.size(1);
-    const int64_t grain = std::max<int64_t>(1, kDefaultGrain / std::max<int64_t>(classes, 1));
-    parallel_for(0, rows, grain, [&](int64_t lo, int64_t hi) {
+    parallel_for(0, rows, row_grain(classes), [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) {
         const T row_grad = static_cast<T>(-static_cast<Acc>(scale) *
                                           static_cast<Acc>(load_grad(grad_losses, g, i)));

@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include "model_test_util.h"
 #include "models/models.h"
 #include "nn/nn.h"
 #include "ops/elementwise.h"
@@ -16,11 +17,7 @@
 namespace minidl {
 namespace {
 
-int64_t parameter_count(const nn::Module& module) {
-  int64_t count = 0;
-  for (const Tensor& parameter : module.parameters()) count += parameter.numel();
-  return count;
-}
+using testing::parameter_count;
 
 TEST(LeNet, Has61706Parameters) {
   EXPECT_EQ(parameter_count(*models::LeNet()), 61706);

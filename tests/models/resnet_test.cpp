@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "model_test_util.h"
 #include "models/models.h"
 #include "nn/nn.h"
 #include "ops/elementwise.h"
@@ -15,11 +16,7 @@
 namespace minidl {
 namespace {
 
-int64_t parameter_count(const nn::Module& module) {
-  int64_t count = 0;
-  for (const Tensor& parameter : module.parameters()) count += parameter.numel();
-  return count;
-}
+using testing::parameter_count;
 
 bool has_parameter(const nn::Module& module, const std::string& name) {
   return module.named_parameters().contains(name);

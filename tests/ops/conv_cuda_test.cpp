@@ -15,24 +15,12 @@
 namespace minidl {
 namespace {
 
-using conv_testing::ConvCase;
-using conv_testing::conv_cases;
-using conv_testing::make_bias;
-using conv_testing::make_input;
-using conv_testing::make_weight;
-using conv_testing::wiggly;
+using namespace conv_testing;
 using testing::all_close;
+using testing::same_layout_on_cuda;
 
 // float32 results: cuDNN's exact-fp32 algorithms sum in another order than OpenBLAS.
 constexpr double kAtol = 1e-4, kRtol = 1e-4;
-
-// The same view (sizes, strides, offset) over a CUDA copy of `t`'s whole storage, so that a
-// permuted or sliced CPU input stays permuted or sliced on the device.
-Tensor same_layout_on_cuda(const Tensor& t) {
-  const int64_t storage_elements = static_cast<int64_t>(t.storage()->nbytes() / t.element_size());
-  Tensor base = make_view(t, {storage_elements}, {1}, 0).cuda();
-  return make_view(base, t.sizes(), t.strides(), t.storage_offset());
-}
 
 // The layouts each case runs in on the device.
 enum class DeviceLayout { AsInTable, ChannelsLast };

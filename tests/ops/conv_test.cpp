@@ -14,12 +14,7 @@
 namespace minidl {
 namespace {
 
-using conv_testing::ConvCase;
-using conv_testing::conv_cases;
-using conv_testing::make_bias;
-using conv_testing::make_input;
-using conv_testing::make_weight;
-using conv_testing::wiggly;
+using namespace conv_testing;
 using testing::all_close;
 
 Tensor conv2d_with(const Tensor& input, const Tensor& weight, const Tensor& bias,

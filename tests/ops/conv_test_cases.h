@@ -7,6 +7,7 @@
 
 #include "core/tensor.h"
 #include "ops/conv.h"
+#include "test_util.h"
 
 namespace minidl::conv_testing {
 
@@ -52,10 +53,7 @@ inline std::vector<ConvCase> conv_cases() {
 
 // Distinct, sign-mixed values of the given shape (float64 on the CPU).
 inline Tensor wiggly(const Shape& sizes, double phase = 0.0) {
-  std::vector<double> values(static_cast<size_t>(shape_numel(sizes)));
-  for (size_t i = 0; i < values.size(); ++i)
-    values[i] = std::sin(1.0 + phase + 0.37 * static_cast<double>(i));
-  return from_host(values.data(), sizes, kFloat64);
+  return testing::wiggly(sizes, phase, kFloat64);
 }
 
 // The case's input in its layout, float64 on the CPU.

@@ -24,10 +24,8 @@ const Device kGpu(kCUDA);
 
 // Distinct, sign-mixed values in (-3, 3).
 Tensor wiggly(const Shape& sizes, DType dtype = kFloat32, double offset = 0) {
-  std::vector<double> values(static_cast<size_t>(shape_numel(sizes)));
-  for (size_t i = 0; i < values.size(); ++i)
-    values[i] = 2.7 * std::sin(1.3 + offset + 0.9 * static_cast<double>(i));
-  return from_host(values.data(), sizes, kFloat64).to(dtype);
+  return testing::wiggly(sizes, dtype,
+                         {.phase = offset, .amplitude = 2.7, .start = 1.3, .step = 0.9});
 }
 
 // Values in [0.5, 2.5), for log, sqrt, fractional powers and divisors.

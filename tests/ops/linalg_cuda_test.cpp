@@ -12,22 +12,8 @@ namespace minidl {
 namespace {
 
 using testing::all_close;
-
-// Distinct, sign-mixed float32 values of the given shape, on the CPU.
-Tensor wiggly(const Shape& sizes, double phase = 0.0) {
-  std::vector<float> values(static_cast<size_t>(shape_numel(sizes)));
-  for (size_t i = 0; i < values.size(); ++i)
-    values[i] = static_cast<float>(std::sin(1.0 + phase + 0.37 * static_cast<double>(i)));
-  return from_host(values.data(), sizes, kFloat32);
-}
-
-// The same view (sizes, strides, offset) over a CUDA copy of `t`'s whole storage, so that a
-// transposed or sliced CPU operand stays transposed or sliced on the device.
-Tensor same_layout_on_cuda(const Tensor& t) {
-  const int64_t storage_elements = static_cast<int64_t>(t.storage()->nbytes() / t.element_size());
-  Tensor base = make_view(t, {storage_elements}, {1}, 0).cuda();
-  return make_view(base, t.sizes(), t.strides(), t.storage_offset());
-}
+using testing::same_layout_on_cuda;
+using testing::wiggly;
 
 // Pairs of CPU operands covering the layouts and batch shapes matmul handles differently.
 std::vector<std::pair<Tensor, Tensor>> operand_cases() {

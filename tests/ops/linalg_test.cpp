@@ -17,10 +17,7 @@ using testing::all_close;
 
 // Distinct, sign-mixed values of the given shape.
 Tensor wiggly(const Shape& sizes, DType dtype = kFloat32, double phase = 0.0) {
-  std::vector<double> values(static_cast<size_t>(shape_numel(sizes)));
-  for (size_t i = 0; i < values.size(); ++i)
-    values[i] = std::sin(1.0 + phase + 0.37 * static_cast<double>(i));
-  return from_host(values.data(), sizes, kFloat64).to(dtype);
+  return testing::wiggly(sizes, phase, dtype);
 }
 
 // A float64 leaf of the given shape that requires grad, for gradient checks.

@@ -17,11 +17,7 @@ using testing::all_close;
 
 // Distinct, sign-mixed float32 values in [-amplitude, amplitude], on the CPU.
 Tensor wiggly(const Shape& sizes, double amplitude = 3.0, double phase = 0.0) {
-  std::vector<float> values(static_cast<size_t>(shape_numel(sizes)));
-  for (size_t i = 0; i < values.size(); ++i)
-    values[i] =
-        static_cast<float>(amplitude * std::sin(1.0 + phase + 0.37 * static_cast<double>(i)));
-  return from_host(values.data(), sizes, kFloat32);
+  return testing::wiggly(sizes, kFloat32, {.phase = phase, .amplitude = amplitude});
 }
 
 // Class indices in [0, classes), on the CPU.

@@ -16,10 +16,7 @@ using testing::all_close;
 
 // Distinct values in [-amplitude, amplitude].
 Tensor wiggly_tensor(const Shape& sizes, double amplitude = 2.0) {
-  std::vector<double> values(static_cast<size_t>(shape_numel(sizes)));
-  for (size_t i = 0; i < values.size(); ++i)
-    values[i] = amplitude * std::sin(0.3 + 1.3 * static_cast<double>(i));
-  return from_host(values.data(), sizes, kFloat64);
+  return testing::wiggly(sizes, kFloat64, {.amplitude = amplitude, .start = 0.3, .step = 1.3});
 }
 
 Tensor log_of(std::initializer_list<double> values, const Shape& sizes) {

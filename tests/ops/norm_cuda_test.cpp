@@ -17,12 +17,9 @@ namespace {
 
 using testing::all_close;
 
+// Sign-mixed float32 values in [offset - 2, offset + 2], on the CPU.
 Tensor wiggly(const Shape& sizes, double phase = 0.0, double offset = 0.0) {
-  std::vector<float> values(static_cast<size_t>(shape_numel(sizes)));
-  for (size_t i = 0; i < values.size(); ++i)
-    values[i] =
-        static_cast<float>(offset + 2.0 * std::sin(1.0 + phase + 0.37 * static_cast<double>(i)));
-  return from_host(values.data(), sizes, kFloat32);
+  return testing::wiggly(sizes, kFloat32, {.phase = phase, .amplitude = 2.0, .offset = offset});
 }
 
 struct NormCase {

@@ -21,10 +21,8 @@ using testing::all_close;
 
 // Sign-mixed values that are not all alike per channel, row-major over `sizes`.
 Tensor wiggly(const Shape& sizes, DType dtype = kFloat64, double phase = 0.0) {
-  std::vector<double> values(static_cast<size_t>(shape_numel(sizes)));
-  for (size_t i = 0; i < values.size(); ++i)
-    values[i] = 2.0 * std::sin(1.0 + phase + 0.9 * static_cast<double>(i)) + 0.5;
-  return from_host(values.data(), sizes, kFloat64).to(dtype);
+  return testing::wiggly(sizes, dtype,
+                         {.phase = phase, .amplitude = 2.0, .offset = 0.5, .step = 0.9});
 }
 
 // ---- hand-worked values ----

@@ -27,10 +27,7 @@ Tensor distinct_values(const Shape& sizes) {
 }
 
 Tensor wiggly(const Shape& sizes) {
-  std::vector<float> values(static_cast<size_t>(shape_numel(sizes)));
-  for (size_t i = 0; i < values.size(); ++i)
-    values[i] = static_cast<float>(std::sin(0.5 + 0.61 * static_cast<double>(i)));
-  return from_host(values.data(), sizes, kFloat32);
+  return testing::wiggly(sizes, kFloat32, {.start = 0.5, .step = 0.61});
 }
 
 using PoolFn = std::function<Tensor(const Tensor&)>;

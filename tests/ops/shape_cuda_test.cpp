@@ -11,13 +11,7 @@ namespace minidl {
 namespace {
 
 using testing::all_close;
-
-Tensor wiggly(const Shape& sizes, double phase = 0.0) {
-  std::vector<float> values(static_cast<size_t>(shape_numel(sizes)));
-  for (size_t i = 0; i < values.size(); ++i)
-    values[i] = static_cast<float>(std::sin(1.0 + phase + 0.37 * static_cast<double>(i)));
-  return from_host(values.data(), sizes, kFloat32);
-}
+using testing::wiggly;
 
 TEST(CatCuda, MatchesCpuForwardAndBackward) {
   SKIP_WITHOUT_CUDA();

@@ -16,10 +16,7 @@ using testing::all_close;
 
 // A float64 leaf of distinct values that requires grad, for gradient checks.
 Tensor leaf(const Shape& sizes, double phase = 0.0) {
-  std::vector<double> values(static_cast<size_t>(shape_numel(sizes)));
-  for (size_t i = 0; i < values.size(); ++i)
-    values[i] = std::sin(1.0 + phase + 0.37 * static_cast<double>(i));
-  return from_host(values.data(), sizes, kFloat64).requires_grad_();
+  return testing::wiggly(sizes, phase, kFloat64).requires_grad_();
 }
 
 Tensor indices(const std::vector<int64_t>& values) { return tensor(values); }
