@@ -292,8 +292,8 @@ Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
   return argmax_impl(x, one_dim(x, dim, "argmax"), keepdim, wrap_dim(dim, x.dim(), "argmax"));
 }
 
-Tensor var(const Tensor& x, int64_t correction) {
-  return var_impl(x, all_dims(x), correction, false);
+Tensor var(const Tensor& x) {
+  return var_impl(x, all_dims(x), /*correction=*/1, false);
 }
 Tensor var(const Tensor& x, const Shape& dims, int64_t correction, bool keepdim) {
   return var_impl(x, reduced_dims(x, dims, "var"), correction, keepdim);

@@ -18,8 +18,10 @@ Tensor min(const Tensor& x, int64_t dim, bool keepdim = false);
 // int64 index of the first maximum (over the flattened tensor when no dim is given).
 Tensor argmax(const Tensor& x);
 Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);
-// Variance with Bessel's correction (correction = 1) by default, as torch.var.
-Tensor var(const Tensor& x, int64_t correction = 1);
+// Variance with Bessel's correction (correction = 1) by default, as torch.var. Over all
+// elements, or over `dims` (empty: all): var(x, {1}) reduces dim 1, and var(x, {}, 0) is the
+// biased variance of all elements.
+Tensor var(const Tensor& x);
 Tensor var(const Tensor& x, const Shape& dims, int64_t correction = 1, bool keepdim = false);
 
 }  // namespace minidl

@@ -267,9 +267,9 @@ TEST(MaxMin, GradientGoesToTheFirstExtremeElement) {
 TEST(Var, HandWorkedValuesWithAndWithoutBessel) {
   Tensor x = tensor({1, 2, 3, 4});  // mean 2.5, squared deviations sum to 5
   EXPECT_FLOAT_EQ(var(x).item<float>(), 5.0f / 3.0f);
-  EXPECT_FLOAT_EQ(var(x, 0).item<float>(), 5.0f / 4.0f);
+  EXPECT_FLOAT_EQ(var(x, {}, 0).item<float>(), 5.0f / 4.0f);
   Tensor rows = tensor({1, 2, 3, 4, 2, 4, 6, 8}).view({2, 4});
-  std::vector<float> per_row = to_vector<float>(var(rows, Shape{1}));
+  std::vector<float> per_row = to_vector<float>(var(rows, {1}));  // dims, not a correction
   EXPECT_FLOAT_EQ(per_row[0], 5.0f / 3.0f);
   EXPECT_FLOAT_EQ(per_row[1], 20.0f / 3.0f);
   EXPECT_EQ(var(rows, Shape{1}, 1, true).sizes(), (Shape{2, 1}));
