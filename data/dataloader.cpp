@@ -86,8 +86,9 @@ DataLoader::Iterator DataLoader::begin() {
   if (std::shared_ptr<loader::EpochRun> previous = active_run_.lock()) previous->close();
   auto plan = std::make_shared<const loader::EpochPlan>(
       epoch_, sampler_->indices(epoch_), options_.batch_size(), options_.drop_last(),
-      dataset_->size());
-  ++epoch_;  // the next pass runs the next epoch, unless set_epoch says otherwise
+      dataset_->size(), start_batch_);
+  ++epoch_;
+  start_batch_ = 0;  // the next pass runs the next epoch, unless set_epoch says otherwise
   const Device device = options_.device();
 
   std::unique_ptr<loader::BatchStage> pipeline;

@@ -82,6 +82,10 @@ class DataLoader {
   Iterator end() { return {}; }
 
   void set_epoch(int64_t epoch) { epoch_ = epoch; }
+  // The next pass starts at batch `batch` of its epoch instead of batch 0, delivering the same
+  // batches an uninterrupted pass would from there on (a run resumed mid-epoch). Applies to
+  // that one pass.
+  void set_start_batch(int64_t batch) { start_batch_ = batch; }
   // The epoch the next pass runs.
   int64_t epoch() const { return epoch_; }
   // Batches per epoch.
@@ -98,6 +102,7 @@ class DataLoader {
   std::shared_ptr<const Sampler> sampler_;
   DataLoaderOptions options_;
   int64_t epoch_ = 0;
+  int64_t start_batch_ = 0;
   std::shared_ptr<const loader::ResidentDataset> resident_;  // device-resident mode
   std::optional<cuda::Stream> copy_stream_;                  // CUDA targets, created on first use
   std::weak_ptr<loader::EpochRun> active_run_;

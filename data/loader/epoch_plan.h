@@ -9,11 +9,14 @@ namespace minidl::data::loader {
 class EpochPlan {
  public:
   // Checks every index against `dataset_size`, so a bad sampler fails before any work starts.
+  // The pass delivers batches first_batch, first_batch + 1, ... (a resumed run starts
+  // mid-epoch); first_batch may equal num_batches(), which delivers nothing.
   EpochPlan(int64_t epoch, std::vector<int64_t> order, int64_t batch_size, bool drop_last,
-            int64_t dataset_size);
+            int64_t dataset_size, int64_t first_batch = 0);
 
   int64_t epoch() const { return epoch_; }
   int64_t num_batches() const { return num_batches_; }
+  int64_t first_batch() const { return first_batch_; }
   int64_t batch_size() const { return batch_size_; }
   // The sample indices of batch k (the last may be short unless drop_last).
   std::span<const int64_t> batch(int64_t k) const;
@@ -29,6 +32,7 @@ class EpochPlan {
   std::vector<int64_t> order_;
   int64_t batch_size_;
   int64_t num_batches_;
+  int64_t first_batch_;
 };
 
 }  // namespace minidl::data::loader

@@ -6,7 +6,10 @@ namespace minidl::data::loader {
 
 InlineStage::InlineStage(std::shared_ptr<const Dataset> dataset,
                          std::shared_ptr<const EpochPlan> plan, bool pin_memory)
-    : dataset_(std::move(dataset)), plan_(std::move(plan)), pin_memory_(pin_memory) {}
+    : dataset_(std::move(dataset)),
+      plan_(std::move(plan)),
+      pin_memory_(pin_memory),
+      next_batch_(plan_->first_batch()) {}
 
 std::optional<Batch> InlineStage::next() {
   if (next_batch_ >= plan_->num_batches()) return std::nullopt;

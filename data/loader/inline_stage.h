@@ -20,7 +20,7 @@ class InlineStage final : public BatchStage {
   std::shared_ptr<const Dataset> dataset_;
   std::shared_ptr<const EpochPlan> plan_;
   bool pin_memory_;
-  int64_t next_batch_ = 0;
+  int64_t next_batch_;
 };
 
 }  // namespace minidl::data::loader

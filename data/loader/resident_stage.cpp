@@ -37,7 +37,7 @@ std::shared_ptr<const ResidentDataset> upload_dataset(const Dataset& dataset, De
 
 ResidentStage::ResidentStage(std::shared_ptr<const ResidentDataset> resident,
                              std::shared_ptr<const EpochPlan> plan, Device device)
-    : resident_(std::move(resident)), plan_(std::move(plan)) {
+    : resident_(std::move(resident)), plan_(std::move(plan)), next_batch_(plan_->first_batch()) {
   const auto length = static_cast<int64_t>(plan_->order().size());
   Tensor host_order = device.is_cuda() ? cuda::empty_pinned({length}, kInt64)
                                        : empty({length}, kInt64);

@@ -37,7 +37,7 @@ class ResidentStage final : public BatchStage {
   std::shared_ptr<const ResidentDataset> resident_;
   std::shared_ptr<const EpochPlan> plan_;
   Tensor order_;  // int64 [epoch length] on the device
-  int64_t next_batch_ = 0;
+  int64_t next_batch_;
 };
 
 }  // namespace minidl::data::loader

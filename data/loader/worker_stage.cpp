@@ -48,8 +48,8 @@ struct WorkerStage::SharedState {
   std::condition_variable work_available;  // for workers: a batch may be claimed, or stop
   std::condition_variable batch_finished;  // for the caller: a batch was finished
   std::condition_variable worker_exited;   // for shutdown
-  int64_t next_to_claim = 0;
-  int64_t next_to_deliver = 0;
+  int64_t next_to_claim = plan->first_batch();
+  int64_t next_to_deliver = plan->first_batch();
   std::map<int64_t, FinishedBatch> finished;
   std::vector<WorkerStatus> workers;
   std::vector<std::atomic<int64_t>> current_sample;  // per worker: the sample it is reading

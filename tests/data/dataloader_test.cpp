@@ -63,7 +63,7 @@ void expect_same_batches(const std::vector<Batch>& actual, const std::vector<Bat
   ASSERT_EQ(actual.size(), expected.size());
   for (size_t k = 0; k < expected.size(); ++k) {
     SCOPED_TRACE(::testing::Message() << "batch " << k);
-    EXPECT_EQ(actual[k].batch_index, static_cast<int64_t>(k));
+    EXPECT_EQ(actual[k].batch_index, expected[k].batch_index);
     EXPECT_EQ(actual[k].epoch, expected[k].epoch);
     EXPECT_TRUE(identical(actual[k].indices, expected[k].indices));
     EXPECT_TRUE(identical(actual[k].labels, expected[k].labels));
@@ -148,6 +148,31 @@ TEST(DataLoader, SetEpochReplaysAnEpoch) {
   EXPECT_FALSE(identical(epoch0[0].indices, epoch1[0].indices));
   loader.set_epoch(0);
   expect_same_batches(one_pass(loader), epoch0);
+}
+
+// A run resumed mid-epoch gets the rest of the epoch an uninterrupted pass would have given,
+// augmentation included, with any number of workers; the pass after it starts at batch 0.
+TEST(DataLoader, StartBatchResumesAnEpochWhereItLeftOff) {
+  for (int workers : {0, 2}) {
+    SCOPED_TRACE(workers);
+    DataLoader loader(augmented(synthetic()),
+                      DataLoaderOptions(10).shuffle(true).seed(kSeed).num_workers(workers));
+    loader.set_epoch(3);
+    const std::vector<Batch> whole = one_pass(loader);
+    ASSERT_EQ(whole.size(), 11u);
+    loader.set_epoch(3);
+    loader.set_start_batch(7);
+    const std::vector<Batch> rest = one_pass(loader);
+    ASSERT_EQ(rest.size(), 4u);
+    EXPECT_EQ(rest.front().batch_index, 7);
+    expect_same_batches(rest, std::vector<Batch>(whole.begin() + 7, whole.end()));
+    loader.set_epoch(3);
+    EXPECT_EQ(one_pass(loader).size(), 11u);
+    loader.set_start_batch(11);
+    EXPECT_TRUE(one_pass(loader).empty());
+    loader.set_start_batch(12);
+    EXPECT_ERROR_CONTAINS(loader.begin(), "DataLoader: start batch 12 is outside epoch 5, which has 11 batches");
+  }
 }
 
 TEST(DataLoader, PinnedBatchesComeFromThePinnedPoolAndAreRecycled) {
