@@ -1,0 +1,44 @@
+#pragma once
+// Progress inside an epoch: on a terminal one line rewritten in place,
+//   epoch 3/10 [#########...........] 212/469  loss 0.3412  5230 img/s  eta 0:14
+// and in a log a plain line every log_every steps,
+//   epoch 3/10 step 200/469 loss 0.3412 5230 img/s eta 15s
+// Reading the loss costs a device synchronisation, so the loop asks due() first and reads the
+// loss only when a line is due.
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+
+#include "distributed/trainer_options.h"
+
+namespace minidl::distributed {
+
+class ProgressLine {
+ public:
+  // kAuto resolves to kLive when `out` is a terminal.
+  ProgressLine(ProgressMode mode, int64_t log_every, std::FILE* out = stdout);
+
+  void start_epoch(int64_t epoch, int64_t epochs, int64_t batches, int64_t first_batch);
+  // Whether a line is due after batch `done` (1-based count of batches finished this epoch).
+  bool due(int64_t done) const;
+  void show(int64_t done, double loss, double images_per_sec);
+  // Clears a live line so the epoch's summary line replaces it.
+  void end_epoch();
+
+  ProgressMode mode() const { return mode_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  // How often a live line is redrawn: often enough to look alive, rarely enough that its
+  // synchronisations do not show in the step time.
+  static constexpr std::chrono::milliseconds kLiveInterval{250};
+
+  ProgressMode mode_;
+  int64_t log_every_;
+  std::FILE* out_;
+  int64_t epoch_ = 0, epochs_ = 0, batches_ = 0, first_batch_ = 0;
+  Clock::time_point started_, last_shown_;
+  bool line_open_ = false;
+};
+
+}  // namespace minidl::distributed

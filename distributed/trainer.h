@@ -1,0 +1,104 @@
+#pragma once
+// The training loop of the example trainers, for a user's own program too: epochs of SGD steps
+// on a classification model (cross-entropy on logits), an evaluation after each epoch, progress,
+// metrics as JSON lines, checkpoints with exact resume, and a clean stop on SIGINT/SIGTERM.
+//
+//   models::LeNet model;
+//   optim::SGD optimizer(model->parameters(), optim::SGDOptions(0.05).momentum(0.9));
+//   data::DataLoader train(train_set, data::DataLoaderOptions(128).shuffle(true)...);
+//   data::DataLoader test(test_set, data::DataLoaderOptions(1000)...);
+//   distributed::Trainer trainer(model, optimizer, train, test,
+//                                distributed::TrainerOptions().epochs(10).checkpoint_dir("runs"));
+//   distributed::TrainingResult result = trainer.fit();
+//
+// The model, the loaders and the optimizer are the caller's, already on their device; batches
+// must arrive as float images (normalise them in the loader). One step is: zero the gradients,
+// forward, loss, backward, optimizer step, scheduler step. Nothing in it reads a value back to
+// the host: the running loss sums on the device and is read only when a progress line is due
+// and at the end of the epoch.
+//
+// Note [Exact resume]: a checkpoint holds the model, the optimizer, the scheduler, the default
+// generator, the epoch and the next batch in it, the step count and the epoch's running loss
+// sum. The loaders' order and augmentation depend only on their seeds and the epoch, and a
+// loader can start mid-epoch (DataLoader::set_start_batch), so a run resumed from any
+// checkpoint takes the same steps on the same batches as one that never stopped: on the CPU its
+// weights and metrics come out bit for bit the same (tests/distributed/trainer_test.cpp).
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <vector>
+
+#include "core/tensor.h"
+#include "data/dataloader.h"
+#include "distributed/metrics_log.h"
+#include "distributed/trainer_options.h"
+#include "nn/any_module.h"
+#include "optim/lr_scheduler.h"
+#include "optim/optimizer.h"
+
+namespace minidl::distributed {
+
+struct Evaluation {
+  double loss = 0;      // mean cross-entropy
+  double accuracy = 0;  // fraction of samples whose largest logit is the label
+  int64_t samples = 0;
+};
+
+struct TrainingResult {
+  int64_t epochs = 0;  // epochs completed, counting those before a resume
+  int64_t steps = 0;   // optimizer steps taken, likewise
+  Evaluation test;     // the last evaluation
+  double train_images_per_sec = 0;  // over this run's training time (evaluation excluded)
+  double wall_seconds = 0;          // this run's time in fit()
+  std::vector<EpochMetrics> history;  // the epochs this run finished
+  std::optional<int> stop_signal;     // the signal that stopped the run early
+  std::filesystem::path last_checkpoint;  // the last one written; empty if none
+};
+
+class Trainer {
+ public:
+  // The optimizer and the loaders must outlive the trainer.
+  Trainer(nn::AnyModule model, optim::Optimizer& optimizer, data::DataLoader& train_loader,
+          data::DataLoader& test_loader, TrainerOptions options);
+
+  // Stepped after every optimizer step, so its "epochs" are steps (as OneCycleLR's are);
+  // saved in and restored from checkpoints. May be null (the default).
+  void set_scheduler(optim::LRScheduler* scheduler) { scheduler_ = scheduler; }
+
+  // Trains from epoch 0, or from the checkpoint options().resume() names, to options().epochs()
+  // (or max_steps), evaluating after each epoch.
+  TrainingResult fit();
+  // Mean loss and accuracy of the model on the test loader, in eval mode without gradients.
+  Evaluation evaluate();
+
+  const TrainerOptions& options() const { return options_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  // The checkpoint to resume from, if any.
+  std::optional<std::filesystem::path> resume_path() const;
+  void restore(const std::filesystem::path& path);
+  std::filesystem::path save_checkpoint();
+  void train_step(const data::Batch& batch);
+  void print_epoch_line(const EpochMetrics& metrics) const;
+  bool reached_max_steps() const;
+
+  nn::AnyModule model_;
+  optim::Optimizer& optimizer_;
+  optim::LRScheduler* scheduler_ = nullptr;
+  data::DataLoader& train_loader_;
+  data::DataLoader& test_loader_;
+  TrainerOptions options_;
+
+  // Where the run is: the epoch in progress, its next batch, the steps taken, and the epoch's
+  // running loss sum (on the model's device) over train_samples_ samples.
+  int64_t epoch_ = 0;
+  int64_t batch_ = 0;
+  int64_t step_ = 0;
+  Tensor train_loss_sum_;
+  int64_t train_samples_ = 0;
+};
+
+}  // namespace minidl::distributed

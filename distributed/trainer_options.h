@@ -1,0 +1,78 @@
+#pragma once
+// How Trainer::fit runs, as a small struct with chained setters:
+//
+//   distributed::TrainerOptions().epochs(10).checkpoint_dir("runs/lenet").resume("auto")
+//       .metrics_path("runs/lenet/metrics.jsonl").model_name("lenet")
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace minidl::distributed {
+
+// How progress inside an epoch is shown (the line after each epoch is always printed).
+enum class ProgressMode {
+  kAuto,   // kLive when stdout is a terminal, else kPlain
+  kLive,   // one line rewritten in place, a few times a second
+  kPlain,  // a plain line every log_every() steps, for logs and CI
+  kNone,   // nothing inside an epoch
+};
+
+class TrainerOptions {
+ public:
+  TrainerOptions& epochs(int64_t value) { epochs_ = value; return *this; }
+  // Stop after this many optimizer steps in all (counting those of a resumed run's past); the
+  // epoch in progress ends there, is evaluated and checkpointed. 0: no limit.
+  TrainerOptions& max_steps(int64_t value) { max_steps_ = value; return *this; }
+  TrainerOptions& progress(ProgressMode value) { progress_ = value; return *this; }
+  // Steps between plain progress lines.
+  TrainerOptions& log_every(int64_t value) { log_every_ = value; return *this; }
+  // A JSON object per epoch is appended here (see distributed/metrics_log.h). Empty: none.
+  TrainerOptions& metrics_path(std::filesystem::path value) { metrics_path_ = std::move(value); return *this; }
+  // Where training checkpoints go (see distributed/training_checkpoint.h). Empty: none.
+  TrainerOptions& checkpoint_dir(std::filesystem::path value) { checkpoint_dir_ = std::move(value); return *this; }
+  // A checkpoint after every this many epochs; there is always one at the end of the run.
+  TrainerOptions& checkpoint_every(int64_t value) { checkpoint_every_ = value; return *this; }
+  // How many of the newest checkpoints are kept in checkpoint_dir.
+  TrainerOptions& keep_checkpoints(int64_t value) { keep_checkpoints_ = value; return *this; }
+  // "" starts afresh, "auto" continues from the newest checkpoint in checkpoint_dir (afresh if
+  // there is none), anything else is the path of a checkpoint file to continue from.
+  TrainerOptions& resume(std::string value) { resume_ = std::move(value); return *this; }
+  // Written into checkpoints; resuming from a checkpoint of another model or dataset is refused.
+  TrainerOptions& model_name(std::string value) { model_name_ = std::move(value); return *this; }
+  TrainerOptions& dataset_name(std::string value) { dataset_name_ = std::move(value); return *this; }
+  // Catch SIGINT and SIGTERM: finish the step, write a checkpoint, and return with
+  // TrainingResult::stop_signal set. A second signal ends the process at once.
+  TrainerOptions& handle_signals(bool value) { handle_signals_ = value; return *this; }
+  TrainerOptions& label_smoothing(double value) { label_smoothing_ = value; return *this; }
+
+  int64_t epochs() const { return epochs_; }
+  int64_t max_steps() const { return max_steps_; }
+  ProgressMode progress() const { return progress_; }
+  int64_t log_every() const { return log_every_; }
+  const std::filesystem::path& metrics_path() const { return metrics_path_; }
+  const std::filesystem::path& checkpoint_dir() const { return checkpoint_dir_; }
+  int64_t checkpoint_every() const { return checkpoint_every_; }
+  int64_t keep_checkpoints() const { return keep_checkpoints_; }
+  const std::string& resume() const { return resume_; }
+  const std::string& model_name() const { return model_name_; }
+  const std::string& dataset_name() const { return dataset_name_; }
+  bool handle_signals() const { return handle_signals_; }
+  double label_smoothing() const { return label_smoothing_; }
+
+ private:
+  int64_t epochs_ = 1;
+  int64_t max_steps_ = 0;
+  ProgressMode progress_ = ProgressMode::kAuto;
+  int64_t log_every_ = 100;
+  std::filesystem::path metrics_path_;
+  std::filesystem::path checkpoint_dir_;
+  int64_t checkpoint_every_ = 1;
+  int64_t keep_checkpoints_ = 3;
+  std::string resume_;
+  std::string model_name_ = "model";
+  std::string dataset_name_ = "dataset";
+  bool handle_signals_ = true;
+  double label_smoothing_ = 0;
+};
+
+}  // namespace minidl::distributed

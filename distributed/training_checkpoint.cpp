@@ -1,0 +1,196 @@
+#include "distributed/training_checkpoint.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <regex>
+#include <system_error>
+
+#include "core/error.h"
+#include "optim/scalar_map.h"
+
+namespace minidl::distributed {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kModelPrefix = "model.";
+constexpr const char* kOptimizerPrefix = "optimizer.";
+constexpr const char* kTrainerPrefix = "trainer.";
+
+bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
+
+// Metadata `key` of checkpoint `path`, which must be there.
+const std::string& required(const serialize::SafetensorsMetadata& metadata, const std::string& key,
+                            const fs::path& path) {
+  const auto found = metadata.find(key);
+  MINIDL_CHECK(found != metadata.end(), "checkpoint ", path.string(), ": expected the entry \"",
+               key, "\" in its metadata, found none (the file is damaged or not a training "
+               "checkpoint)");
+  return found->second;
+}
+
+uint64_t parse_unsigned(const std::string& text, const std::string& key, const fs::path& path) {
+  uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  MINIDL_CHECK(error == std::errc() && end == text.data() + text.size(), "checkpoint ",
+               path.string(), ": expected a non-negative integer for \"", key, "\", found \"",
+               text, "\"");
+  return value;
+}
+
+int64_t parse_count(const serialize::SafetensorsMetadata& metadata, const std::string& key,
+                    const fs::path& path) {
+  const uint64_t value = parse_unsigned(required(metadata, key, path), key, path);
+  MINIDL_CHECK(value <= static_cast<uint64_t>(INT64_MAX), "checkpoint ", path.string(), ": \"",
+               key, "\" = ", value, " is out of range");
+  return static_cast<int64_t>(value);
+}
+
+// The metadata keys this file writes itself; the rest belong to the loop.
+bool is_own_key(const std::string& key) {
+  static const char* const kOwnKeys[] = {"format", "model", "dataset", "epoch", "batch",
+                                         "step", "generator_seed", "generator_offset",
+                                         "optimizer", "scheduler"};
+  return std::any_of(std::begin(kOwnKeys), std::end(kOwnKeys),
+                     [&](const char* own) { return key == own; });
+}
+
+}  // namespace
+
+void save_training_checkpoint(const fs::path& path, const nn::Module& model,
+                              const optim::Optimizer& optimizer,
+                              const optim::LRScheduler* scheduler,
+                              const TrainingCheckpoint& checkpoint) {
+  serialize::NamedTensorList tensors;
+  for (const auto& item : model.state_dict())
+    tensors.emplace_back(kModelPrefix + item.key(), item.value());
+  const optim::OptimizerStateDict optimizer_state = optimizer.state_dict();
+  for (auto& entry : optimizer_state.tensors(kOptimizerPrefix)) tensors.push_back(entry);
+  for (const auto& [name, tensor] : checkpoint.tensors)
+    tensors.emplace_back(kTrainerPrefix + name, tensor);
+
+  serialize::SafetensorsMetadata metadata;
+  for (const auto& [key, value] : checkpoint.metadata) {
+    MINIDL_CHECK(!is_own_key(key), "save_training_checkpoint: the metadata key \"", key,
+                 "\" is reserved for the checkpoint itself");
+    metadata[key] = value;
+  }
+  metadata["format"] = kTrainingCheckpointFormat;
+  metadata["model"] = checkpoint.model;
+  metadata["dataset"] = checkpoint.dataset;
+  metadata["epoch"] = std::to_string(checkpoint.epoch);
+  metadata["batch"] = std::to_string(checkpoint.batch);
+  metadata["step"] = std::to_string(checkpoint.step);
+  metadata["generator_seed"] = std::to_string(checkpoint.generator.seed);
+  metadata["generator_offset"] = std::to_string(checkpoint.generator.offset);
+  metadata["optimizer"] = optim::to_json(optimizer_state.scalars());
+  if (scheduler != nullptr) metadata["scheduler"] = optim::to_json(scheduler->state_dict());
+  serialize::write_safetensors(path, tensors, metadata);
+}
+
+TrainingCheckpoint load_training_checkpoint(const fs::path& path, nn::Module& model,
+                                            optim::Optimizer& optimizer,
+                                            optim::LRScheduler* scheduler,
+                                            const std::string& expected_model,
+                                            const std::string& expected_dataset) {
+  serialize::SafetensorsContents contents = serialize::read_safetensors(path);
+  const serialize::SafetensorsMetadata& metadata = contents.metadata;
+  const auto format = metadata.find("format");
+  MINIDL_CHECK(format != metadata.end() && format->second == kTrainingCheckpointFormat,
+               "checkpoint ", path.string(), ": expected a training checkpoint (format \"",
+               kTrainingCheckpointFormat, "\"), found ",
+               format == metadata.end() ? std::string("no format entry (a model file saved by "
+                                                      "nn::save, or another program's file?)")
+                                        : "format \"" + format->second + "\"");
+
+  TrainingCheckpoint checkpoint;
+  checkpoint.model = required(metadata, "model", path);
+  checkpoint.dataset = required(metadata, "dataset", path);
+  MINIDL_CHECK(checkpoint.model == expected_model, "checkpoint ", path.string(),
+               " holds the model \"", checkpoint.model, "\", but this run trains \"",
+               expected_model, "\"; resume with the same model or start afresh");
+  MINIDL_CHECK(checkpoint.dataset == expected_dataset, "checkpoint ", path.string(),
+               " was trained on \"", checkpoint.dataset, "\", but this run trains on \"",
+               expected_dataset, "\"; resume on the same dataset or start afresh");
+  checkpoint.epoch = parse_count(metadata, "epoch", path);
+  checkpoint.batch = parse_count(metadata, "batch", path);
+  checkpoint.step = parse_count(metadata, "step", path);
+  checkpoint.generator.seed =
+      parse_unsigned(required(metadata, "generator_seed", path), "generator_seed", path);
+  checkpoint.generator.offset =
+      parse_unsigned(required(metadata, "generator_offset", path), "generator_offset", path);
+  const optim::ScalarMap optimizer_scalars =
+      optim::scalar_map_from_json(required(metadata, "optimizer", path), "checkpoint " +
+                                                                              path.string() +
+                                                                              " optimizer");
+  std::optional<optim::ScalarMap> scheduler_state;
+  if (scheduler != nullptr)
+    scheduler_state = optim::scalar_map_from_json(required(metadata, "scheduler", path),
+                                                  "checkpoint " + path.string() + " scheduler");
+  for (const auto& [key, value] : metadata)
+    if (!is_own_key(key)) checkpoint.metadata[key] = value;
+
+  nn::Module::NamedTensors model_state("Tensor name");
+  serialize::NamedTensorList optimizer_tensors;
+  for (auto& [name, tensor] : contents.tensors) {
+    if (starts_with(name, kModelPrefix))
+      model_state.insert(name.substr(std::char_traits<char>::length(kModelPrefix)), tensor);
+    else if (starts_with(name, kOptimizerPrefix))
+      optimizer_tensors.emplace_back(name, tensor);
+    else if (starts_with(name, kTrainerPrefix))
+      checkpoint.tensors.emplace_back(name.substr(std::char_traits<char>::length(kTrainerPrefix)),
+                                      tensor);
+    else
+      MINIDL_CHECK(false, "checkpoint ", path.string(), ": unexpected tensor \"", name,
+                   "\" (expected names starting with model., optimizer. or trainer.)");
+  }
+  try {
+    const optim::OptimizerStateDict optimizer_state =
+        optim::OptimizerStateDict::from_flat(optimizer_tensors, optimizer_scalars, kOptimizerPrefix);
+    model.load_state_dict(model_state, /*strict=*/true);
+    optimizer.load_state_dict(optimizer_state);
+    if (scheduler != nullptr) scheduler->load_state_dict(*scheduler_state);
+  } catch (const Error& error) {
+    throw Error("checkpoint " + path.string() + ": " + error.what());
+  }
+  return checkpoint;
+}
+
+fs::path checkpoint_path(const fs::path& directory, int64_t step) {
+  char name[64];
+  std::snprintf(name, sizeof name, "checkpoint-%09lld.safetensors", static_cast<long long>(step));
+  return directory / name;
+}
+
+std::vector<fs::path> list_checkpoints(const fs::path& directory) {
+  static const std::regex kName(R"(checkpoint-(\d+)\.safetensors)");
+  std::vector<std::pair<uint64_t, fs::path>> found;
+  std::error_code error;
+  if (!fs::is_directory(directory, error)) return {};
+  for (const fs::directory_entry& entry : fs::directory_iterator(directory)) {
+    const std::string name = entry.path().filename().string();
+    std::smatch match;
+    if (entry.is_regular_file() && std::regex_match(name, match, kName))
+      found.emplace_back(std::stoull(match[1].str()), entry.path());
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<fs::path> paths;
+  for (auto& [step, path] : found) paths.push_back(std::move(path));
+  return paths;
+}
+
+std::optional<fs::path> newest_checkpoint(const fs::path& directory) {
+  std::vector<fs::path> paths = list_checkpoints(directory);
+  if (paths.empty()) return std::nullopt;
+  return paths.back();
+}
+
+void prune_checkpoints(const fs::path& directory, int64_t keep) {
+  const std::vector<fs::path> paths = list_checkpoints(directory);
+  const int64_t excess = static_cast<int64_t>(paths.size()) - std::max<int64_t>(keep, 1);
+  for (int64_t i = 0; i < excess; ++i) fs::remove(paths[static_cast<size_t>(i)]);
+}
+
+}  // namespace minidl::distributed

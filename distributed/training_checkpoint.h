@@ -1,0 +1,73 @@
+#pragma once
+// Training checkpoints: everything a run needs to continue bit for bit, in one safetensors file
+// (nn/safetensors.h), so it is written atomically and validated before it is trusted.
+//
+//   tensors   "model.<state_dict key>"        the model's parameters and buffers
+//             "optimizer.state.<i>.<key>"      the optimizer's per-parameter state
+//             "trainer.<name>"                 the loop's own tensors (running sums)
+//   metadata  "format"      kTrainingCheckpointFormat
+//             "model", "dataset"              what was trained on what; resuming checks both
+//             "epoch", "batch", "step"        the epoch in progress, its next batch, steps taken
+//             "generator"                     the default generator's {"seed", "offset"}
+//             "optimizer", "scheduler"        their scalar state as JSON (optim/scalar_map.h)
+//             anything else the loop adds (a GradScaler's state, say)
+//
+// A checkpoint directory holds files named checkpoint-<step, 9 digits>.safetensors; the newest
+// is the one with the most steps. Files being written have other names until they are complete,
+// so every file under a checkpoint name is a complete one.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/generator.h"
+#include "nn/module.h"
+#include "nn/safetensors.h"
+#include "optim/lr_scheduler.h"
+#include "optim/optimizer.h"
+
+namespace minidl::distributed {
+
+inline constexpr const char* kTrainingCheckpointFormat = "minidl-training-checkpoint-1";
+
+// The loop's part of a checkpoint; the model, optimizer and scheduler are passed beside it.
+struct TrainingCheckpoint {
+  std::string model;
+  std::string dataset;
+  int64_t epoch = 0;  // the epoch in progress (0-based)
+  int64_t batch = 0;  // the next batch of that epoch
+  int64_t step = 0;   // optimizer steps taken so far
+  GeneratorState generator;
+  serialize::NamedTensorList tensors;       // the loop's own tensors, names without "trainer."
+  serialize::SafetensorsMetadata metadata;  // the loop's own entries beyond those above
+};
+
+// Writes model, optimizer, scheduler (when not null) and `checkpoint` to `path`, atomically.
+void save_training_checkpoint(const std::filesystem::path& path, const nn::Module& model,
+                              const optim::Optimizer& optimizer,
+                              const optim::LRScheduler* scheduler,
+                              const TrainingCheckpoint& checkpoint);
+
+// Reads `path`, checks that it is a training checkpoint of `expected_model` on
+// `expected_dataset`, loads model, optimizer and scheduler from it, and returns the rest. The
+// file, its names and its metadata are checked before anything is loaded; a model, optimizer or
+// scheduler that does not fit it is an error too (the caller should then not train on). Errors
+// name the file and what was expected and found.
+TrainingCheckpoint load_training_checkpoint(const std::filesystem::path& path, nn::Module& model,
+                                            optim::Optimizer& optimizer,
+                                            optim::LRScheduler* scheduler,
+                                            const std::string& expected_model,
+                                            const std::string& expected_dataset);
+
+// ---- checkpoint directories ----
+
+// <directory>/checkpoint-<step>.safetensors
+std::filesystem::path checkpoint_path(const std::filesystem::path& directory, int64_t step);
+// The checkpoint files in `directory`, oldest (fewest steps) first; none when it does not exist.
+std::vector<std::filesystem::path> list_checkpoints(const std::filesystem::path& directory);
+std::optional<std::filesystem::path> newest_checkpoint(const std::filesystem::path& directory);
+// Removes all but the `keep` newest checkpoints.
+void prune_checkpoints(const std::filesystem::path& directory, int64_t keep);
+
+}  // namespace minidl::distributed
