@@ -16,6 +16,7 @@
 #include "data/dataloader.h"
 #include "data/synthetic_dataset.h"
 #include "distributed/metrics_log.h"
+#include "distributed/stop_signal.h"
 #include "distributed/trainer.h"
 #include "distributed/training_checkpoint.h"
 #include "nn/nn.h"
@@ -48,22 +49,24 @@ std::shared_ptr<const data::Dataset> train_set() {
   return dataset;
 }
 
-// Raises SIGINT (once) while the loader reads sample position `at` of epoch `epoch`, as a user
-// pressing Ctrl-C in the middle of an epoch would.
+// Raises `signal_number` (once) while the loader reads sample `index` of epoch `epoch`, as a
+// user pressing Ctrl-C (or a batch system sending SIGTERM) in the middle of an epoch would.
 class InterruptingDataset : public data::Dataset {
  public:
-  InterruptingDataset(std::shared_ptr<const data::Dataset> inner, int64_t epoch, int64_t index)
-      : inner_(std::move(inner)), epoch_(epoch), index_(index) {}
+  InterruptingDataset(std::shared_ptr<const data::Dataset> inner, int64_t epoch, int64_t index,
+                      int signal_number)
+      : inner_(std::move(inner)), epoch_(epoch), index_(index), signal_number_(signal_number) {}
   int64_t size() const override { return inner_->size(); }
   data::ImageSpec image_spec() const override { return inner_->image_spec(); }
   int64_t read(int64_t index, int64_t epoch, void* image) const override {
-    if (epoch == epoch_ && index == index_ && !raised_.exchange(true)) std::raise(SIGINT);
+    if (epoch == epoch_ && index == index_ && !raised_.exchange(true)) std::raise(signal_number_);
     return inner_->read(index, epoch, image);
   }
 
  private:
   std::shared_ptr<const data::Dataset> inner_;
   int64_t epoch_, index_;
+  int signal_number_;
   mutable std::atomic<bool> raised_{false};
 };
 
@@ -145,13 +148,15 @@ TEST(Trainer, ResumingAfterAnEpochContinuesBitForBit) {
   EXPECT_NE(lines[1].find("\"epoch\":2,"), std::string::npos) << lines[1];
 }
 
-TEST(Trainer, SigintMidEpochSavesACheckpointAndTheResumedRunLosesNothing) {
+class StopSignal : public ::testing::TestWithParam<int> {};
+
+TEST_P(StopSignal, MidEpochSavesACheckpointAndTheResumedRunLosesNothing) {
   const fs::path directory = scratch_directory();
   const Outcome straight = train(TrainerOptions().epochs(kEpochs));
-  const auto interrupting = std::make_shared<InterruptingDataset>(train_set(), 1, 100);
+  const auto interrupting = std::make_shared<InterruptingDataset>(train_set(), 1, 100, GetParam());
   const Outcome stopped =
       train(TrainerOptions().epochs(kEpochs).checkpoint_dir(directory), interrupting);
-  ASSERT_EQ(stopped.result.stop_signal, SIGINT);
+  ASSERT_EQ(stopped.result.stop_signal, GetParam());
   EXPECT_EQ(stopped.result.epochs, 1);
   EXPECT_GT(stopped.result.steps, kStepsPerEpoch);
   EXPECT_LT(stopped.result.steps, kEpochs * kStepsPerEpoch);
@@ -165,6 +170,9 @@ TEST(Trainer, SigintMidEpochSavesACheckpointAndTheResumedRunLosesNothing) {
   expect_same_metrics(resumed.result.history[0], straight.result.history[1]);
   expect_same_weights(resumed, straight);
 }
+
+INSTANTIATE_TEST_SUITE_P(Trainer, StopSignal, ::testing::Values(SIGINT, SIGTERM),
+                         [](const auto& info) { return signal_name(info.param).substr(3); });
 
 TEST(Trainer, MaxStepsEndsMidEpochAndALongerResumedRunFinishesIt) {
   const fs::path directory = scratch_directory();
