@@ -1,13 +1,13 @@
 #include "distributed/trainer.h"
 
+#include <spdlog/spdlog.h>
+
 #include <cstdio>
 #include <string>
 
 #include "core/autograd/grad_mode.h"
 #include "core/error.h"
 #include "core/generator.h"
-#include <spdlog/spdlog.h>
-
 #include "core/logging.h"
 #include "distributed/progress_line.h"
 #include "distributed/stop_signal.h"
