@@ -42,6 +42,7 @@
 #include "nn/nn.h"
 
 // ---- optim ----
+#include "optim/amp.h"
 #include "optim/optim.h"
 
 // ---- data ----
@@ -50,4 +51,5 @@
 // ---- models ----
 #include "models/models.h"
 
-// distributed adds its umbrella header here when it lands.
+// ---- distributed ----
+#include "distributed/distributed.h"

@@ -9,8 +9,10 @@
 
 #include "core/autograd/function.h"
 #include "core/cuda/build.h"
+#include "ops/autocast_policy.h"
 #include "ops/cpu/conv.h"
 #include "ops/cuda/conv.h"
+#include "ops/flop_counter.h"
 #include "ops/linalg.h"
 #include "ops/reduce.h"
 
@@ -154,6 +156,8 @@ Shape conv2d_output_sizes(const Shape& input_sizes, const Shape& weight_sizes,
 
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Size2 stride,
               Size2 padding, Size2 dilation, int64_t groups) {
+  if (amp::AutocastCall cast{amp::AutocastOp::Conv2d, {input, weight, bias}})
+    return conv2d(cast[0], cast[1], cast[2], stride, padding, dilation, groups);
   const Conv2dParams params{stride, padding, dilation, groups};
   check_conv2d_arguments(input, weight, bias, params);
   Tensor out;
@@ -161,6 +165,7 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Siz
     NoGradGuard no_grad;
     out = forward_on_device(input, weight, bias, params);
   }
+  count_flops(2 * out.numel() * weight.size(1) * weight.size(2) * weight.size(3));
   if (autograd::needs_grad({input, weight, bias})) {
     const Conv2dGradRequest request{input.requires_grad(), weight.requires_grad(),
                                     bias.defined() && bias.requires_grad()};

@@ -12,8 +12,10 @@
 
 #include "core/autograd/function.h"
 #include "core/cuda/build.h"
+#include "ops/autocast_policy.h"
 #include "ops/cpu/linalg.h"
 #include "ops/cuda/linalg.h"
+#include "ops/flop_counter.h"
 #include "ops/reduce.h"
 
 namespace minidl {
@@ -182,6 +184,7 @@ Tensor linear_rows(const Tensor& x2, const Tensor& weight, const Tensor& bias) {
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (amp::AutocastCall cast{amp::AutocastOp::Matmul, {a, b}}) return matmul(cast[0], cast[1]);
   check_matmul_operands(a, b);
   // Vectors as torch.matmul: a 1-D first operand is a row, a 1-D second operand a column, and
   // that dimension is removed from the result (the views carry the gradient).
@@ -194,6 +197,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     NoGradGuard no_grad;
     out = product(a, b);
   }
+  count_flops(2 * out.numel() * a.size(-1));
   if (autograd::needs_grad({a, b})) {
     const bool a_needs_grad = a.requires_grad(), b_needs_grad = b.requires_grad();
     // grad_a needs b and grad_b needs a: save each only when the other needs a gradient.
@@ -213,6 +217,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  if (amp::AutocastCall cast{amp::AutocastOp::Linear, {x, weight, bias}})
+    return linear(cast[0], cast[1], cast[2]);
   check_linear_operands(x, weight, bias);
   const int64_t in_features = weight.size(1), out_features = weight.size(0);
   Shape leading(x.sizes().begin(), x.sizes().end() - 1);
@@ -225,6 +231,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     NoGradGuard no_grad;
     out = linear_rows(x.reshape({rows, in_features}), weight, bias).view(out_sizes);
   }
+  count_flops(2 * rows * out_features * in_features);
   if (autograd::needs_grad({x, weight, bias})) {
     const bool x_needs_grad = x.requires_grad(), weight_needs_grad = weight.requires_grad();
     const bool bias_needs_grad = bias.defined() && bias.requires_grad();

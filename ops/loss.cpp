@@ -12,6 +12,7 @@
 
 #include "core/autograd/function.h"
 #include "core/cuda/build.h"
+#include "ops/autocast_policy.h"
 #include "ops/cpu/loss.h"
 #include "ops/cuda/loss.h"
 #include "ops/elementwise.h"
@@ -137,12 +138,20 @@ std::pair<Tensor, double> per_row_grad(const Tensor& grad, Reduction reduction, 
 
 }  // namespace
 
-Tensor softmax(const Tensor& x, int64_t dim) { return softmax_impl<false>(x, dim); }
+Tensor softmax(const Tensor& x, int64_t dim) {
+  if (amp::AutocastCall cast{amp::AutocastOp::Softmax, {x}}) return softmax(cast[0], dim);
+  return softmax_impl<false>(x, dim);
+}
 
-Tensor log_softmax(const Tensor& x, int64_t dim) { return softmax_impl<true>(x, dim); }
+Tensor log_softmax(const Tensor& x, int64_t dim) {
+  if (amp::AutocastCall cast{amp::AutocastOp::LogSoftmax, {x}}) return log_softmax(cast[0], dim);
+  return softmax_impl<true>(x, dim);
+}
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction,
                      double label_smoothing) {
+  if (amp::AutocastCall cast{amp::AutocastOp::CrossEntropy, {logits}})
+    return cross_entropy(cast[0], target, reduction, label_smoothing);
   check_class_target("cross_entropy", logits, "logits", target);
   MINIDL_CHECK(label_smoothing >= 0.0 && label_smoothing <= 1.0, "cross_entropy: expected ",
                "label_smoothing in [0, 1], got ", label_smoothing);
@@ -188,6 +197,8 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduc
 }
 
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction) {
+  if (amp::AutocastCall cast{amp::AutocastOp::NllLoss, {log_probs}})
+    return nll_loss(cast[0], target, reduction);
   check_class_target("nll_loss", log_probs, "log_probs", target);
   Tensor x, t;
   {
@@ -227,6 +238,8 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reducti
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  if (amp::AutocastCall cast{amp::AutocastOp::MseLoss, {input, target}})
+    return mse_loss(cast[0], cast[1], reduction);
   check_floating(input, "mse_loss", "input");
   MINIDL_CHECK(input.sizes() == target.sizes(), "mse_loss: expected target of the input's shape ",
                input.sizes(), ", got target of shape ", target.sizes());

@@ -12,6 +12,7 @@
 
 #include "core/autograd/function.h"
 #include "core/cuda/build.h"
+#include "ops/autocast_policy.h"
 #include "ops/cpu/norm.h"
 #include "ops/cuda/norm.h"
 #include "ops/elementwise.h"
@@ -217,6 +218,8 @@ std::vector<Tensor> batch_norm_backward(const BackwardState& state, const Tensor
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                   const Tensor& weight, const Tensor& bias, bool training, double momentum,
                   double eps) {
+  if (amp::AutocastCall cast{amp::AutocastOp::BatchNorm, {input}})
+    return batch_norm(cast[0], running_mean, running_var, weight, bias, training, momentum, eps);
   check_arguments(input, running_mean, running_var, weight, bias, training, momentum, eps);
   const DType acc = acc_dtype(input.dtype());
   const MemoryFormat format =

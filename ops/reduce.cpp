@@ -20,6 +20,7 @@
 
 #include "core/autograd/function.h"
 #include "core/cuda/build.h"
+#include "ops/autocast_policy.h"
 #include "ops/cpu/reduce.h"
 #include "ops/cuda/reduce.h"
 #include "ops/elementwise.h"
@@ -267,13 +268,21 @@ std::vector<bool> one_dim(const Tensor& x, int64_t dim, const char* op) {
 
 }  // namespace
 
-Tensor sum(const Tensor& x) { return sum_impl(x, all_dims(x), false); }
+Tensor sum(const Tensor& x) {
+  if (amp::AutocastCall cast{amp::AutocastOp::Sum, {x}}) return sum(cast[0]);
+  return sum_impl(x, all_dims(x), false);
+}
 Tensor sum(const Tensor& x, const Shape& dims, bool keepdim) {
+  if (amp::AutocastCall cast{amp::AutocastOp::Sum, {x}}) return sum(cast[0], dims, keepdim);
   return sum_impl(x, reduced_dims(x, dims, "sum"), keepdim);
 }
 
-Tensor mean(const Tensor& x) { return mean_impl(x, all_dims(x), false); }
+Tensor mean(const Tensor& x) {
+  if (amp::AutocastCall cast{amp::AutocastOp::Mean, {x}}) return mean(cast[0]);
+  return mean_impl(x, all_dims(x), false);
+}
 Tensor mean(const Tensor& x, const Shape& dims, bool keepdim) {
+  if (amp::AutocastCall cast{amp::AutocastOp::Mean, {x}}) return mean(cast[0], dims, keepdim);
   return mean_impl(x, reduced_dims(x, dims, "mean"), keepdim);
 }
 
@@ -293,9 +302,12 @@ Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
 }
 
 Tensor var(const Tensor& x) {
+  if (amp::AutocastCall cast{amp::AutocastOp::Var, {x}}) return var(cast[0]);
   return var_impl(x, all_dims(x), /*correction=*/1, false);
 }
 Tensor var(const Tensor& x, const Shape& dims, int64_t correction, bool keepdim) {
+  if (amp::AutocastCall cast{amp::AutocastOp::Var, {x}})
+    return var(cast[0], dims, correction, keepdim);
   return var_impl(x, reduced_dims(x, dims, "var"), correction, keepdim);
 }
 

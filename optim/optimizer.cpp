@@ -65,6 +65,10 @@ void Optimizer::add_param_group(const OptimizerParamGroup& group) {
   groups_.push_back(std::move(added));
 }
 
+void Optimizer::step_unless_found_inf(const Tensor& found_inf) {
+  if (found_inf.item<float>() == 0.0f) step();
+}
+
 void Optimizer::zero_grad(bool set_to_none) {
   NoGradGuard no_grad;
   for (OptimizerParamGroup& group : groups_) {

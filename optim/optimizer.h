@@ -66,6 +66,10 @@ class Optimizer {
 
   // One update of every parameter that has a gradient; the others are skipped.
   virtual void step() = 0;
+  // step(), skipped when `found_inf` (a one-element float32 tensor on the parameters' device,
+  // written by amp::GradScaler) is nonzero. This default reads the flag on the host, which
+  // waits for the device on CUDA; SGD overrides it to decide on the device.
+  virtual void step_unless_found_inf(const Tensor& found_inf);
 
   // Drops every parameter's gradient (set_to_none, the default since PyTorch 2.0, which saves
   // the memory and the fill), or fills it with zeros.

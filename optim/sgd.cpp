@@ -137,8 +137,22 @@ void SGD::check_state_entry(const Tensor& param, const std::string& key, const T
                " (the parameter's), got ", value.dtype(), " of shape ", value.sizes());
 }
 
-void SGD::step() {
+void SGD::step() { run_step(Tensor()); }
+
+void SGD::step_unless_found_inf(const Tensor& found_inf) {
+  MINIDL_CHECK(found_inf.defined() && found_inf.numel() == 1 && found_inf.dtype() == kFloat32,
+               "SGD step_unless_found_inf: expected a one-element float32 found_inf flag");
+  // On the CPU reading the flag costs nothing, and skipping here skips exactly.
+  if (found_inf.is_cpu()) {
+    if (*found_inf.data_ptr<float>() == 0.0f) run_step(Tensor());
+    return;
+  }
+  run_step(found_inf);
+}
+
+void SGD::run_step(const Tensor& found_inf) {
   NoGradGuard no_grad;
+  const bool flag_on_device = found_inf.defined() && found_inf.is_cuda();
 
   // Pass 1: check everything, so a bad parameter fails the step before anything changes.
   std::vector<SgdGroupParameters> groups;
@@ -176,15 +190,22 @@ void SGD::step() {
         slot = in_layout_of(param, slot);
         buffer_state = MomentumBufferState::kUpdate;
       } else {
-        // Left uninitialised: the first step writes the gradient into it.
+        // Left uninitialised: the first step writes the gradient into it. Under a device
+        // found_inf flag the step may be skipped, so start from zeros (see sgd.h).
         slot = empty_strided(param.sizes(), param.strides(), param.options());
+        if (flag_on_device) slot.zero_();
         buffer_state = MomentumBufferState::kInitialize;
       }
       buffer = slot;
     }
     if (param.is_cpu()) {
+      // CPU parameters beside a CUDA flag (a mixed-device model) wait for the flag.
+      if (flag_on_device && found_inf.item<float>() != 0.0f) continue;
       cpu::sgd_update(param, update.grad, buffer, groups[update.group], buffer_state);
     } else {
+      MINIDL_CHECK(!flag_on_device || found_inf.device() == param.device(), "SGD step: the ",
+                   "found_inf flag is on ", found_inf.device(), " but a parameter of shape ",
+                   param.sizes(), " is on ", param.device(), "; expected one device");
       FusedBatch& batch = fused_batches[{param.device().index, param.dtype()}];
       SgdTensorEntry entry;
       entry.param = param.data_ptr();
@@ -207,7 +228,8 @@ void SGD::step() {
       if (!table) table = std::make_unique<FusedSgdTable>();
       table->build(groups, batch.tensors);
       const void* device_table = table->device_table(Device(kCUDA, device_index));
-      cuda::launch_fused_sgd(dtype, device_table, table->layout(), device_index);
+      const float* skip_flag = flag_on_device ? found_inf.data_ptr<float>() : nullptr;
+      cuda::launch_fused_sgd(dtype, device_table, table->layout(), device_index, skip_flag);
       ++fused_launches_;
     }
   } else {

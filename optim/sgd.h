@@ -70,6 +70,13 @@ class SGD : public Optimizer {
   ~SGD() override;
 
   void step() override;
+  // On CUDA the fused kernel reads `found_inf` on the device and returns at once when it is
+  // nonzero, so the host never waits; on the CPU the flag is read directly. A momentum buffer
+  // created by a step that carries a CUDA flag starts at zero instead of uninitialised, so a
+  // skipped first step leaves it harmless; the next step then treats it as an existing buffer
+  // (b = momentum * 0 + (1 - dampening) * g), which differs from a first step only when
+  // dampening != 0.
+  void step_unless_found_inf(const Tensor& found_inf) override;
 
   // Counters of the fused CUDA path, for tests and benchmarks.
   struct FusedStats {
@@ -83,6 +90,8 @@ class SGD : public Optimizer {
   void check_state_entry(const Tensor& param, const std::string& key, const Tensor& value,
                          const std::string& where) const override;
   const char* name() const override { return "SGD"; }
+  // step() with an optional found_inf flag (undefined: always update).
+  void run_step(const Tensor& found_inf);
 
   // One table per (CUDA device index, dtype), kept between steps.
   std::map<std::pair<int, DType>, std::unique_ptr<FusedSgdTable>> fused_tables_;

@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/autocast.h"
 #include "core/autograd/function.h"
 #include "core/autograd/grad_mode.h"
 #include "core/autograd/node.h"
@@ -30,6 +31,25 @@ std::unordered_map<Node*, int> count_dependencies(Node* root) {
   return dependencies;
 }
 
+// The callbacks queued during the backward pass running on this thread (null outside one).
+thread_local std::vector<std::function<void()>>* queued_callbacks = nullptr;
+
+// Makes `callbacks` the queue of this thread's backward pass, and restores the previous one
+// (a backward pass started from a hook) when the pass ends, also by an exception.
+class CallbackQueueScope {
+ public:
+  explicit CallbackQueueScope(std::vector<std::function<void()>>* callbacks)
+      : previous_(queued_callbacks) {
+    queued_callbacks = callbacks;
+  }
+  ~CallbackQueueScope() { queued_callbacks = previous_; }
+  CallbackQueueScope(const CallbackQueueScope&) = delete;
+  CallbackQueueScope& operator=(const CallbackQueueScope&) = delete;
+
+ private:
+  std::vector<std::function<void()>>* previous_;
+};
+
 struct LaterFirst {
   bool operator()(Node* a, Node* b) const { return a->sequence_nr() < b->sequence_nr(); }
 };
@@ -52,6 +72,9 @@ void backward(const Tensor& root, const Tensor& gradient, bool retain_graph) {
                " on ", grad.device());
 
   NoGradGuard no_grad;
+  amp::NoAutocastGuard no_autocast;  // each backward runs in its forward's dtypes
+  std::vector<std::function<void()>> callbacks;
+  CallbackQueueScope callback_scope(&callbacks);
   std::shared_ptr<Node> root_node = gradient_edge(root);
   std::unordered_map<Node*, int> dependencies = count_dependencies(root_node.get());
   std::unordered_map<Node*, Tensor> pending{{root_node.get(), grad}};
@@ -83,6 +106,18 @@ void backward(const Tensor& root, const Tensor& gradient, bool retain_graph) {
   if (!retain_graph)
     for (Node* node : visited)
       if (dynamic_cast<AccumulateGrad*>(node) == nullptr) node->release();
+  // By index: a callback may queue another.
+  for (size_t i = 0; i < callbacks.size(); ++i) {
+    std::function<void()> callback = std::move(callbacks[i]);
+    callback();
+  }
+}
+
+void queue_callback(std::function<void()> callback) {
+  MINIDL_CHECK(queued_callbacks != nullptr,
+               "queue_callback: no backward pass is running on this thread; call it from a ",
+               "grad hook");
+  queued_callbacks->push_back(std::move(callback));
 }
 
 }  // namespace minidl::autograd

@@ -27,7 +27,9 @@ namespace {
 // Each block takes chunks in a grid-stride loop; its threads stride through the chunk, so
 // consecutive threads touch consecutive elements.
 template <class T>
-__global__ void fused_sgd_kernel(const std::byte* table, FusedSgdLayout layout) {
+__global__ void fused_sgd_kernel(const std::byte* table, FusedSgdLayout layout,
+                                 const float* found_inf) {
+  if (found_inf != nullptr && *found_inf != 0.0f) return;  // GradScaler skips this step
   using Acc = optim::sgd_acc_t<T>;
   const auto* groups = reinterpret_cast<const SgdGroupParameters*>(table + layout.groups_offset);
   const auto* tensors = reinterpret_cast<const SgdTensorEntry*>(table + layout.tensors_offset);
@@ -50,7 +52,7 @@ __global__ void fused_sgd_kernel(const std::byte* table, FusedSgdLayout layout) 
 // ---- launchers ----
 
 void launch_fused_sgd(DType dtype, const void* device_table, const FusedSgdLayout& layout,
-                      int device) {
+                      int device, const float* found_inf) {
   if (layout.num_chunks == 0) return;
   DeviceGuard device_guard(device);
   // One block per chunk, at most as many as the device holds at once.
@@ -59,13 +61,14 @@ void launch_fused_sgd(DType dtype, const void* device_table, const FusedSgdLayou
   const auto* table = static_cast<const std::byte*>(device_table);
   switch (dtype) {
     case kFloat32:
-      fused_sgd_kernel<float><<<blocks, kThreadsPerBlock, 0, stream>>>(table, layout);
+      fused_sgd_kernel<float><<<blocks, kThreadsPerBlock, 0, stream>>>(table, layout, found_inf);
       break;
     case kFloat16:
-      fused_sgd_kernel<Half><<<blocks, kThreadsPerBlock, 0, stream>>>(table, layout);
+      fused_sgd_kernel<Half><<<blocks, kThreadsPerBlock, 0, stream>>>(table, layout, found_inf);
       break;
     case kBFloat16:
-      fused_sgd_kernel<BFloat16><<<blocks, kThreadsPerBlock, 0, stream>>>(table, layout);
+      fused_sgd_kernel<BFloat16><<<blocks, kThreadsPerBlock, 0, stream>>>(table, layout,
+                                                                           found_inf);
       break;
     default:
       MINIDL_CHECK(false, "SGD step on CUDA: expected float32, float16 or bfloat16 parameters, ",

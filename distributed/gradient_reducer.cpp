@@ -1,0 +1,199 @@
+#include "distributed/gradient_reducer.h"
+
+#include <spdlog/spdlog.h>
+
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include "core/autograd/engine.h"
+#include "core/autograd/grad_mode.h"
+#include "core/error.h"
+#include "core/logging.h"
+
+namespace minidl::distributed {
+
+GradientReducer::GradientReducer(NamedParameters parameters,
+                                 std::shared_ptr<ProcessGroup> group, size_t bucket_bytes,
+                                 bool find_unused_parameters)
+    : parameters_(std::move(parameters)),
+      group_(std::move(group)),
+      find_unused_parameters_(find_unused_parameters) {
+  MINIDL_CHECK(group_ != nullptr, "GradientReducer: expected a process group, got null");
+  slots_.resize(parameters_.size());
+  ready_.assign(parameters_.size(), false);
+
+  // Reverse registration order; one open bucket per (dtype, device) at a time.
+  std::map<std::tuple<DType, DeviceType, int>, size_t> open_bucket;
+  std::vector<size_t> bucket_bytes_used;
+  for (size_t i = parameters_.size(); i-- > 0;) {
+    const Tensor& parameter = parameters_[i].second;
+    MINIDL_CHECK(parameter.requires_grad() && parameter.is_leaf(), "GradientReducer: parameter '",
+                 parameters_[i].first, "' must be a leaf that requires grad");
+    const auto key = std::make_tuple(parameter.dtype(), parameter.device().type,
+                                     parameter.device().index);
+    auto open = open_bucket.find(key);
+    if (open == open_bucket.end() ||
+        (bucket_bytes_used[open->second] > 0 &&
+         bucket_bytes_used[open->second] + parameter.nbytes() > bucket_bytes)) {
+      buckets_.emplace_back();
+      bucket_bytes_used.push_back(0);
+      open = open_bucket.insert_or_assign(key, buckets_.size() - 1).first;
+    }
+    Bucket& bucket = buckets_[open->second];
+    slots_[i] = {open->second, bucket.parameters.size()};
+    bucket.offsets.push_back(bucket.parameters.empty()
+                                 ? 0
+                                 : bucket.offsets.back() +
+                                       parameters_[bucket.parameters.back()].second.numel());
+    bucket.parameters.push_back(i);
+    bucket_bytes_used[open->second] += parameter.nbytes();
+  }
+  for (Bucket& bucket : buckets_) {
+    const Tensor& first = parameters_[bucket.parameters.front()].second;
+    const int64_t elements =
+        bucket.offsets.back() + parameters_[bucket.parameters.back()].second.numel();
+    bucket.buffer = zeros({elements}, TensorOptions(first.dtype()).device(first.device()));
+    bucket.pending = bucket.parameters.size();
+  }
+  for (size_t i = 0; i < parameters_.size(); ++i)
+    hook_handles_.push_back(parameters_[i].second.register_post_accumulate_grad_hook(
+        [this, i](const Tensor&) { on_gradient_ready(i); }));
+  logger().debug("GradientReducer: {} parameters in {} buckets of at most {} bytes",
+                 parameters_.size(), buckets_.size(), bucket_bytes);
+}
+
+GradientReducer::~GradientReducer() {
+  for (size_t i = 0; i < parameters_.size(); ++i)
+    Tensor(parameters_[i].second).remove_post_accumulate_grad_hook(hook_handles_[i]);
+  try {
+    wait_for_launched(false);
+  } catch (...) {
+  }
+}
+
+Tensor GradientReducer::bucket_view(size_t parameter) const {
+  const Slot& slot = slots_[parameter];
+  const Bucket& bucket = buckets_[slot.bucket];
+  const Tensor& shape_of = parameters_[parameter].second;
+  return make_view(bucket.buffer, shape_of.sizes(), contiguous_strides(shape_of.sizes()),
+                   bucket.buffer.storage_offset() + bucket.offsets[slot.position]);
+}
+
+void GradientReducer::on_gradient_ready(size_t parameter) {
+  if (!sync_enabled_) return;
+  if (!pass_active_) {
+    pass_active_ = true;
+    autograd::queue_callback([this] { finish_pass(); });
+  }
+  MINIDL_CHECK(!ready_[parameter], "DistributedDataParallel: parameter '",
+               parameters_[parameter].first, "' got its gradient twice in one backward pass");
+  copy_into_bucket(parameter, parameters_[parameter].second.grad());
+  ready_[parameter] = true;
+  --buckets_[slots_[parameter].bucket].pending;
+  launch_ready_buckets();
+}
+
+void GradientReducer::copy_into_bucket(size_t parameter, const Tensor& gradient) {
+  NoGradGuard no_grad;
+  Tensor view = bucket_view(parameter);
+  if (gradient.defined())
+    view.copy_(gradient);
+  else
+    view.zero_();
+}
+
+void GradientReducer::launch_ready_buckets() {
+  while (next_bucket_to_launch_ < buckets_.size() &&
+         buckets_[next_bucket_to_launch_].pending == 0) {
+    Bucket& bucket = buckets_[next_bucket_to_launch_++];
+    bucket.work = group_->all_reduce_async(bucket.buffer, ReduceOp::Average);
+  }
+}
+
+void GradientReducer::finish() {
+  if (pass_active_) finish_pass();
+}
+
+void GradientReducer::finish_pass() {
+  if (!pass_active_) return;
+  try {
+    if (next_bucket_to_launch_ < buckets_.size()) handle_unused_parameters();
+    wait_for_launched(true);
+    NoGradGuard no_grad;
+    for (size_t i = 0; i < parameters_.size(); ++i) {
+      Tensor parameter = parameters_[i].second;
+      Tensor averaged = bucket_view(i);
+      Tensor gradient = parameter.grad();
+      if (gradient.defined())
+        gradient.copy_(averaged);
+      else
+        parameter.set_grad(averaged.clone());
+    }
+  } catch (...) {
+    reset_pass();
+    throw;
+  }
+  reset_pass();
+}
+
+void GradientReducer::handle_unused_parameters() {
+  std::vector<size_t> unused;
+  for (size_t i = 0; i < parameters_.size(); ++i)
+    if (!ready_[i]) unused.push_back(i);
+  if (!find_unused_parameters_) {
+    std::ostringstream names;
+    for (size_t k = 0; k < unused.size(); ++k)
+      names << (k ? ", " : "") << parameters_[unused[k]].first;
+    // The buckets already launched are launched on every rank that has the same unused
+    // parameters: finish them, so that no collective is left half done.
+    wait_for_launched(false);
+    MINIDL_CHECK(false, "DistributedDataParallel: ", unused.size(), " parameter",
+                 unused.size() > 1 ? "s" : "", " got no gradient in this backward pass: ",
+                 names.str(), ". Every parameter must contribute to the loss on every rank; ",
+                 "if some do not in some steps, set ",
+                 "DistributedDataParallelOptions().find_unused_parameters(true)");
+  }
+  for (size_t i : unused) {
+    copy_into_bucket(i, parameters_[i].second.grad());
+    ready_[i] = true;
+    --buckets_[slots_[i].bucket].pending;
+  }
+  launch_ready_buckets();
+}
+
+void GradientReducer::wait_for_launched(bool rethrow) {
+  std::string first_error;
+  for (Bucket& bucket : buckets_) {
+    if (!bucket.work) continue;
+    std::shared_ptr<Work> work = std::move(bucket.work);
+    bucket.work = nullptr;
+    try {
+      work->wait();
+    } catch (const std::exception& e) {
+      if (first_error.empty()) first_error = e.what();
+    }
+  }
+  if (rethrow && !first_error.empty()) throw Error(first_error);
+}
+
+void GradientReducer::reset_pass() {
+  pass_active_ = false;
+  next_bucket_to_launch_ = 0;
+  ready_.assign(parameters_.size(), false);
+  for (Bucket& bucket : buckets_) {
+    bucket.pending = bucket.parameters.size();
+    bucket.work = nullptr;
+  }
+}
+
+std::vector<std::vector<std::string>> GradientReducer::bucket_parameter_names() const {
+  std::vector<std::vector<std::string>> names;
+  for (const Bucket& bucket : buckets_) {
+    names.emplace_back();
+    for (size_t i : bucket.parameters) names.back().push_back(parameters_[i].first);
+  }
+  return names;
+}
+
+}  // namespace minidl::distributed

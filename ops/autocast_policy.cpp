@@ -1,0 +1,84 @@
+// The autocast policy table and AutocastCall (see autocast_policy.h).
+#include "ops/autocast_policy.h"
+
+#include <array>
+
+#include "core/autograd/function.h"
+
+namespace minidl::amp {
+
+namespace {
+
+struct PolicyEntry {
+  AutocastOp op;
+  CastPolicy policy;
+  std::string_view name;
+};
+
+// The policy, one row per AutocastOp in declaration order (checked below). Products run on
+// tensor cores in 16 bits (accumulating in float32); whatever sums many terms or exponentiates
+// stays in float32, where float16's range (max 65504) and both types' 8 or 11 bit mantissas
+// would lose the result.
+constexpr std::array kAutocastPolicy{
+    PolicyEntry{AutocastOp::Conv2d, CastPolicy::LowerPrecision, "conv2d"},
+    PolicyEntry{AutocastOp::Linear, CastPolicy::LowerPrecision, "linear"},
+    PolicyEntry{AutocastOp::Matmul, CastPolicy::LowerPrecision, "matmul"},
+    PolicyEntry{AutocastOp::Softmax, CastPolicy::Float32, "softmax"},
+    PolicyEntry{AutocastOp::LogSoftmax, CastPolicy::Float32, "log_softmax"},
+    PolicyEntry{AutocastOp::CrossEntropy, CastPolicy::Float32, "cross_entropy"},
+    PolicyEntry{AutocastOp::NllLoss, CastPolicy::Float32, "nll_loss"},
+    PolicyEntry{AutocastOp::MseLoss, CastPolicy::Float32, "mse_loss"},
+    PolicyEntry{AutocastOp::Sum, CastPolicy::Float32, "sum"},
+    PolicyEntry{AutocastOp::Mean, CastPolicy::Float32, "mean"},
+    PolicyEntry{AutocastOp::Var, CastPolicy::Float32, "var"},
+    // The input only: batch_norm already computes its statistics in float32 and keeps the
+    // running statistics (updated in place) in their own dtype.
+    PolicyEntry{AutocastOp::BatchNorm, CastPolicy::Float32, "batch_norm"},
+};
+
+constexpr bool rows_follow_enum_order() {
+  for (size_t i = 0; i < kAutocastPolicy.size(); ++i)
+    if (static_cast<size_t>(kAutocastPolicy[i].op) != i) return false;
+  return kAutocastPolicy.back().op == AutocastOp::BatchNorm;
+}
+static_assert(rows_follow_enum_order(),
+              "kAutocastPolicy must have one row per AutocastOp, in declaration order");
+
+const PolicyEntry& entry(AutocastOp op) { return kAutocastPolicy[static_cast<size_t>(op)]; }
+
+bool is_16bit_float(DType dtype) { return dtype == kFloat16 || dtype == kBFloat16; }
+
+bool is_parameter(const Tensor& t) { return t.is_leaf() && t.requires_grad(); }
+
+Tensor cast_input(const Tensor& t, DType target, MemoryFormat format) {
+  if (!t.defined() || !t.is_floating_point() || t.dtype() == kFloat64) return t;
+  if (target == kFloat32 && !is_16bit_float(t.dtype())) return t;
+  const bool laid_out = format == MemoryFormat::Contiguous || t.is_contiguous(format);
+  if (t.dtype() == target && laid_out) return t;
+  if (t.dtype() == kFloat32 && is_parameter(t)) return cached_cast(t, target, format);
+  const Tensor cast = t.to(target);
+  return format == MemoryFormat::Contiguous ? cast : cast.contiguous(format);
+}
+
+}  // namespace
+
+CastPolicy cast_policy(AutocastOp op) { return entry(op).policy; }
+
+std::string_view autocast_op_name(AutocastOp op) { return entry(op).name; }
+
+AutocastCall::AutocastCall(AutocastOp op,
+                           std::initializer_list<std::reference_wrapper<const Tensor>> inputs) {
+  if (!is_autocast_enabled()) return;
+  const bool lower = cast_policy(op) == CastPolicy::LowerPrecision;
+  const DType target = lower ? autocast_dtype() : kFloat32;
+  cast_inputs_.reserve(inputs.size());
+  for (const Tensor& input : inputs) {
+    const bool channels_last =
+        op == AutocastOp::Conv2d && input.defined() && input.is_cuda() && input.dim() == 4;
+    cast_inputs_.push_back(cast_input(
+        input, target, channels_last ? MemoryFormat::ChannelsLast : MemoryFormat::Contiguous));
+  }
+  autocast_off_.emplace();
+}
+
+}  // namespace minidl::amp

@@ -1,0 +1,8 @@
+#pragma once
+// Mixed precision (namespace minidl::amp): one include for autocast and loss scaling.
+//   amp::AutocastGuard (core/autocast.h)      ops in the autocast policy cast their inputs
+//   amp::AutocastOp, cast_policy (ops/autocast_policy.h)   the policy table
+//   amp::GradScaler (optim/grad_scaler.h)      dynamic loss scaling for float16
+#include "core/autocast.h"
+#include "ops/autocast_policy.h"
+#include "optim/grad_scaler.h"
