@@ -21,6 +21,7 @@ std::string to_json(const EpochMetrics& metrics) {
   object["test_accuracy"] = metrics.test_accuracy;
   object["images_per_sec"] = metrics.images_per_sec;
   object["seconds"] = metrics.seconds;
+  object["precision"] = metrics.precision;
   return object.dump();
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // The per-epoch metrics of a training run as JSON lines, one object per epoch:
 //   {"epoch": 3, "step": 1407, "lr": 0.05, "train_loss": 0.31, "test_loss": 0.33,
-//    "test_accuracy": 0.882, "images_per_sec": 5123.4, "seconds": 11.7}
+//    "test_accuracy": 0.882, "images_per_sec": 5123.4, "seconds": 11.7, "precision": "fp32"}
 // tools/plot_metrics.py draws the loss and accuracy curves from such a file.
 #include <cstdint>
 #include <filesystem>
@@ -19,6 +19,7 @@ struct EpochMetrics {
   double test_accuracy = 0;
   double images_per_sec = 0;  // training images per second of the epoch's training part
   double seconds = 0;         // the epoch's wall time, evaluation included
+  std::string precision = "fp32";  // "fp32", "fp16" or "bf16"
 };
 
 std::string to_json(const EpochMetrics& metrics);

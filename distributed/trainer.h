@@ -13,9 +13,21 @@
 //
 // The model, the loaders and the optimizer are the caller's, already on their device; batches
 // must arrive as float images (normalise them in the loader). One step is: zero the gradients,
-// forward, loss, backward, optimizer step, scheduler step. Nothing in it reads a value back to
+// forward and loss (under autocast with a 16-bit precision()), backward (of the scaled loss for
+// float16), optimizer step (skipped by the GradScaler when a gradient overflowed), scheduler
+// step. Nothing in it reads a value back to
 // the host: the running loss sums on the device and is read only when a progress line is due
 // and at the end of the epoch.
+//
+// Data parallel: after distributed::init() under mpirun with several ranks, the trainer wraps
+// the model in DistributedDataParallel (rank 0's weights everywhere, gradients averaged in
+// backward); the caller gives each rank its shard of the training set (a DistributedSampler),
+// so the global batch is the loader's batch times the world size. Every rank evaluates the
+// whole test set after the batch-norm buffers are synchronised; the training loss is summed
+// over ranks; rank 0 alone prints, writes the metrics and writes checkpoints (which every rank
+// must be able to read to resume: a shared filesystem on several hosts). Signals are not
+// caught under mpirun: mpirun ends every rank when one is interrupted, so such a run resumes
+// from its last epoch checkpoint.
 //
 // Note [Exact resume]: a checkpoint holds the model, the optimizer, the scheduler, the default
 // generator, the epoch and the next batch in it, the step count and the epoch's running loss
@@ -31,9 +43,11 @@
 
 #include "core/tensor.h"
 #include "data/dataloader.h"
+#include "distributed/distributed_data_parallel.h"
 #include "distributed/metrics_log.h"
 #include "distributed/trainer_options.h"
 #include "nn/any_module.h"
+#include "optim/grad_scaler.h"
 #include "optim/lr_scheduler.h"
 #include "optim/optimizer.h"
 
@@ -73,6 +87,7 @@ class Trainer {
   Evaluation evaluate();
 
   const TrainerOptions& options() const { return options_; }
+  int world_size() const { return world_size_; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -84,6 +99,10 @@ class Trainer {
   void train_step(const data::Batch& batch);
   void print_epoch_line(const EpochMetrics& metrics) const;
   bool reached_max_steps() const;
+  bool is_main_rank() const { return rank_ == 0; }
+  Tensor forward(const Tensor& images);
+  // The epoch's training loss sum and sample count over every rank.
+  std::pair<double, int64_t> global_train_loss() const;
 
   nn::AnyModule model_;
   optim::Optimizer& optimizer_;
@@ -91,6 +110,10 @@ class Trainer {
   data::DataLoader& train_loader_;
   data::DataLoader& test_loader_;
   TrainerOptions options_;
+  int rank_ = 0;
+  int world_size_ = 1;
+  std::optional<DistributedDataParallel> ddp_;  // world size > 1
+  amp::GradScaler scaler_;                      // enabled for float16 only
 
   // Where the run is: the epoch in progress, its next batch, the steps taken, and the epoch's
   // running loss sum (on the model's device) over train_samples_ samples.

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <string>
 
+#include "core/dtype.h"
+
 namespace minidl::distributed {
 
 // How progress inside an epoch is shown (the line after each epoch is always printed).
@@ -44,6 +46,9 @@ class TrainerOptions {
   // TrainingResult::stop_signal set. A second signal ends the process at once.
   TrainerOptions& handle_signals(bool value) { handle_signals_ = value; return *this; }
   TrainerOptions& label_smoothing(double value) { label_smoothing_ = value; return *this; }
+  // kFloat32, or mixed precision: kBFloat16, or kFloat16 with dynamic loss scaling (the trainer's
+  // amp::GradScaler, saved in checkpoints). Parameters and optimizer state stay float32.
+  TrainerOptions& precision(DType value) { precision_ = value; return *this; }
 
   int64_t epochs() const { return epochs_; }
   int64_t max_steps() const { return max_steps_; }
@@ -58,6 +63,7 @@ class TrainerOptions {
   const std::string& dataset_name() const { return dataset_name_; }
   bool handle_signals() const { return handle_signals_; }
   double label_smoothing() const { return label_smoothing_; }
+  DType precision() const { return precision_; }
 
  private:
   int64_t epochs_ = 1;
@@ -73,6 +79,7 @@ class TrainerOptions {
   std::string dataset_name_ = "dataset";
   bool handle_signals_ = true;
   double label_smoothing_ = 0;
+  DType precision_ = kFloat32;
 };
 
 }  // namespace minidl::distributed

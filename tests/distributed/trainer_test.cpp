@@ -190,6 +190,39 @@ TEST(Trainer, MaxStepsEndsMidEpochAndALongerResumedRunFinishesIt) {
   expect_same_weights(rest, straight);
 }
 
+// Under float16 autocast the GradScaler's state travels in the checkpoint too (its scale and
+// growth tracker decide which later steps are skipped), and bfloat16 needs no scaler.
+class MixedPrecision : public ::testing::TestWithParam<DType> {};
+
+TEST_P(MixedPrecision, ResumesBitForBitAndRecordsItsPrecision) {
+  const fs::path directory = scratch_directory();
+  const DType precision = GetParam();
+  const Outcome straight = train(TrainerOptions().epochs(kEpochs).precision(precision));
+  const Outcome first = train(TrainerOptions().epochs(1).precision(precision)
+                                  .checkpoint_dir(directory));
+  const serialize::SafetensorsContents file =
+      serialize::read_safetensors(first.result.last_checkpoint);
+  const std::string name = precision == kFloat16 ? "fp16" : "bf16";
+  EXPECT_EQ(file.metadata.at("precision"), name);
+  EXPECT_EQ(file.metadata.count("grad_scaler"), precision == kFloat16 ? 1u : 0u);
+  EXPECT_EQ(first.result.history[0].precision, name);
+  const Outcome second = train(TrainerOptions().epochs(kEpochs).precision(precision)
+                                   .checkpoint_dir(directory).resume("auto"));
+  ASSERT_EQ(second.result.history.size(), 1u);
+  expect_same_metrics(second.result.history[0], straight.result.history[1]);
+  expect_same_weights(second, straight);
+  // The master weights stay float32, and training in 16 bits still differs from float32.
+  const Outcome full = train(TrainerOptions().epochs(kEpochs));
+  EXPECT_EQ(second.state[0].dtype(), kFloat32);
+  EXPECT_FALSE(bitwise_equal(second.state[0], full.state[0]));
+  EXPECT_ERROR_CONTAINS(train(TrainerOptions().epochs(kEpochs).checkpoint_dir(directory)
+                                  .resume("auto")),
+                        "was trained in " + name + " precision, but this run uses fp32");
+}
+
+INSTANTIATE_TEST_SUITE_P(Trainer, MixedPrecision, ::testing::Values(kFloat16, kBFloat16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
 TEST(Trainer, KeepsOnlyTheNewestCheckpoints) {
   const fs::path directory = scratch_directory();
   train(TrainerOptions().epochs(4).checkpoint_dir(directory).keep_checkpoints(2));

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end checks of train_lenet and train_cifar10 (CTest e2e.trainers.<case>):
 #   trainers_e2e.sh <tools dir> <scratch dir> <case>
-# cases: accuracy, resume_after_signal, errors, help, cifar10_smoke. Each prints what it checks and
+# cases: accuracy, resume_after_signal, errors, help, cifar10_smoke, data_parallel (mpirun). Each prints what it checks and
 # exits non-zero on the first failure. Real data: Fashion-MNIST from the Debian package.
 set -uo pipefail
 tools=$1 scratch=$2 case=$3
@@ -90,10 +90,10 @@ errors)
   expect_status 1 "${trainer[@]}" --device cuda
   expect_stderr "train_lenet: error: --device cuda:"
   expect_stderr "use --device cpu (or auto)"
-  expect_status 2 "${trainer[@]}" --precision fp16
-  expect_stderr "--precision fp16: mixed precision is not available in this version"
-  OMPI_COMM_WORLD_SIZE=2 expect_status 2 "${trainer[@]}"
-  expect_stderr "launched by mpirun with 2 ranks"
+  expect_status 0 "$tools/train_lenet" "${small[@]}" --max-steps 2 --precision fp16 --no-progress \
+    --checkpoint-dir fp16
+  expect_status 1 "${trainer[@]}" --resume "$(ls fp16/checkpoint-*.safetensors)"
+  expect_stderr "was trained in fp16 precision, but this run uses fp32; resume with the same precision"
   expect_status 2 "${trainer[@]}" --epochs zero
   expect_stderr "train_lenet: usage error:"
   expect_status 2 "${trainer[@]}" --no-such-option
@@ -121,6 +121,22 @@ cifar10_smoke)
   [[ $(json_field out.txt model) == resnet20 && $(json_field out.txt steps) == 8 ]] ||
     fail "unexpected summary: $(tail -n 1 out.txt)"
   echo "$(tail -n 1 out.txt)"
+  ;;
+data_parallel)
+  # 2 CPU ranks under mpirun (2048 images: 32 steps of 2 x 32 per epoch), then the checkpoint of
+  # the 2-rank run resumed by one process (64 steps of 32 per epoch) for a third epoch.
+  expect_status 0 mpirun --oversubscribe -np 2 "$tools/train_lenet" --device cpu --limit-train 2048 \
+    --limit-test 1000 --batch-size 32 --epochs 2 --workers 0 --no-progress --checkpoint-dir ckpt
+  [[ $(json_field out.txt world_size) == 2 && $(json_field out.txt steps) == 64 ]] ||
+    fail "unexpected summary: $(tail -n 1 out.txt)"
+  [[ $(grep -c '^{"model"' out.txt) == 1 && $(grep -c '^epoch 2/2 ' out.txt) == 1 ]] ||
+    { cat out.txt >&2; fail "rank 0 alone should print the epoch lines and the summary"; }
+  [[ $(ls ckpt | wc -l) == 2 ]] || fail "expected the checkpoints of 2 epochs, found: $(ls ckpt)"
+  expect_status 0 "$tools/train_lenet" --device cpu --limit-train 2048 --limit-test 1000 \
+    --batch-size 32 --epochs 3 --workers 0 --no-progress --checkpoint-dir ckpt --resume auto
+  [[ $(json_field out.txt world_size) == 1 && $(json_field out.txt steps) == 128 &&
+     $(json_field out.txt epochs) == 3 ]] || fail "unexpected resumed summary: $(tail -n 1 out.txt)"
+  echo "2 ranks for 2 epochs, then resumed by 1 process: $(tail -n 1 out.txt)"
   ;;
 *) fail "unknown case $case" ;;
 esac

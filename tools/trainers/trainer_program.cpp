@@ -10,8 +10,6 @@
 #include <memory>
 #include <optional>
 
-#include "distributed/stop_signal.h"
-#include "distributed/trainer.h"
 #include "minidl.h"
 
 namespace minidl::tools {
@@ -97,7 +95,8 @@ void define_options(CLI::App& app, CommandLine& line, const TrainerProgram& prog
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_option("--device", line.device, "Where to train: auto takes a GPU when there is one")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
-  app.add_option("--precision", line.precision, "Arithmetic precision")
+  app.add_option("--precision", line.precision,
+                 "fp32, or mixed precision: bf16, or fp16 with dynamic loss scaling")
       ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))->capture_default_str();
   app.add_option("--workers", line.workers, "Data-loader worker threads (0: the main thread)")
       ->check(CLI::Range(0, 64))->capture_default_str();
@@ -192,9 +191,9 @@ Device choose_device(const std::string& choice) {
                  cuda::is_built() ? "no CUDA device is visible"
                                   : "this build of minidl has no CUDA backend",
                  "; use --device cpu (or auto)");
-    return Device(kCUDA, 0);
+    return Device(kCUDA, cuda::current_device());  // distributed::init chose it by local rank
   }
-  return cuda::is_available() ? Device(kCUDA, 0) : Device(kCPU);
+  return cuda::is_available() ? Device(kCUDA, cuda::current_device()) : Device(kCPU);
 }
 
 std::unique_ptr<optim::LRScheduler> make_schedule(const CommandLine& line,
@@ -217,6 +216,20 @@ std::unique_ptr<optim::LRScheduler> make_schedule(const CommandLine& line,
   return std::make_unique<optim::LinearWarmup>(std::move(schedule), warmup_steps, 0.1);
 }
 
+// One process shuffles the whole set; under mpirun each rank takes its shard of one shuffled
+// order, so the global batch is the batch size times the world size.
+data::DataLoader make_train_loader(std::shared_ptr<const data::Dataset> train_set,
+                                   data::DataLoaderOptions options, uint64_t seed) {
+  if (distributed::world_size() == 1)
+    return data::DataLoader(std::move(train_set), options.shuffle(true).seed(seed));
+  auto sampler = std::make_shared<data::DistributedSampler>(
+      train_set->size(),
+      data::DistributedSamplerOptions(distributed::rank(), distributed::world_size())
+          .shuffle(true)
+          .seed(seed));
+  return data::DataLoader(std::move(train_set), std::move(sampler), options);
+}
+
 // ---- what the run reports ----
 
 void print_summary(const CommandLine& line, const Device& device,
@@ -232,28 +245,24 @@ void print_summary(const CommandLine& line, const Device& device,
   summary["wall_seconds"] = result.wall_seconds;
   summary["device"] = device.str();
   summary["precision"] = line.precision;
-  summary["world_size"] = 1;
+  summary["world_size"] = distributed::world_size();
   std::printf("%s\n", summary.dump().c_str());
   std::fflush(stdout);
 }
 
-// Refuses what this version cannot do yet, instead of silently ignoring it.
-void check_supported(const CommandLine& line) {
-  if (line.precision != "fp32")
-    throw UsageError("--precision " + line.precision +
-                     ": mixed precision is not available in this version; use --precision fp32");
-  if (const char* ranks = std::getenv("OMPI_COMM_WORLD_SIZE"); ranks && std::atoi(ranks) > 1)
-    throw UsageError(std::string("launched by mpirun with ") + ranks +
-                     " ranks: data-parallel training is not available in this version; run one "
-                     "process");
+// Options that do not combine.
+void check_combinations(const CommandLine& line) {
   if (line.schedule == "onecycle" && line.warmup_epochs > 0)
     throw UsageError("--warmup-epochs does not combine with --schedule onecycle, which warms up "
                      "by itself");
 }
 
 int train(const TrainerProgram& program, const CommandLine& line) {
-  check_supported(line);
+  check_combinations(line);
+  distributed::init();  // world size 1 without mpirun
+  const bool main_rank = distributed::rank() == 0;
   set_log_level(line.log_level);
+  if (!main_rank && log_level() < LogLevel::Warn) set_log_level(LogLevel::Warn);
   const Device device = choose_device(line.device);
   const DatasetSpec spec = dataset_spec(line.dataset);
   const auto train_set = first_samples(read_split(line, data::Split::Train), line.limit_train);
@@ -267,12 +276,11 @@ int train(const TrainerProgram& program, const CommandLine& line) {
   data::AugmentOptions train_augment =
       data::AugmentOptions().normalize(spec.mean, spec.std).seed(line.seed + 1);
   if (program.recipe.augment) train_augment.random_crop(spec.crop_padding).horizontal_flip();
-  data::DataLoader train_loader(train_set, data::DataLoaderOptions(line.batch_size)
-                                               .shuffle(true)
-                                               .seed(line.seed)
-                                               .num_workers(line.workers)
-                                               .device(device)
-                                               .augment(train_augment));
+  const auto train_options = data::DataLoaderOptions(line.batch_size)
+                                 .num_workers(line.workers)
+                                 .device(device)
+                                 .augment(train_augment);
+  data::DataLoader train_loader = make_train_loader(train_set, train_options, line.seed);
   data::DataLoader test_loader(test_set, data::DataLoaderOptions(1000)
                                              .num_workers(line.workers)
                                              .device(device)
@@ -296,12 +304,16 @@ int train(const TrainerProgram& program, const CommandLine& line) {
       .resume(line.resume)
       .model_name(line.model)
       .dataset_name(line.dataset)
-      .label_smoothing(program.recipe.label_smoothing);
+      .label_smoothing(program.recipe.label_smoothing)
+      .precision(line.precision == "fp16"   ? kFloat16
+                 : line.precision == "bf16" ? kBFloat16
+                                            : kFloat32);
   distributed::Trainer trainer(model, optimizer, train_loader, test_loader, options);
   trainer.set_scheduler(schedule.get());
-  logger().info("{}: {} on {} ({} training, {} test images), {} epochs of {} steps, batch {}, {}",
-                program.name, line.model, line.dataset, train_set->size(), test_set->size(),
-                line.epochs, train_loader.num_batches(), line.batch_size, device.str());
+  logger().info("{}: {} on {} ({} training, {} test images), {} epochs of {} steps, batch {} x "
+                "{} ranks, {}", program.name, line.model, line.dataset, train_set->size(),
+                test_set->size(), line.epochs, train_loader.num_batches(), line.batch_size,
+                distributed::world_size(), device.str());
   const distributed::TrainingResult result = trainer.fit();
 
   if (result.stop_signal) {
@@ -314,7 +326,7 @@ int train(const TrainerProgram& program, const CommandLine& line) {
                  static_cast<long long>(result.steps), where.c_str());
     return 128 + *result.stop_signal;
   }
-  print_summary(line, device, result);
+  if (main_rank) print_summary(line, device, result);
   return 0;
 }
 

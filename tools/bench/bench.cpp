@@ -1,0 +1,193 @@
+// bench: whole training steps (forward, cross-entropy, backward, SGD step) of LeNet (batch 256),
+// ResNet-20 and CIFAR ResNet-18 (batch 512) on synthetic data of the real shapes, on the CPU or
+// a GPU. Prints one JSON object per configuration; tools/bench_pytorch.py prints the same for
+// PyTorch and tools/bench_compare.py sets them side by side.
+//
+//   bench [--model lenet,resnet20,resnet18] [--device cpu|cuda|auto] [--precision fp32]
+//         [--batch-size N] [--warmup 5] [--steps 20] [--peak-tflops X] [--channels-last]
+//
+// Each step is timed on the host from its start to the end of its work (on CUDA the host waits
+// for the device after each timed step: a benchmark may synchronise, the trainers do not).
+// FLOPs per step are three times the forward FLOPs of the convolutions and matrix products
+// (the usual count: the backward pass does twice the forward's work), counted by
+// ops/flop_counter.h during one forward pass.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "minidl.h"
+#include "ops/flop_counter.h"
+
+namespace {
+
+using namespace minidl;
+
+struct Configuration {
+  std::string model;
+  int64_t batch_size = 0;
+  Device device;
+  std::string precision;
+  bool channels_last = false;
+};
+
+struct Options {
+  std::vector<std::string> models{"lenet", "resnet20", "resnet18"};
+  std::string device = "auto";
+  std::string precision = "fp32";
+  int64_t batch_size = 0;  // 0: the model's own (256 for LeNet, 512 for the ResNets)
+  int warmup = 5;
+  int steps = 20;
+  double peak_tflops = 0;
+  bool channels_last = false;
+};
+
+nn::AnyModule make_model(const std::string& name) {
+  if (name == "lenet") return models::LeNet();
+  const auto options = models::ResNetOptions().in_channels(3).num_classes(10);
+  if (name == "resnet20") return models::ResNet20(options);
+  return models::ResNet18(options);
+}
+
+Shape image_shape(const std::string& model) {
+  return model == "lenet" ? Shape{1, 28, 28} : Shape{3, 32, 32};
+}
+
+double percentile(std::vector<double> values, double fraction) {
+  std::sort(values.begin(), values.end());
+  const double position = fraction * static_cast<double>(values.size() - 1);
+  const auto below = static_cast<size_t>(position);
+  const size_t above = std::min(below + 1, values.size() - 1);
+  return values[below] + (values[above] - values[below]) * (position - static_cast<double>(below));
+}
+
+nlohmann::ordered_json run(const Configuration& config, const Options& options) {
+  manual_seed(0);
+  nn::AnyModule model = make_model(config.model);
+  model.ptr()->to(config.device);
+  Shape input_shape{config.batch_size};
+  for (int64_t size : image_shape(config.model)) input_shape.push_back(size);
+  Tensor images = randn(input_shape).to(config.device);
+  if (config.channels_last) images = images.contiguous(MemoryFormat::ChannelsLast);
+  const Tensor labels = (rand({config.batch_size}) * 10.0).to(kInt64).to(config.device);
+  optim::SGD optimizer(model.ptr()->parameters(),
+                       optim::SGDOptions(0.01).momentum(0.9).nesterov(true).weight_decay(5e-4));
+
+  int64_t forward_flops = 0;
+  {
+    NoGradGuard no_grad;
+    FlopCounter counter;
+    model.forward(images);
+    forward_flops = counter.flops();
+  }
+  auto step = [&] {
+    optimizer.zero_grad();
+    Tensor loss = cross_entropy(model.forward(images), labels);
+    loss.backward();
+    optimizer.step();
+  };
+  const bool on_gpu = config.device.is_cuda();
+  for (int i = 0; i < options.warmup; ++i) step();
+  if (on_gpu) {
+    cuda::synchronize();
+    cuda::reset_peak_memory_stats(config.device.index);
+  }
+  std::vector<double> milliseconds;
+  for (int i = 0; i < options.steps; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    step();
+    if (on_gpu) cuda::synchronize();
+    milliseconds.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+
+  const double median_ms = percentile(milliseconds, 0.5);
+  const double step_flops = 3.0 * static_cast<double>(forward_flops);
+  const double tflops = step_flops / (median_ms * 1e-3) / 1e12;
+  nlohmann::ordered_json result;
+  result["framework"] = "minidl";
+  result["model"] = config.model;
+  result["batch_size"] = config.batch_size;
+  result["device"] = config.device.str();
+  result["precision"] = config.precision;
+  result["channels_last"] = config.channels_last;
+  result["steps"] = options.steps;
+  result["step_ms_median"] = median_ms;
+  result["step_ms_p10"] = percentile(milliseconds, 0.1);
+  result["step_ms_p90"] = percentile(milliseconds, 0.9);
+  result["step_ms_min"] = *std::min_element(milliseconds.begin(), milliseconds.end());
+  result["step_ms_max"] = *std::max_element(milliseconds.begin(), milliseconds.end());
+  result["images_per_sec"] = static_cast<double>(config.batch_size) / (median_ms * 1e-3);
+  result["gflop_per_step"] = step_flops / 1e9;
+  result["tflops"] = tflops;
+  if (options.peak_tflops > 0) result["fraction_of_peak"] = tflops / options.peak_tflops;
+  if (on_gpu) {
+    const cuda::MemoryStats memory = cuda::memory_stats(config.device.index);
+    result["peak_allocated_bytes"] = memory.peak_allocated_bytes;
+    result["peak_reserved_bytes"] = memory.peak_reserved_bytes;
+  }
+  return result;
+}
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream stream(text);
+  for (std::string part; std::getline(stream, part, ',');) parts.push_back(part);
+  return parts;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  std::string models = "lenet,resnet20,resnet18";
+  CLI::App app("Times whole training steps of minidl's models; one JSON line per configuration.",
+               "bench");
+  app.add_option("--model", models, "Comma-separated: lenet, resnet20, resnet18")
+      ->capture_default_str();
+  app.add_option("--device", options.device, "cpu, cuda, or auto (a GPU when there is one)")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
+  app.add_option("--precision", options.precision, "Arithmetic precision")
+      ->check(CLI::IsMember({"fp32"}))->capture_default_str();
+  app.add_option("--batch-size", options.batch_size,
+                 "Images per step (0: 256 for LeNet, 512 for the ResNets)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--warmup", options.warmup, "Untimed steps first")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--steps", options.steps, "Timed steps")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--peak-tflops", options.peak_tflops,
+                 "The device's peak TFLOP/s, to report the fraction of it achieved (0: omit)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_flag("--channels-last", options.channels_last, "NHWC images (cuDNN's fast layout)");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    options.models = split_commas(models);
+    for (const std::string& model : options.models)
+      MINIDL_CHECK(model == "lenet" || model == "resnet20" || model == "resnet18",
+                   "bench: unknown model \"", model, "\" (expected lenet, resnet20 or resnet18)");
+    Device device = options.device == "cpu" ? Device(kCPU) : Device(kCUDA, 0);
+    if (options.device == "auto" && !cuda::is_available()) device = Device(kCPU);
+    if (device.is_cuda()) cuda::require_available("bench --device cuda");
+    for (const std::string& model : options.models) {
+      Configuration config;
+      config.model = model;
+      config.batch_size = options.batch_size > 0 ? options.batch_size : model == "lenet" ? 256 : 512;
+      config.device = device;
+      config.precision = options.precision;
+      config.channels_last = options.channels_last;
+      std::printf("%s\n", run(config, options).dump().c_str());
+      std::fflush(stdout);
+    }
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "bench: error: %s\n", error.what());
+    return 1;
+  }
+  return 0;
+}
