@@ -3,8 +3,11 @@
 // a GPU. Prints one JSON object per configuration; tools/bench_pytorch.py prints the same for
 // PyTorch and tools/bench_compare.py sets them side by side.
 //
-//   bench [--model lenet,resnet20,resnet18] [--device cpu|cuda|auto] [--precision fp32]
+//   bench [--model lenet,resnet20,resnet18] [--device cpu|cuda|auto] [--precision fp32|bf16|fp16]
 //         [--batch-size N] [--warmup 5] [--steps 20] [--peak-tflops X] [--channels-last]
+//
+// Under bf16 or fp16 the forward pass and the loss run in amp::AutocastGuard, and fp16 scales
+// the loss with an amp::GradScaler, as the trainers do.
 //
 // Each step is timed on the host from its start to the end of its work (on CUDA the host waits
 // for the device after each timed step: a benchmark may synchronise, the trainers do not).
@@ -80,16 +83,24 @@ nlohmann::ordered_json run(const Configuration& config, const Options& options) 
 
   int64_t forward_flops = 0;
   {
-    NoGradGuard no_grad;
+    NoGradGuard no_grad;  // counted in float32: the same operations as under autocast
     FlopCounter counter;
     model.forward(images);
     forward_flops = counter.flops();
   }
+  const bool mixed = config.precision != "fp32";
+  const DType autocast_dtype = config.precision == "fp16" ? kFloat16 : kBFloat16;
+  amp::GradScaler scaler(amp::GradScalerOptions().enabled(config.precision == "fp16"));
   auto step = [&] {
     optimizer.zero_grad();
-    Tensor loss = cross_entropy(model.forward(images), labels);
-    loss.backward();
-    optimizer.step();
+    Tensor loss;
+    {
+      amp::AutocastGuard autocast(autocast_dtype, mixed);
+      loss = cross_entropy(model.forward(images), labels);
+    }
+    scaler.scale(loss).backward();
+    scaler.step(optimizer);
+    scaler.update();
   };
   const bool on_gpu = config.device.is_cuda();
   for (int i = 0; i < options.warmup; ++i) step();
@@ -153,7 +164,7 @@ int main(int argc, char** argv) {
   app.add_option("--device", options.device, "cpu, cuda, or auto (a GPU when there is one)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
   app.add_option("--precision", options.precision, "Arithmetic precision")
-      ->check(CLI::IsMember({"fp32"}))->capture_default_str();
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))->capture_default_str();
   app.add_option("--batch-size", options.batch_size,
                  "Images per step (0: 256 for LeNet, 512 for the ResNets)")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
