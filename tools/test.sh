@@ -99,8 +99,12 @@ mapfile -t asan_targets < <(unit_test_targets build-asan)
 ((${#asan_targets[@]} > 0)) || stop_on_build_failure "finding the unit test programs in build-asan/"
 minidl_timed "build-asan/: build unit tests" cmake --build build-asan -j "${MINIDL_JOBS}" \
   --target "${asan_targets[@]}" || stop_on_build_failure "building build-asan/"
+# MixedPrecisionTraining trains LeNet three times on real data: seconds in build/, more than
+# the 600 s timeout at -O0 under the sanitizers, which still check autocast and the GradScaler
+# through their own unit tests.
 asan_status=0
-minidl_timed "build-asan/: ctest -L unit" run_ctest build-asan -L unit || asan_status=$?
+minidl_timed "build-asan/: ctest -L unit" run_ctest build-asan -L unit \
+  -E '^MixedPrecisionTraining[.]' || asan_status=$?
 
 print_summary
 if ((main_status != 0 || asan_status != 0 || total_failed != 0)); then
