@@ -1,9 +1,11 @@
 // CPU pooling: each task takes whole [H, W] planes (n, c) and applies the per-element math of
-// ops/pool_math.h to every output (forward) or input (backward) position of its planes.
+// ops/pool_math.h to every output (forward) or input (backward) position of its planes; max
+// pooling's backward scatters from the outputs instead (see max_pool2d_backward_kernel).
 #include "ops/cpu/pool.h"
 
 #include <algorithm>
 #include <type_traits>
+#include <vector>
 
 #include "core/parallel.h"
 
@@ -98,22 +100,41 @@ void adaptive_avg_pool2d_kernel(const Tensor& out, const Tensor& input,
   });
 }
 
+// Each output sends its gradient to the input position its maximum came from, rather than each
+// input scanning the outputs whose windows cover it (the gather of ops/pool_math.h, which the
+// CUDA kernel uses to avoid atomics): a task owns whole planes, so no two threads write one
+// element, and the outputs are visited in the (oh, ow) order the gather adds them in, so the
+// sums are the same to the bit. Per plane, the sums build up in a dense buffer of the
+// accumulation type.
 void max_pool2d_backward_kernel(const Tensor& grad_input, const Tensor& grad_output,
                                 const Tensor& indices, const pool::Window2d& window) {
   visit_floating(grad_output.dtype(), "max_pool2d", [&](auto zero) {
     using T = decltype(zero);
+    using Acc = acc_t<T>;
     const T* grad = grad_output.data_ptr<T>();
     const int64_t* positions = indices.data_ptr<int64_t>();
     T* result = grad_input.data_ptr<T>();
     const pool::Strides4 grad_strides = strides_of(grad_output),
                          index_strides = strides_of(indices),
                          result_strides = strides_of(grad_input);
-    for_each_position(
-        grad_input, covering_reads(window), [&](int64_t n, int64_t c, int64_t ih, int64_t iw) {
-          result[result_strides.at(n, c, ih, iw)] =
-              static_cast<T>(pool::max_pool_grad_element<acc_t<T>>(
-                  grad, grad_strides, positions, index_strides, window, n, c, ih, iw));
-        });
+    const int64_t channels = grad_input.size(1), in_plane = window.h.in * window.w.in;
+    const int64_t planes = grad_input.size(0) * channels;
+    const int64_t grain = std::max<int64_t>(1, kTaskReads / std::max<int64_t>(1, in_plane));
+    parallel_for(0, planes, grain, [&](int64_t begin, int64_t end) {
+      std::vector<Acc> sums(static_cast<size_t>(in_plane));
+      for (int64_t plane = begin; plane < end; ++plane) {
+        const int64_t n = plane / channels, c = plane % channels;
+        std::fill(sums.begin(), sums.end(), Acc(0));
+        for (int64_t oh = 0; oh < window.h.out; ++oh)
+          for (int64_t ow = 0; ow < window.w.out; ++ow)
+            sums[static_cast<size_t>(positions[index_strides.at(n, c, oh, ow)])] +=
+                static_cast<Acc>(grad[grad_strides.at(n, c, oh, ow)]);
+        for (int64_t ih = 0; ih < window.h.in; ++ih)
+          for (int64_t iw = 0; iw < window.w.in; ++iw)
+            result[result_strides.at(n, c, ih, iw)] =
+                static_cast<T>(sums[static_cast<size_t>(ih * window.w.in + iw)]);
+      }
+    });
   });
 }
 
