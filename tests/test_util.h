@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,14 @@ inline Tensor same_layout_on_cuda(const Tensor& t) {
   const int64_t storage_elements = static_cast<int64_t>(t.storage()->nbytes() / t.element_size());
   Tensor base = make_view(t, {storage_elements}, {1}, 0).cuda();
   return make_view(base, t.sizes(), t.strides(), t.storage_offset());
+}
+
+// The same sizes, dtype and bytes (on any device, in any layout): for results that must repeat
+// bit for bit.
+inline bool bitwise_equal(const Tensor& a, const Tensor& b) {
+  if (a.sizes() != b.sizes() || a.dtype() != b.dtype()) return false;
+  const Tensor ca = a.cpu().contiguous(), cb = b.cpu().contiguous();
+  return std::memcmp(ca.data_ptr(), cb.data_ptr(), ca.nbytes()) == 0;
 }
 
 }  // namespace minidl::testing

@@ -2,7 +2,6 @@
 // the device-resident mode and device augmentation; pinned blocks are recycled.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <vector>
 
 #include "core/cuda/pinned_allocator.h"
@@ -13,12 +12,6 @@
 
 namespace minidl::data {
 namespace {
-
-bool identical(const Tensor& a, const Tensor& b) {
-  if (a.sizes() != b.sizes() || a.dtype() != b.dtype()) return false;
-  const Tensor ca = a.cpu().contiguous(), cb = b.cpu().contiguous();
-  return std::memcmp(ca.data_ptr(), cb.data_ptr(), ca.nbytes()) == 0;
-}
 
 std::vector<Batch> one_pass(DataLoader& loader) {
   std::vector<Batch> batches;
@@ -34,9 +27,9 @@ void expect_same_batches_on(const std::vector<Batch>& actual, const std::vector<
     EXPECT_EQ(actual[k].images.device(), device);
     EXPECT_EQ(actual[k].labels.device(), device);
     EXPECT_EQ(actual[k].indices.device(), device);
-    EXPECT_TRUE(identical(actual[k].images, expected[k].images));
-    EXPECT_TRUE(identical(actual[k].labels, expected[k].labels));
-    EXPECT_TRUE(identical(actual[k].indices, expected[k].indices));
+    EXPECT_TRUE(testing::bitwise_equal(actual[k].images, expected[k].images));
+    EXPECT_TRUE(testing::bitwise_equal(actual[k].labels, expected[k].labels));
+    EXPECT_TRUE(testing::bitwise_equal(actual[k].indices, expected[k].indices));
   }
 }
 

@@ -8,7 +8,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstring>
 #include <mutex>
 #include <numeric>
 #include <thread>
@@ -46,12 +45,6 @@ std::shared_ptr<TransformDataset> augmented(std::shared_ptr<const Dataset> base)
                            std::make_shared<RandomHorizontalFlip>(0.5, kSeed)}));
 }
 
-bool identical(const Tensor& a, const Tensor& b) {
-  if (a.sizes() != b.sizes() || a.dtype() != b.dtype()) return false;
-  const Tensor ca = a.cpu().contiguous(), cb = b.cpu().contiguous();
-  return std::memcmp(ca.data_ptr(), cb.data_ptr(), ca.nbytes()) == 0;
-}
-
 // All batches of one pass.
 std::vector<Batch> one_pass(DataLoader& loader) {
   std::vector<Batch> batches;
@@ -65,9 +58,9 @@ void expect_same_batches(const std::vector<Batch>& actual, const std::vector<Bat
     SCOPED_TRACE(::testing::Message() << "batch " << k);
     EXPECT_EQ(actual[k].batch_index, expected[k].batch_index);
     EXPECT_EQ(actual[k].epoch, expected[k].epoch);
-    EXPECT_TRUE(identical(actual[k].indices, expected[k].indices));
-    EXPECT_TRUE(identical(actual[k].labels, expected[k].labels));
-    EXPECT_TRUE(identical(actual[k].images, expected[k].images));
+    EXPECT_TRUE(testing::bitwise_equal(actual[k].indices, expected[k].indices));
+    EXPECT_TRUE(testing::bitwise_equal(actual[k].labels, expected[k].labels));
+    EXPECT_TRUE(testing::bitwise_equal(actual[k].images, expected[k].images));
   }
 }
 
@@ -97,7 +90,7 @@ TEST(DataLoader, BatchesHoldTheDatasetSamplesOfTheirEpoch) {
     for (size_t b = 0; b < indices.size(); ++b) {
       const Example example = dataset->get(indices[b], 4);
       EXPECT_EQ(labels[b], example.label);
-      EXPECT_TRUE(identical(batch.images.select(0, static_cast<int64_t>(b)), example.image))
+      EXPECT_TRUE(testing::bitwise_equal(batch.images.select(0, static_cast<int64_t>(b)), example.image))
           << "sample " << indices[b];
     }
   }
@@ -145,7 +138,7 @@ TEST(DataLoader, SetEpochReplaysAnEpoch) {
   const std::vector<Batch> epoch0 = one_pass(loader);
   EXPECT_EQ(loader.epoch(), 1);
   const std::vector<Batch> epoch1 = one_pass(loader);
-  EXPECT_FALSE(identical(epoch0[0].indices, epoch1[0].indices));
+  EXPECT_FALSE(testing::bitwise_equal(epoch0[0].indices, epoch1[0].indices));
   loader.set_epoch(0);
   expect_same_batches(one_pass(loader), epoch0);
 }

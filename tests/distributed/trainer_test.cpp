@@ -6,7 +6,6 @@
 
 #include <atomic>
 #include <csignal>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -97,15 +96,10 @@ Outcome train(TrainerOptions options, std::shared_ptr<const data::Dataset> datas
   return outcome;
 }
 
-bool bitwise_equal(const Tensor& a, const Tensor& b) {
-  return a.sizes() == b.sizes() && a.dtype() == b.dtype() &&
-         std::memcmp(a.contiguous().data_ptr(), b.contiguous().data_ptr(), a.nbytes()) == 0;
-}
-
 void expect_same_weights(const Outcome& actual, const Outcome& expected) {
   ASSERT_EQ(actual.state.size(), expected.state.size());
   for (size_t i = 0; i < expected.state.size(); ++i)
-    EXPECT_TRUE(bitwise_equal(actual.state[i], expected.state[i])) << "state entry " << i;
+    EXPECT_TRUE(testing::bitwise_equal(actual.state[i], expected.state[i])) << "state entry " << i;
 }
 
 // Everything but the timings, exactly.
@@ -214,7 +208,7 @@ TEST_P(MixedPrecision, ResumesBitForBitAndRecordsItsPrecision) {
   // The master weights stay float32, and training in 16 bits still differs from float32.
   const Outcome full = train(TrainerOptions().epochs(kEpochs));
   EXPECT_EQ(second.state[0].dtype(), kFloat32);
-  EXPECT_FALSE(bitwise_equal(second.state[0], full.state[0]));
+  EXPECT_FALSE(testing::bitwise_equal(second.state[0], full.state[0]));
   EXPECT_ERROR_CONTAINS(train(TrainerOptions().epochs(kEpochs).checkpoint_dir(directory)
                                   .resume("auto")),
                         "was trained in " + name + " precision, but this run uses fp32");

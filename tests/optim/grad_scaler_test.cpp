@@ -2,7 +2,6 @@
 // or NaN (bitwise), growth and backoff of the scale, its floor, the consecutive-skip error, the
 // state_dict round trip, and the misuse errors.
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -41,11 +40,6 @@ void iterate(amp::GradScaler& scaler, optim::Optimizer& optimizer, const LinearP
   scaler.update();
 }
 
-bool bitwise_equal(const Tensor& a, const Tensor& b) {
-  return a.sizes() == b.sizes() && a.dtype() == b.dtype() &&
-         std::memcmp(a.contiguous().data_ptr(), b.contiguous().data_ptr(), a.nbytes()) == 0;
-}
-
 TEST(GradScaler, ScalesTheLossAndUnscalesTheGradientsExactly) {
   LinearProblem problem;
   optim::SGD optimizer(problem.params(), optim::SGDOptions(0.1));
@@ -77,8 +71,8 @@ TEST(GradScaler, AnInfGradientSkipsTheStepAndHalvesTheScale) {
   iterate(scaler, optimizer, problem, /*poison=*/true);
   // Every weight unchanged bit for bit, including the one whose gradient was finite, and no
   // momentum buffer made.
-  EXPECT_TRUE(bitwise_equal(problem.w, w_before));
-  EXPECT_TRUE(bitwise_equal(problem.v, v_before));
+  EXPECT_TRUE(testing::bitwise_equal(problem.w, w_before));
+  EXPECT_TRUE(testing::bitwise_equal(problem.v, v_before));
   EXPECT_EQ(optimizer.state(problem.w), nullptr);
   EXPECT_EQ(scaler.get_scale(), 32768.0);
   // A clean iteration then updates as usual, from the true gradient.
@@ -97,7 +91,7 @@ TEST(GradScaler, ANaNGradientSkipsTheStepToo) {
   problem.w.grad().data_ptr<float>()[0] = std::numeric_limits<float>::quiet_NaN();
   scaler.step(optimizer);
   scaler.update();
-  EXPECT_TRUE(bitwise_equal(problem.w, w_before));
+  EXPECT_TRUE(testing::bitwise_equal(problem.w, w_before));
   EXPECT_EQ(scaler.get_scale(), 4.0);
 }
 
