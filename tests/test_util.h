@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by the test suites.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <cstring>
@@ -10,6 +11,7 @@
 #include "core/cuda/cuda.h"
 #include "core/error.h"
 #include "core/tensor.h"
+#include "ops/conv.h"
 
 // Asserts that `statement` throws minidl::Error whose message contains `expected`.
 #define EXPECT_ERROR_CONTAINS(statement, expected)                                        \
@@ -32,6 +34,36 @@
   } while (0)
 
 namespace minidl::testing {
+
+// cuDNN's deterministic convolution algorithms for the scope, so that two runs of the same
+// computation on a GPU agree to the bit.
+class DeterministicConvolutions {
+ public:
+  DeterministicConvolutions() : previous_(cudnn_deterministic()) {
+    set_cudnn_deterministic(true);
+  }
+  ~DeterministicConvolutions() { set_cudnn_deterministic(previous_); }
+  DeterministicConvolutions(const DeterministicConvolutions&) = delete;
+  DeterministicConvolutions& operator=(const DeterministicConvolutions&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// Sets OpenMP's thread count for the scope, to test how kernels split their work (more threads
+// than cores is fine: only the split changes).
+class ScopedThreadCount {
+ public:
+  explicit ScopedThreadCount(int threads) : previous_(omp_get_max_threads()) {
+    omp_set_num_threads(threads);
+  }
+  ~ScopedThreadCount() { omp_set_num_threads(previous_); }
+  ScopedThreadCount(const ScopedThreadCount&) = delete;
+  ScopedThreadCount& operator=(const ScopedThreadCount&) = delete;
+
+ private:
+  int previous_;
+};
 
 // |actual - expected| <= atol + rtol * |expected| for every element (llm.c's tolerance rule).
 inline ::testing::AssertionResult all_close(const Tensor& actual, const Tensor& expected,

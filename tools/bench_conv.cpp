@@ -1,7 +1,7 @@
 // Kernel benchmark of conv2d: forward, and backward (input and weight gradients), for the
 // convolution shapes of LeNet (batch 256) and CIFAR ResNet-18 (batch 128), on the CPU (im2col +
 // OpenBLAS) and, when a GPU is available, on CUDA (cuDNN). Next to them, OpenBLAS sgemm of
-// comparable sizes, measured in the same run, is the CPU's ceiling.
+// comparable sizes (through minidl's matmul), measured in the same run, is the CPU's ceiling.
 //
 //   bench_conv [--batch=N] [Google Benchmark flags, e.g. --benchmark_filter=cpu/]
 //
@@ -13,7 +13,6 @@
 // time of the whole process (all threads), which stays meaningful on a machine shared with
 // other work. Times are wall-clock; each CUDA iteration ends with a device synchronisation.
 #include <benchmark/benchmark.h>
-#include <cblas.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -154,17 +153,14 @@ void bench_backward(benchmark::State& state, ConvShape s, Device device) {
   state.SetLabel(describe(s));
 }
 
-// OpenBLAS sgemm, c [m, n] = a [m, k] @ b [k, n]: the CPU's ceiling for the convolutions' GEMMs.
+// c [m, n] = a [m, k] @ b [k, n] through minidl's CPU matmul (OpenBLAS sgemm on each thread's
+// block of rows, as the convolutions run theirs): the CPU's ceiling for the convolutions' GEMMs.
 void bench_sgemm(benchmark::State& state, int64_t m, int64_t n, int64_t k) {
-  std::vector<float> a(static_cast<size_t>(m * k), 0.5f), b(static_cast<size_t>(k * n), 0.25f);
-  std::vector<float> c(static_cast<size_t>(m * n));
+  const Tensor a = full({m, k}, 0.5), b = full({k, n}, 0.25);
   const double cpu_start = process_cpu_seconds();
   for (auto _ : state) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(m),
-                static_cast<blasint>(n), static_cast<blasint>(k), 1.0f, a.data(),
-                static_cast<blasint>(k), b.data(), static_cast<blasint>(n), 0.0f, c.data(),
-                static_cast<blasint>(n));
-    benchmark::DoNotOptimize(c.data());
+    const Tensor c = matmul(a, b);
+    benchmark::DoNotOptimize(c.data_ptr());
   }
   add_rates(state, Device(kCPU), 2.0 * static_cast<double>(m * n * k),
             process_cpu_seconds() - cpu_start);
@@ -226,7 +222,6 @@ int main(int argc, char** argv) {
 #if defined(_OPENMP)
   benchmark::AddCustomContext("omp_max_threads", std::to_string(omp_get_max_threads()));
 #endif
-  benchmark::AddCustomContext("openblas_threads", std::to_string(openblas_get_num_threads()));
   benchmark::AddCustomContext("batch", batch ? std::to_string(*batch) : "per network");
   benchmark::AddCustomContext("cudnn_deterministic", minidl::cudnn_deterministic() ? "on" : "off");
   benchmark::AddCustomContext("allow_tf32", minidl::allow_tf32() ? "on" : "off");

@@ -11,11 +11,15 @@
 //   input gradient   columns_g [K, S*P]            = weight_g^T @ grad_results_g
 //   weight gradient  weight_g  [C_out/groups, K]  += grad_results_g @ columns_g^T
 // and col2im adds the input-gradient columns back onto the input positions they were read
-// from. One GEMM per group and chunk keeps the GEMMs large even for small maps (ResNet's 4x4),
-// and OpenBLAS threads each GEMM. im2col, col2im and the reordering between the GEMM's
-// [C_out, S*P] and the tensors' [S, C_out, P] run on OpenMP threads, split over
-// (sample, channel) planes so that no two threads write the same memory. The chunk is as many
-// samples as fit a fixed budget for the column buffer.
+// from. One GEMM per group and chunk keeps the GEMMs large even for small maps (ResNet's 4x4).
+//
+// Each OpenMP thread takes a share of the chunks and runs them start to end (im2col, GEMM,
+// reordering between the GEMM's [C_out, S*P] and the tensors' [S, C_out, P], col2im) with
+// OpenBLAS on the calling thread (ops/cpu/blas_threads.h). A chunk is small enough for its
+// columns to stay in the thread's L2 cache, but wide enough for an efficient GEMM, and there are
+// at least as many chunks as threads when the batch allows. Each thread sums its chunks' weight
+// gradients in its own buffer and the buffers are added in thread order, so the result repeats
+// exactly for a given thread count (and differs in the last bits between thread counts).
 #include "ops/cpu/conv.h"
 
 #include <cblas.h>
@@ -25,15 +29,18 @@
 #include <type_traits>
 
 #include "core/parallel.h"
+#include "ops/cpu/blas_threads.h"
 
 namespace minidl::cpu {
 
 namespace {
 
-// Budget for the column buffer of one chunk of samples: big enough that the GEMMs are wide
-// (hundreds to thousands of columns for the LeNet and ResNet shapes), small enough to be a
-// modest, fixed amount of memory whatever the batch.
-constexpr int64_t kColumnBufferBytes = int64_t{16} << 20;
+// A chunk's column buffer should fit about half of one core's L2 cache (1 MiB on the machines
+// measured), so that im2col's writes are still cached when the GEMM reads them...
+constexpr int64_t kColumnBufferBytes = int64_t{512} << 10;
+// ...but a chunk has at least this many columns (when the batch has them), so the GEMM stays wide
+// even where one sample's columns are large and few (ResNet-18's 4x4 maps of 512 channels).
+constexpr int64_t kMinChunkColumns = 512;
 
 // Every size of one convolution, derived once from the validated arguments.
 struct ConvGeometry {
@@ -75,14 +82,43 @@ ConvGeometry geometry_of(const Shape& input_sizes, const Shape& weight_sizes,
   return g;
 }
 
-// Samples per chunk: as many as the column buffer budget holds, at least one, and few enough
-// that a chunk's S * P columns fit a blasint.
-int64_t samples_per_chunk(const ConvGeometry& g, size_t element_bytes) {
-  const int64_t bytes_per_sample =
-      g.column_rows() * g.out_plane() * static_cast<int64_t>(element_bytes);
-  const int64_t max_columns = std::numeric_limits<blasint>::max();
+// How the batch is cut into chunks, and the chunks into the threads' shares (tasks).
+struct ChunkPlan {
+  int64_t samples_per_chunk = 1;
+  int64_t num_chunks = 1;
+  int64_t num_tasks = 1;  // task t runs chunks [first_chunk(t), first_chunk(t + 1)) in order
+
+  int64_t first_chunk(int64_t task) const { return num_chunks * task / num_tasks; }
+};
+
+ChunkPlan plan_chunks(const ConvGeometry& g, size_t element_bytes) {
+  const int64_t plane = g.out_plane();
+  const int64_t bytes_per_sample = g.column_rows() * plane * static_cast<int64_t>(element_bytes);
   const int64_t by_budget = kColumnBufferBytes / std::max<int64_t>(bytes_per_sample, 1);
-  return std::clamp<int64_t>(std::min(by_budget, max_columns / g.out_plane()), 1, g.batch);
+  const int64_t for_width = (kMinChunkColumns + plane - 1) / plane;
+  const int64_t per_thread = (g.batch + max_threads() - 1) / max_threads();
+  const int64_t max_columns = std::numeric_limits<blasint>::max();  // S * P fits a blasint
+  ChunkPlan plan;
+  plan.samples_per_chunk = std::clamp<int64_t>(
+      std::min({std::max(by_budget, for_width), per_thread, max_columns / plane}), 1, g.batch);
+  plan.num_chunks = (g.batch + plan.samples_per_chunk - 1) / plan.samples_per_chunk;
+  plan.num_tasks = std::min<int64_t>(plan.num_chunks, max_threads());
+  return plan;
+}
+
+// Calls run_chunk(task, first, samples) for every chunk of samples [first, first + samples),
+// the tasks on OpenMP's threads.
+template <class Fn>
+void for_each_chunk(const ChunkPlan& plan, int64_t batch, const Fn& run_chunk) {
+  use_calling_thread_blas();
+  parallel_for(0, plan.num_tasks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      for (int64_t c = plan.first_chunk(task); c < plan.first_chunk(task + 1); ++c) {
+        const int64_t first = c * plan.samples_per_chunk;
+        run_chunk(task, first, std::min(plan.samples_per_chunk, batch - first));
+      }
+    }
+  });
 }
 
 // parallel_for's grain for items of `work` elements each: about kDefaultGrain per task.
@@ -225,20 +261,12 @@ void gather_grad_results(const T* grad_output, int64_t first, int64_t samples, T
   });
 }
 
-// OpenBLAS spreads each call over its own threads. For a skinny product (a side shorter than
-// this: LeNet's 6 and 16 output channels) handing the work to them and back costs more than the
-// split gains, so it runs on the calling thread: measured on 2 cores, a LeNet training step went
-// from 43 to 29 ms, while ResNet-20 and ResNet-18 steps stayed within the run-to-run noise.
-constexpr int64_t kSkinnyGemmSide = 32;
-
 // c [m, n] = op(a) [m, k] @ op(b) [k, n] + beta * c, row-major with the given leading
 // dimensions.
 template <class T>
 void gemm(CBLAS_TRANSPOSE transpose_a, CBLAS_TRANSPOSE transpose_b, int64_t m, int64_t n,
           int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c,
           int64_t ldc) {
-  static const int blas_threads = openblas_get_num_threads();
-  openblas_set_num_threads(std::min({m, n, k}) < kSkinnyGemmSide ? 1 : blas_threads);
   const auto blas = [](int64_t value) { return static_cast<blasint>(value); };
   if constexpr (std::is_same_v<T, float>) {
     cblas_sgemm(CblasRowMajor, transpose_a, transpose_b, blas(m), blas(n), blas(k), 1.0f, a,
@@ -259,21 +287,23 @@ void forward_kernel(const Tensor& input, const Tensor& weight, const Tensor& bia
   const T* weight_data = static_cast<const T*>(weight.data_ptr());
   const T* bias_data = bias.defined() ? static_cast<const T*>(bias.data_ptr()) : nullptr;
   T* output_data = static_cast<T*>(output.data_ptr());
-  const int64_t chunk = samples_per_chunk(g, sizeof(T)), plane = g.out_plane();
+  const ChunkPlan plan = plan_chunks(g, sizeof(T));
+  const int64_t plane = g.out_plane(), columns_width = plan.samples_per_chunk * plane;
   const int64_t rows = g.group_rows(), group_out = g.group_out_channels();
-  Tensor columns = empty({g.column_rows(), chunk * plane}, input.dtype());  // [C_in*kH*kW, S*P]
-  Tensor results = empty({g.out_channels, chunk * plane}, input.dtype());   // [C_out, S*P]
-  T* columns_data = static_cast<T*>(columns.data_ptr());
-  T* results_data = static_cast<T*>(results.data_ptr());
-  for (int64_t first = 0; first < g.batch; first += chunk) {
-    const int64_t samples = std::min(chunk, g.batch - first), width = samples * plane;
-    im2col(input_data, first, samples, columns_data, g);
+  // Per task: the columns [C_in*kH*kW, S*P], then the GEMM's results [C_out, S*P].
+  const int64_t task_elements = (g.column_rows() + g.out_channels) * columns_width;
+  Tensor workspace = empty({plan.num_tasks, task_elements}, input.dtype());
+  for_each_chunk(plan, g.batch, [&](int64_t task, int64_t first, int64_t samples) {
+    T* columns = static_cast<T*>(workspace.data_ptr()) + task * task_elements;
+    T* results = columns + g.column_rows() * columns_width;
+    const int64_t width = samples * plane;
+    im2col(input_data, first, samples, columns, g);
     for (int64_t group = 0; group < g.groups; ++group)
       gemm<T>(CblasNoTrans, CblasNoTrans, group_out, width, rows,
-              weight_data + group * group_out * rows, rows, columns_data + group * rows * width,
-              width, T(0), results_data + group * group_out * width, width);
-    scatter_results(results_data, bias_data, first, samples, output_data, g);
-  }
+              weight_data + group * group_out * rows, rows, columns + group * rows * width, width,
+              T(0), results + group * group_out * width, width);
+    scatter_results(results, bias_data, first, samples, output_data, g);
+  });
 }
 
 // grad_input [N, C_in, H, W] and grad_weight [C_out, K] (either may be undefined), overwritten.
@@ -281,36 +311,51 @@ template <class T>
 void backward_kernel(const Tensor& grad_output, const Tensor& input, const Tensor& weight,
                      const Tensor& grad_input, const Tensor& grad_weight, const ConvGeometry& g) {
   const T* grad_output_data = static_cast<const T*>(grad_output.data_ptr());
-  const int64_t chunk = samples_per_chunk(g, sizeof(T)), plane = g.out_plane();
+  const ChunkPlan plan = plan_chunks(g, sizeof(T));
+  const int64_t plane = g.out_plane(), columns_width = plan.samples_per_chunk * plane;
   const int64_t rows = g.group_rows(), group_out = g.group_out_channels();
-  // The input's columns for the weight gradient, then the input gradient's columns.
-  const DType dtype = grad_output.dtype();
-  Tensor columns = empty({g.column_rows(), chunk * plane}, dtype);      // [C_in*kH*kW, S*P]
-  Tensor grad_results = empty({g.out_channels, chunk * plane}, dtype);  // [C_out, S*P]
-  T* columns_data = static_cast<T*>(columns.data_ptr());
-  T* grad_results_data = static_cast<T*>(grad_results.data_ptr());
-  for (int64_t first = 0; first < g.batch; first += chunk) {
-    const int64_t samples = std::min(chunk, g.batch - first), width = samples * plane;
-    gather_grad_results(grad_output_data, first, samples, grad_results_data, g);
+  const int64_t weight_elements = g.out_channels * rows;
+  // Per task: the input's columns for the weight gradient, then the input gradient's columns
+  // [C_in*kH*kW, S*P]; the chunk's output gradient [C_out, S*P]; and, when there are several
+  // tasks, the task's own sum of weight gradients [C_out, K].
+  const bool task_weight_sums = grad_weight.defined() && plan.num_tasks > 1;
+  const int64_t task_elements = (g.column_rows() + g.out_channels) * columns_width +
+                                (task_weight_sums ? weight_elements : 0);
+  Tensor workspace = empty({plan.num_tasks, task_elements}, grad_output.dtype());
+  for_each_chunk(plan, g.batch, [&](int64_t task, int64_t first, int64_t samples) {
+    T* columns = static_cast<T*>(workspace.data_ptr()) + task * task_elements;
+    T* grad_results = columns + g.column_rows() * columns_width;
+    const int64_t width = samples * plane;
+    gather_grad_results(grad_output_data, first, samples, grad_results, g);
     if (grad_weight.defined()) {
-      const T* input_data = static_cast<const T*>(input.data_ptr());
-      T* grad_weight_data = static_cast<T*>(grad_weight.data_ptr());
-      im2col(input_data, first, samples, columns_data, g);
-      const T beta = first == 0 ? T(0) : T(1);  // the chunks' contributions add up
+      T* weight_sum = task_weight_sums ? grad_results + g.out_channels * columns_width
+                                       : static_cast<T*>(grad_weight.data_ptr());
+      const bool task_first = first == plan.first_chunk(task) * plan.samples_per_chunk;
+      const T beta = task_first ? T(0) : T(1);  // the task's chunks add up
+      im2col(static_cast<const T*>(input.data_ptr()), first, samples, columns, g);
       for (int64_t group = 0; group < g.groups; ++group)
         gemm<T>(CblasNoTrans, CblasTrans, group_out, rows, width,
-                grad_results_data + group * group_out * width, width,
-                columns_data + group * rows * width, width, beta,
-                grad_weight_data + group * group_out * rows, rows);
+                grad_results + group * group_out * width, width, columns + group * rows * width,
+                width, beta, weight_sum + group * group_out * rows, rows);
     }
     if (grad_input.defined()) {
       const T* weight_data = static_cast<const T*>(weight.data_ptr());
       for (int64_t group = 0; group < g.groups; ++group)
         gemm<T>(CblasTrans, CblasNoTrans, rows, width, group_out,
                 weight_data + group * group_out * rows, rows,
-                grad_results_data + group * group_out * width, width, T(0),
-                columns_data + group * rows * width, width);
-      col2im(columns_data, first, samples, static_cast<T*>(grad_input.data_ptr()), g);
+                grad_results + group * group_out * width, width, T(0),
+                columns + group * rows * width, width);
+      col2im(columns, first, samples, static_cast<T*>(grad_input.data_ptr()), g);
+    }
+  });
+  if (task_weight_sums) {
+    // grad_weight = the tasks' sums, added in task order.
+    T* total = static_cast<T*>(grad_weight.data_ptr());
+    const T* sums = static_cast<const T*>(workspace.data_ptr()) + task_elements - weight_elements;
+    std::copy(sums, sums + weight_elements, total);
+    for (int64_t task = 1; task < plan.num_tasks; ++task) {
+      const T* sum = sums + task * task_elements;
+      for (int64_t i = 0; i < weight_elements; ++i) total[i] += sum[i];
     }
   }
 }

@@ -4,19 +4,20 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <limits>
 #include <type_traits>
 
 #include "core/parallel.h"
+#include "ops/cpu/blas_threads.h"
 
 namespace minidl::cpu {
 
 namespace {
 
-// Below this many multiply-adds per matrix OpenBLAS runs single-threaded anyway, so a batch of
-// such products is spread over OpenMP threads instead, one matrix per task.
-constexpr int64_t kSmallGemmMultiplyAdds = 64 * 64 * 64;
-// Work (multiply-adds) a thread should get at least, when a batch is spread over threads.
+// OpenBLAS runs on the calling thread (ops/cpu/blas_threads.h), so the OpenMP threads split the
+// work: the matrices of a batch and, within each matrix, blocks of rows of c, each task at least
+// this many multiply-adds.
 constexpr int64_t kMultiplyAddsPerTask = 1 << 20;
 
 // How BLAS reads one operand: as stored (row-major, ld = row stride) or as the transpose of a
@@ -54,18 +55,25 @@ void gemm_typed(const Tensor& a, const Tensor& b, const Tensor& c, double beta) 
   const T* b_data = static_cast<const T*>(b.data_ptr());
   T* c_data = static_cast<T*>(c.data_ptr());
   const int64_t a_batch_stride = a.stride(0), b_batch_stride = b.stride(0), c_batch_stride = n * m;
-  auto multiply = [&](int64_t first, int64_t last) {
-    for (int64_t i = first; i < last; ++i)
-      gemm_one<T>(a_op, b_op, static_cast<blasint>(n), static_cast<blasint>(m),
-                  static_cast<blasint>(k), a_data + i * a_batch_stride, b_data + i * b_batch_stride,
-                  c_data + i * c_batch_stride, static_cast<T>(beta));
-  };
   const int64_t multiply_adds = n * m * k;
-  if (batch > 1 && multiply_adds < kSmallGemmMultiplyAdds) {
-    parallel_for(0, batch, std::max<int64_t>(1, kMultiplyAddsPerTask / multiply_adds), multiply);
-  } else {
-    multiply(0, batch);  // each call is large enough for OpenBLAS's own threads
-  }
+  // Rows [row_block * n / row_blocks, (row_block + 1) * n / row_blocks) of each matrix per item.
+  const int64_t row_blocks = std::clamp<int64_t>(multiply_adds / kMultiplyAddsPerTask, 1,
+                                                 std::max<int64_t>(1, std::min(n, max_threads())));
+  const int64_t row_stride_a = a.stride(1);  // between rows of a as the product reads it
+  auto multiply = [&](int64_t first, int64_t last) {
+    for (int64_t item = first; item < last; ++item) {
+      const int64_t i = item / row_blocks, block = item % row_blocks;
+      const int64_t row = n * block / row_blocks, rows = n * (block + 1) / row_blocks - row;
+      gemm_one<T>(a_op, b_op, static_cast<blasint>(rows), static_cast<blasint>(m),
+                  static_cast<blasint>(k), a_data + i * a_batch_stride + row * row_stride_a,
+                  b_data + i * b_batch_stride, c_data + i * c_batch_stride + row * m,
+                  static_cast<T>(beta));
+    }
+  };
+  use_calling_thread_blas();
+  const int64_t item_multiply_adds = std::max<int64_t>(1, multiply_adds / row_blocks);
+  parallel_for(0, batch * row_blocks,
+               std::max<int64_t>(1, kMultiplyAddsPerTask / item_multiply_adds), multiply);
 }
 
 }  // namespace

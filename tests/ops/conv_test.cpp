@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <vector>
+
 #include "conv_test_cases.h"
 #include "core/autograd/gradcheck.h"
 #include "core/autograd/node.h"
@@ -16,6 +19,7 @@ namespace {
 
 using namespace conv_testing;
 using testing::all_close;
+using testing::ScopedThreadCount;
 
 Tensor conv2d_with(const Tensor& input, const Tensor& weight, const Tensor& bias,
                    const Conv2dParams& p) {
@@ -175,8 +179,9 @@ TEST(Conv2d, ChannelsLastInputGivesChannelsLastOutputAndGradient) {
 }
 
 TEST(Conv2d, BatchesSplitIntoChunksGiveTheSameResultsAsSmallerBatches) {
-  // 16 channels of 32x32 with a 3x3 kernel: about 0.6 MB of columns per float32 sample, so a
-  // batch of 40 is computed in several chunks of samples, and a batch of 10 in one.
+  // 16 channels of 32x32 with a 3x3 kernel and 8 output channels: about 0.6 MB of columns per
+  // float32 sample, so both batches are computed in chunks of one sample, which the threads
+  // share out (a skinny convolution, see ops/cpu/conv.cpp).
   Tensor input = wiggly({40, 16, 32, 32}).to(kFloat32).requires_grad_();
   Tensor weight = (wiggly({8, 16, 3, 3}, 1.0) * 0.1).to(kFloat32).requires_grad_();
   Tensor bias = wiggly({8}, 2.0).to(kFloat32).requires_grad_();
@@ -201,6 +206,48 @@ TEST(Conv2d, BatchesSplitIntoChunksGiveTheSameResultsAsSmallerBatches) {
   }
   EXPECT_TRUE(all_close(weight.grad(), summed_weight_grad, 1e-3, 1e-4));
   EXPECT_TRUE(all_close(bias.grad(), summed_bias_grad, 1e-3, 1e-4));
+}
+
+// sum(a * b) in double.
+double dot(const Tensor& a, const Tensor& b) {
+  const std::vector<double> x = to_vector<double>(a), y = to_vector<double>(b);
+  double total = 0;
+  for (size_t i = 0; i < x.size(); ++i) total += x[i] * y[i];
+  return total;
+}
+
+TEST(Conv2d, ChunkedBatchesMatchTheReferenceForEveryThreadCount) {
+  // A skinny convolution (8 output channels: each thread runs its own chunks and sums its own
+  // weight gradient) and a wide one (32 outputs from 64 channels: chunks of 6 samples one after
+  // the other, OpenBLAS threading each GEMM), each over several chunks, with 1, 2 and 3 threads.
+  struct Case {
+    const char* name;
+    Shape input, weight;
+  };
+  const Case cases[] = {{"skinny", {13, 16, 32, 32}, {8, 16, 3, 3}},
+                        {"wide", {14, 64, 32, 32}, {32, 64, 3, 3}}};
+  for (const Case& c : cases) {
+    const Tensor input = wiggly(c.input);
+    const Tensor weight = wiggly(c.weight, 1.0) * 0.1;
+    const Tensor expected = reference_conv2d(input, weight, {}, {1, 1, 1, 1});
+    const Tensor grad_out = wiggly(expected.sizes(), 3.0);
+    // In float64: conv2d is linear in each argument, so <out, g> = <x, dL/dx> = <w, dL/dw>.
+    Tensor x64 = input.detach().requires_grad_(), w64 = weight.detach().requires_grad_();
+    conv2d(x64, w64, {}, 1, 1).backward(grad_out);
+    const double reference = dot(expected, grad_out);
+    EXPECT_NEAR(dot(x64, x64.grad()), reference, 1e-10 * std::abs(reference)) << c.name;
+    EXPECT_NEAR(dot(w64, w64.grad()), reference, 1e-10 * std::abs(reference)) << c.name;
+    // In float32, with each thread count: the reference's values and the float64 gradients.
+    for (int threads : {1, 2, 3}) {
+      const ScopedThreadCount thread_count(threads);
+      Tensor x = input.to(kFloat32).requires_grad_(), w = weight.to(kFloat32).requires_grad_();
+      Tensor out = conv2d(x, w, {}, 1, 1);
+      EXPECT_TRUE(all_close(out, expected, 1e-4, 1e-4)) << c.name << ", threads " << threads;
+      out.backward(grad_out.to(kFloat32));
+      EXPECT_TRUE(all_close(x.grad(), x64.grad(), 1e-4, 1e-4)) << c.name << ", threads " << threads;
+      EXPECT_TRUE(all_close(w.grad(), w64.grad(), 1e-3, 1e-4)) << c.name << ", threads " << threads;
+    }
+  }
 }
 
 TEST(Conv2d, DegenerateShapes) {

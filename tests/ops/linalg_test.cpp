@@ -103,12 +103,24 @@ TEST(Matmul, BatchedAndBroadcastBatches) {
   }
 }
 
-TEST(Matmul, ManySmallMatricesAndOneLargeProduct) {
-  // A batch of small products is spread over threads; a large one uses OpenBLAS's threads.
+TEST(Matmul, ManySmallMatricesAndLargeProductsSplitOverThreads) {
+  // A batch of small products is spread over the threads one matrix each; a large product
+  // (3.2 million multiply-adds) is split into blocks of rows, also when a is a transposed view
+  // and in a batch, for 1, 2 and 3 threads.
   Tensor a = wiggly({64, 32, 24}), b = wiggly({64, 24, 16}, kFloat32, 1.0);
   EXPECT_TRUE(all_close(matmul(a, b), reference_matmul(a, b), 1e-5, 1e-5));
-  Tensor large_a = wiggly({96, 160}), large_b = wiggly({160, 72}, kFloat32, 1.0);
-  EXPECT_TRUE(all_close(matmul(large_a, large_b), reference_matmul(large_a, large_b), 1e-4, 1e-5));
+  const Tensor large_b = wiggly({160, 100}, kFloat32, 1.0);
+  const Tensor large_a = wiggly({200, 160}), large_a_transposed = wiggly({160, 200}).t();
+  const Tensor batch_a = wiggly({2, 200, 160}), batch_b = wiggly({2, 160, 100}, kFloat32, 1.0);
+  for (int threads : {1, 2, 3}) {
+    const testing::ScopedThreadCount thread_count(threads);
+    for (const Tensor& left : {large_a, large_a_transposed})
+      EXPECT_TRUE(all_close(matmul(left, large_b), reference_matmul(left, large_b), 1e-4, 1e-5))
+          << "threads " << threads << ", a contiguous: " << left.is_contiguous();
+    EXPECT_TRUE(all_close(matmul(batch_a, batch_b), reference_matmul(batch_a, batch_b), 1e-4,
+                          1e-5))
+        << "threads " << threads;
+  }
 }
 
 TEST(Matmul, VectorsAsTorch) {
