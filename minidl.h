@@ -15,6 +15,7 @@
 #include "core/autograd/saved_tensor.h"
 #include "core/cuda/caching_allocator.h"
 #include "core/cuda/cuda.h"
+#include "core/cuda/graph.h"
 #include "core/cuda/stream.h"
 #include "core/device.h"
 #include "core/dtype.h"

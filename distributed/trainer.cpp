@@ -14,6 +14,7 @@
 #include "distributed/progress_line.h"
 #include "distributed/stop_signal.h"
 #include "distributed/training_checkpoint.h"
+#include "nn/modules/dropout.h"
 #include "ops/elementwise.h"
 #include "ops/loss.h"
 #include "ops/reduce.h"
@@ -200,22 +201,44 @@ fs::path Trainer::save_checkpoint() {
   return path;
 }
 
-void Trainer::train_step(const data::Batch& batch) {
+void Trainer::train_step(const data::Batch& batch, TrainStepGraph* graph) {
+  const Tensor& images = checked_images(batch);
+  if (graph != nullptr)
+    graph->run(images, batch.labels);
+  else
+    run_step(images, batch.labels);
+  if (scheduler_ != nullptr) scheduler_->step();  // on the host: a replay reads the new lr
+  train_samples_ += batch.size();
+  ++step_;
+}
+
+void Trainer::run_step(const Tensor& images, const Tensor& labels) {
   optimizer_.zero_grad();
   Tensor loss;
   {
     MixedPrecisionScope mixed_precision(options_.precision());
-    loss = cross_entropy(forward(checked_images(batch)), batch.labels, Reduction::Mean,
+    loss = cross_entropy(forward(images), labels, Reduction::Mean,
                          options_.label_smoothing());  // float32 under autocast too
   }
   scaler_.scale(loss).backward();  // the scaler passes everything through unless float16
   scaler_.step(optimizer_);
   scaler_.update();
-  if (scheduler_ != nullptr) scheduler_->step();
-  const int64_t size = batch.size();
-  train_loss_sum_.add_(loss.detach(), static_cast<double>(size));
-  train_samples_ += size;
-  ++step_;
+  train_loss_sum_.add_(loss.detach(), static_cast<double>(labels.size(0)));
+}
+
+bool Trainer::cuda_graph_applies() const {
+  const Device device = device_of(model_);
+  if (!options_.cuda_graph() || !device.is_cuda() || world_size_ > 1) return false;
+  // A dropout mask drawn inside a replay would repeat the captured step's (core/cuda/graph.h).
+  for (const std::shared_ptr<nn::Module>& module : model_.ptr()->modules()) {
+    const auto* dropout = dynamic_cast<const nn::DropoutImpl*>(module.get());
+    if (dropout != nullptr && dropout->options.p() > 0) {
+      if (is_main_rank())
+        logger().info("the model has dropout: training steps run eagerly, without a CUDA graph");
+      return false;
+    }
+  }
+  return true;
 }
 
 bool Trainer::reached_max_steps() const {
@@ -270,6 +293,16 @@ TrainingResult Trainer::fit() {
   auto stop_signal = [&] { return signals ? signals->requested() : std::nullopt; };
   const bool checkpoints = !options_.checkpoint_dir().empty();
 
+  // From here to the end of fit(), the training stream of the graph is current (see
+  // distributed/train_step_graph.h): the loaders deliver to it, evaluation runs on it.
+  std::optional<TrainStepGraph> step_graph;
+  if (cuda_graph_applies())
+    step_graph.emplace(device_of(model_).index, train_loader_.options().batch_size(),
+                       [this](const Tensor& images, const Tensor& labels) {
+                         run_step(images, labels);
+                       });
+  TrainStepGraph* graph = step_graph ? &*step_graph : nullptr;
+
   TrainingResult result;
   ProgressLine progress(is_main_rank() ? options_.progress() : ProgressMode::kNone,
                         options_.log_every());
@@ -287,7 +320,7 @@ TrainingResult Trainer::fit() {
     progress.start_epoch(epoch_ + 1, options_.epochs(), train_loader_.num_batches(), batch_);
     int64_t images_this_pass = 0;
     for (const data::Batch& batch : train_loader_) {
-      train_step(batch);
+      train_step(batch, graph);
       batch_ = batch.batch_index + 1;
       images_this_pass += batch.size();
       if (progress.due(batch_))
@@ -343,6 +376,7 @@ TrainingResult Trainer::fit() {
   result.train_images_per_sec =
       train_seconds > 0 ? static_cast<double>(images_this_run * world_size_) / train_seconds : 0;
   result.wall_seconds = seconds_since(run_start);
+  if (graph != nullptr) result.graph_replays = static_cast<int64_t>(graph->replays());
   return result;
 }
 

@@ -17,7 +17,8 @@
 // float16), optimizer step (skipped by the GradScaler when a gradient overflowed), scheduler
 // step. Nothing in it reads a value back to
 // the host: the running loss sums on the device and is read only when a progress line is due
-// and at the end of the epoch.
+// and at the end of the epoch. On a GPU, full batches replay the step from a CUDA graph
+// (TrainerOptions::cuda_graph, distributed/train_step_graph.h).
 //
 // Data parallel: after distributed::init() under mpirun with several ranks, the trainer wraps
 // the model in DistributedDataParallel (rank 0's weights everywhere, gradients averaged in
@@ -45,6 +46,7 @@
 #include "data/dataloader.h"
 #include "distributed/distributed_data_parallel.h"
 #include "distributed/metrics_log.h"
+#include "distributed/train_step_graph.h"
 #include "distributed/trainer_options.h"
 #include "nn/any_module.h"
 #include "optim/grad_scaler.h"
@@ -68,6 +70,7 @@ struct TrainingResult {
   std::vector<EpochMetrics> history;  // the epochs this run finished
   std::optional<int> stop_signal;     // the signal that stopped the run early
   std::filesystem::path last_checkpoint;  // the last one written; empty if none
+  int64_t graph_replays = 0;  // steps of this run replayed from a CUDA graph
 };
 
 class Trainer {
@@ -96,7 +99,12 @@ class Trainer {
   std::optional<std::filesystem::path> resume_path() const;
   void restore(const std::filesystem::path& path);
   std::filesystem::path save_checkpoint();
-  void train_step(const data::Batch& batch);
+  // One step; through `graph` (replayed or eager, as it decides) when there is one.
+  void train_step(const data::Batch& batch, TrainStepGraph* graph);
+  // The step's work on the current stream, for any batch size: what a graph captures.
+  void run_step(const Tensor& images, const Tensor& labels);
+  // Whether fit() captures the step in a CUDA graph (TrainerOptions::cuda_graph).
+  bool cuda_graph_applies() const;
   void print_epoch_line(const EpochMetrics& metrics) const;
   bool reached_max_steps() const;
   bool is_main_rank() const { return rank_ == 0; }

@@ -49,6 +49,12 @@ class TrainerOptions {
   // kFloat32, or mixed precision: kBFloat16, or kFloat16 with dynamic loss scaling (the trainer's
   // amp::GradScaler, saved in checkpoints). Parameters and optimizer state stay float32.
   TrainerOptions& precision(DType value) { precision_ = value; return *this; }
+  // Capture the training step in a CUDA graph and replay it (distributed/train_step_graph.h),
+  // where that applies: a model on a GPU, one process (no data parallelism), and no nn::Dropout
+  // with p > 0 (its random mask cannot be replayed). A model that calls the functional dropout
+  // itself needs cuda_graph(false). Replays compute what eager steps compute; they only skip
+  // the host's work.
+  TrainerOptions& cuda_graph(bool value) { cuda_graph_ = value; return *this; }
 
   int64_t epochs() const { return epochs_; }
   int64_t max_steps() const { return max_steps_; }
@@ -64,6 +70,7 @@ class TrainerOptions {
   bool handle_signals() const { return handle_signals_; }
   double label_smoothing() const { return label_smoothing_; }
   DType precision() const { return precision_; }
+  bool cuda_graph() const { return cuda_graph_; }
 
  private:
   int64_t epochs_ = 1;
@@ -80,6 +87,7 @@ class TrainerOptions {
   bool handle_signals_ = true;
   double label_smoothing_ = 0;
   DType precision_ = kFloat32;
+  bool cuda_graph_ = true;
 };
 
 }  // namespace minidl::distributed

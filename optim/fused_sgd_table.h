@@ -20,7 +20,9 @@
 // a copy into a pinned staging block and a cudaMemcpyAsync on the current stream (through
 // Tensor::copy_), so the host never waits for the device; the pinned pool reuses the block only
 // after the copy has run. The device memory comes from the caching allocator, kept while large
-// enough and re-made when the current stream changes.
+// enough and re-made when the current stream changes. A step being captured into a CUDA graph
+// leaves this upload alone and gives the graph a table of its own (Note [Fused SGD under CUDA
+// graph capture] in optim/sgd.cpp).
 #include <cstddef>
 #include <cstdint>
 #include <vector>

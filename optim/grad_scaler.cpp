@@ -7,6 +7,7 @@
 #include "core/autocast.h"
 #include "core/autograd/grad_mode.h"
 #include "core/cuda/build.h"
+#include "core/cuda/graph.h"
 #include "core/error.h"
 #include "ops/elementwise.h"
 #include "optim/cpu/amp_kernel.h"
@@ -23,6 +24,20 @@ bool is_dense_layout(const Tensor& t) {
 // The mirror is written by kernels behind the host's back: read it as volatile.
 int64_t read_mirror(const std::shared_ptr<int32_t>& mirror) {
   return *static_cast<volatile const int32_t*>(mirror.get());
+}
+
+// Note [Consecutive skips]: throws when `skips` exceeds `limit` (0: no limit).
+void check_consecutive_skips_limit(int64_t skips, int64_t limit) {
+  MINIDL_CHECK(limit == 0 || skips <= limit, "GradScaler: ", skips, " consecutive steps were ",
+               "skipped because a gradient was inf or NaN (max_consecutive_skips = ", limit,
+               "); a run that only produces inf is broken: check the loss for NaN, lower the ",
+               "learning rate, or train in bfloat16");
+}
+
+// The graph capturing the current stream of the state's device, if any.
+cuda::CudaGraph* capturing_graph_of(const Tensor& state) {
+  if (!state.is_cuda()) return nullptr;
+  return cuda::capturing_graph(cuda::current_stream(state.device().index));
 }
 
 }  // namespace
@@ -72,6 +87,12 @@ void GradScaler::ensure_state(Device device) {
                  "; use one scaler per device");
     return;
   }
+  // Made inside a captured step, the state would be filled with its initial values again at
+  // every replay.
+  MINIDL_CHECK(!device.is_cuda() || !cuda::is_capturing(cuda::current_stream(device.index)),
+               "GradScaler scale: the scaler's state is made by its first scale(), and a CUDA ",
+               "graph is being captured; run one step eagerly before capturing (Note [What a ",
+               "captured step may do] in core/cuda/graph.h)");
   scale_ = full({}, host_scale_, TensorOptions(kFloat32).device(device));
   growth_tracker_ =
       full({}, static_cast<double>(host_growth_tracker_), TensorOptions(kInt32).device(device));
@@ -170,15 +191,16 @@ void GradScaler::update() {
     cuda::amp_update_scale(scale_, growth_tracker_, consecutive_skips_, found_inf, parameters,
                            skips_mirror_.get());
     check_consecutive_skips(read_mirror(skips_mirror_));
+    // A captured update() does not run on the host at replays: a hook watches the mirror then.
+    if (cuda::CudaGraph* graph = capturing_graph_of(scale_))
+      graph->add_replay_hook([mirror = skips_mirror_, limit = options_.max_consecutive_skips()] {
+        check_consecutive_skips_limit(read_mirror(mirror), limit);
+      });
   }
 }
 
 void GradScaler::check_consecutive_skips(int64_t skips) const {
-  const int64_t limit = options_.max_consecutive_skips();
-  MINIDL_CHECK(limit == 0 || skips <= limit, "GradScaler: ", skips, " consecutive steps were ",
-               "skipped because a gradient was inf or NaN (max_consecutive_skips = ", limit,
-               "); a run that only produces inf is broken: check the loss for NaN, lower the ",
-               "learning rate, or train in bfloat16");
+  check_consecutive_skips_limit(skips, options_.max_consecutive_skips());
 }
 
 void GradScaler::read_back_from_device() {

@@ -33,7 +33,12 @@
 //  - on the CPU: in update(), exactly;
 //  - on CUDA: in update(), from a mapped pinned-memory mirror the update kernel writes (no copy,
 //    no sync), which lags by the steps still queued on the device; and exactly in get_scale()
-//    and state_dict(), which read the device anyway.
+//    and state_dict(), which read the device anyway;
+//  - when the step was captured into a CUDA graph: from the same mirror, before every replay.
+//
+// A step with the scaler can be captured into a CUDA graph (core/cuda/graph.h) once an eager
+// step has made the scaler's state: the unscale table is then the graph's own, uploaded before
+// the first replay (optim/cuda/amp_unscale.cu), and the scale lives on the device anyway.
 #include <cstdint>
 #include <memory>
 #include <unordered_map>

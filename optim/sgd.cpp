@@ -5,7 +5,9 @@
 
 #include "core/autograd/grad_mode.h"
 #include "core/cuda/build.h"
+#include "core/cuda/graph.h"
 #include "core/error.h"
+#include "optim/captured_device_table.h"
 #include "optim/cpu/sgd_kernel.h"
 #include "optim/cuda/fused_sgd.h"
 #include "optim/fused_sgd_table.h"
@@ -46,6 +48,12 @@ bool is_dense(const Tensor& t) {
     expected_stride *= size;
   }
   return true;
+}
+
+bool has_momentum_buffer(const ParamState* state) {
+  if (state == nullptr) return false;
+  const auto found = state->find(kMomentumBuffer);
+  return found != state->end() && found->second.defined();
 }
 
 // `tensor` (of param's shape) laid out as `param`: itself when the strides agree, else a copy.
@@ -103,7 +111,7 @@ SGD::SGD(std::vector<Tensor> params, const SGDOptions& defaults)
     : SGD(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))}, defaults) {}
 
 SGD::SGD(std::vector<OptimizerParamGroup> groups, const SGDOptions& defaults)
-    : Optimizer(defaults.clone()) {
+    : Optimizer(defaults.clone()), alive_(std::make_shared<SGD*>(this)) {
   check_options(defaults, "SGD: default options");
   size_t num_params = 0;
   for (const OptimizerParamGroup& group : groups) num_params += group.params().size();
@@ -174,7 +182,15 @@ void SGD::run_step(const Tensor& found_inf) {
       MINIDL_CHECK(is_dense(param), where, ", parameter ", i, " of shape ", param.sizes(),
                    " has strides ", param.strides(), "; expected a dense parameter (its ",
                    "elements filling its memory without gaps)");
-      pending.push_back({param, in_layout_of(param, grad), g, options.momentum() != 0});
+      const bool uses_momentum = options.momentum() != 0;
+      // A buffer made inside a captured step would be re-initialised at every replay. Asked
+      // only while a buffer is missing (the first step), so eager steps make no driver call.
+      if (uses_momentum && param.is_cuda() && !has_momentum_buffer(state(param)))
+        MINIDL_CHECK(!cuda::is_capturing(cuda::current_stream(param.device().index)), where,
+                     ", parameter ", i, " (shape ", param.sizes(), ") has no momentum buffer ",
+                     "yet, and a CUDA graph is being captured; run one step eagerly before ",
+                     "capturing (Note [What a captured step may do] in core/cuda/graph.h)");
+      pending.push_back({param, in_layout_of(param, grad), g, uses_momentum});
     }
   }
 
@@ -227,7 +243,10 @@ void SGD::run_step(const Tensor& found_inf) {
       std::unique_ptr<FusedSgdTable>& table = fused_tables_[key];
       if (!table) table = std::make_unique<FusedSgdTable>();
       table->build(groups, batch.tensors);
-      const void* device_table = table->device_table(Device(kCUDA, device_index));
+      cuda::CudaGraph* graph = cuda::capturing_graph(cuda::current_stream(device_index));
+      const void* device_table = graph != nullptr
+                                     ? captured_device_table(*graph, *table, device_index)
+                                     : table->device_table(Device(kCUDA, device_index));
       const float* skip_flag = flag_on_device ? found_inf.data_ptr<float>() : nullptr;
       cuda::launch_fused_sgd(dtype, device_table, table->layout(), device_index, skip_flag);
       ++fused_launches_;
@@ -235,6 +254,49 @@ void SGD::run_step(const Tensor& found_inf) {
   } else {
     MINIDL_INTERNAL_ASSERT(fused_batches.empty(), "CUDA parameters in a build without CUDA");
   }
+}
+
+const void* SGD::captured_device_table(cuda::CudaGraph& graph, const FusedSgdTable& table,
+                                       int device_index) {
+  // Note [Fused SGD under CUDA graph capture]: the graph gets a table of its own, in its private
+  // pool; the eager table (and its upload cache) stays as it was, so an eager step between
+  // replays cannot overwrite what the graph reads. The image's tensors and chunks never change
+  // for this graph (their addresses are the graph's); its groups section is rewritten from the
+  // optimizer's current options before each replay and uploaded when it changed.
+  auto captured = std::make_shared<CapturedDeviceTable>(table.image(), Device(kCUDA, device_index));
+  std::vector<bool> momentum_at_capture;
+  for (const OptimizerParamGroup& group : param_groups())
+    momentum_at_capture.push_back(as_sgd_options(group.options(), "SGD").momentum() != 0);
+  graph.add_replay_hook([captured, momentum_at_capture, owner = std::weak_ptr<SGD*>(alive_)] {
+    // A destroyed optimizer's hyper-parameters can no longer change: the last ones stay.
+    if (const std::shared_ptr<SGD*> sgd = owner.lock()) {
+      const std::vector<SgdGroupParameters> groups =
+          (*sgd)->group_parameters_for_replay(momentum_at_capture);
+      captured->write(0, groups.data(), groups.size() * sizeof(SgdGroupParameters));
+    }
+    captured->upload_changes();
+  });
+  return captured->device_data();
+}
+
+std::vector<SgdGroupParameters> SGD::group_parameters_for_replay(
+    const std::vector<bool>& momentum_at_capture) const {
+  MINIDL_CHECK(param_groups().size() == momentum_at_capture.size(), "SGD: ",
+               param_groups().size(), " param groups before this CUDA graph replay, but ",
+               momentum_at_capture.size(), " when its step was captured; capture the step again ",
+               "after add_param_group");
+  std::vector<SgdGroupParameters> groups;
+  for (size_t g = 0; g < param_groups().size(); ++g) {
+    const std::string where = detail::concat("SGD replay of a captured step: param group ", g);
+    const SGDOptions& options = as_sgd_options(param_groups()[g].options(), where);
+    check_options(options, where);
+    // The captured table says per parameter whether a momentum buffer exists.
+    MINIDL_CHECK((options.momentum() != 0) == momentum_at_capture[g], where, ": momentum is ",
+                 options.momentum(), " but was ", momentum_at_capture[g] ? "nonzero" : "zero",
+                 " when the step was captured into a CUDA graph; capture the step again");
+    groups.push_back(group_parameters(options));
+  }
+  return groups;
 }
 
 SGD::FusedStats SGD::fused_stats() const {

@@ -18,6 +18,12 @@
 // see Note [Fused SGD table] in optim/fused_sgd_table.h. Parameters must be dense (contiguous,
 // channels-last or any other permutation without gaps); a gradient laid out differently from
 // its parameter is copied into the parameter's layout first.
+//
+// A step captured into a CUDA graph (core/cuda/graph.h) launches the same kernel on a table of
+// the graph's own, whose hyper-parameters are refreshed from the param groups' options before
+// every replay, so a scheduler's lr applies to replays as to eager steps (Note [Fused SGD under
+// CUDA graph capture] in sgd.cpp). The momentum buffers must exist before the capture (one eager
+// step), and the param groups and whether each has momentum must not change after it.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -26,9 +32,14 @@
 
 #include "optim/optimizer.h"
 
+namespace minidl::cuda {
+class CudaGraph;
+}
+
 namespace minidl::optim {
 
 class FusedSgdTable;
+struct SgdGroupParameters;
 
 class SGDOptions : public OptimizerOptions {
  public:
@@ -92,10 +103,19 @@ class SGD : public Optimizer {
   const char* name() const override { return "SGD"; }
   // step() with an optional found_inf flag (undefined: always update).
   void run_step(const Tensor& found_inf);
+  // The device table for a step being captured into `graph`, kept by one of its replay hooks.
+  const void* captured_device_table(cuda::CudaGraph& graph, const FusedSgdTable& table,
+                                    int device_index);
+  // Every group's hyper-parameters now, checked against the capture (for the replay hooks).
+  std::vector<SgdGroupParameters> group_parameters_for_replay(
+      const std::vector<bool>& momentum_at_capture) const;
 
   // One table per (CUDA device index, dtype), kept between steps.
   std::map<std::pair<int, DType>, std::unique_ptr<FusedSgdTable>> fused_tables_;
   uint64_t fused_launches_ = 0;
+  // Replay hooks hold it weakly: after the optimizer is gone, a graph keeps its last
+  // hyper-parameters.
+  std::shared_ptr<SGD*> alive_;
 };
 
 }  // namespace minidl::optim

@@ -33,11 +33,48 @@
 //     event has passed (checked, without blocking, at the next allocation); or
 //   - keep the tensor alive until stream A has waited on an Event recorded on B after its use
 //     (Event::record(B), Event::wait(A)), which is what the DataLoader and DDP do.
+//
+// Note [CUDA graph private pools]
+//   A captured CUDA graph (core/cuda/graph.h) has the address of every buffer its kernels touch
+//   baked in, and each replay writes to them again, long after the host freed the tensors of
+//   the captured step. So, as PyTorch's allocator does:
+//   - CudaGraph::capture_begin registers its capture with begin_allocate_to_pool(pool, id).
+//     While any capture is registered, allocate() asks the device (DeviceMemory::capture_status)
+//     whether the block's stream is being captured and by which capture. Blocks for a
+//     registered capture come from that capture's private pool: segments of its own, never
+//     shared with the general pools. Freed during the capture, they return to the private pool
+//     and serve later allocations of the same capture, which is correct because the captured
+//     work replays in the order it was queued, exactly as eager work would have run.
+//   - After end_allocate_to_pool nothing is allocated from the pool any more, unless another
+//     capture shares it (the same MempoolId). Its blocks, freed or not, are never handed to
+//     eager code: any replay may write to them.
+//   - release_pool (the graph was reset or destroyed) drops a user. A pool without users gives
+//     each of its segments back to the device as soon as the segment is entirely free, and is
+//     forgotten when none is left.
+//   - A stream being captured by a capture that is not registered (begun with the raw CUDA API
+//     while a minidl capture is underway) is an error. While no capture is registered the
+//     allocator does not ask, and serves every request from the general pools.
+//   Tensors allocated before a capture and used by it (parameters, optimizer state, static
+//   inputs) live in the general pools: they must outlive the graph, as in PyTorch.
+//
+// Note [No driver calls that break a capture]
+//   During a capture the driver refuses calls that may synchronise with, or query, work that is
+//   being captured: cudaFree and cudaEventQuery among them, and an event recorded on a
+//   capturing stream cannot be queried later. The refusal also invalidates the capture. So
+//   while any capture is registered:
+//   - free() of a block that other streams used does not record its events yet;
+//   - allocate() neither processes completed events nor, when the device is full, returns
+//     cached segments to it: running out of memory is an error that says a capture was
+//     underway;
+//   - empty_cache() throws; a private pool released meanwhile keeps its segments.
+//   The first allocate() or empty_cache() after the last capture ended does the deferred work.
+//   cudaMalloc is allowed (the real DeviceMemory switches to relaxed capture mode for it).
 #include "core/cuda/caching_allocator.h"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <functional>
 #include <string>
@@ -54,6 +91,7 @@ struct DeviceCachingAllocator::Block {
   void* ptr = nullptr;
   size_t size = 0;
   StreamHandle stream = nullptr;  // the stream it was allocated on and is reused by
+  PrivatePool* private_pool = nullptr;  // its graph pool; null: the general pools
   bool small = false;             // in the small pool, else the large one
   bool in_use = false;
   Block* prev = nullptr;  // neighbours within the segment
@@ -64,6 +102,17 @@ struct DeviceCachingAllocator::Block {
   bool whole_segment() const { return prev == nullptr && next == nullptr; }
   // Free and in a pool (not waiting for other streams).
   bool cached() const { return !in_use && pending_events.empty(); }
+};
+
+// The blocks of one MempoolId (Note [CUDA graph private pools]).
+struct DeviceCachingAllocator::PrivatePool {
+  PrivatePool(MempoolId pool_id, bool (*less)(const Block*, const Block*))
+      : id(pool_id), small_blocks(less), large_blocks(less) {}
+  MempoolId id;
+  BlockPool small_blocks;
+  BlockPool large_blocks;
+  int users = 0;          // graphs capturing into it or holding a capture made with it
+  size_t blocks_out = 0;  // handed out and not back in small_blocks or large_blocks yet
 };
 
 namespace {
@@ -121,13 +170,36 @@ DeviceCachingAllocator::DeviceCachingAllocator(int device, std::unique_ptr<Devic
 DeviceCachingAllocator::~DeviceCachingAllocator() {
   try {
     std::lock_guard lock(mutex_);
+    pools_of_captures_.clear();  // nothing can be captured any more
     for (Block* block : blocks_awaiting_events_) {
       for (EventHandle event : block->pending_events) memory_->release_event(event);
       block->pending_events.clear();
+    }
+    std::vector<Block*> freed = std::move(blocks_awaiting_events_);
+    freed.insert(freed.end(), blocks_awaiting_end_of_capture_.begin(),
+                 blocks_awaiting_end_of_capture_.end());
+    blocks_awaiting_events_.clear();
+    blocks_awaiting_end_of_capture_.clear();
+    for (Block* block : freed) {
+      block->other_streams.clear();
       return_to_pool(block);
     }
-    blocks_awaiting_events_.clear();
     release_cached_segments();
+    // Every private pool goes too, used or not: no graph can be replayed without its allocator.
+    for (auto& [id, pool] : private_pools_) {
+      pool->users = 0;
+      for (BlockPool* blocks : {&pool->small_blocks, &pool->large_blocks}) {
+        for (auto it = blocks->begin(); it != blocks->end();) {
+          Block* block = *it;
+          it = blocks->erase(it);
+          if (block->whole_segment()) {
+            free_segment(block);
+          } else {
+            delete block;  // a piece of a segment still in use: left to the driver's teardown
+          }
+        }
+      }
+    }
     if (!active_blocks_.empty())
       logger().warn("CUDA caching allocator of device {}: destroyed with {} blocks ({}) in use",
                     device_, active_blocks_.size(), format_bytes(stats_.allocated_bytes));
@@ -137,6 +209,7 @@ DeviceCachingAllocator::~DeviceCachingAllocator() {
     left.insert(left.end(), small_pool_.begin(), small_pool_.end());
     left.insert(left.end(), large_pool_.begin(), large_pool_.end());
     for (Block* block : left) delete block;
+    private_pools_.clear();
   } catch (const std::exception& error) {
     logger().error("CUDA caching allocator of device {}: {}", device_, error.what());
   }
@@ -144,13 +217,18 @@ DeviceCachingAllocator::~DeviceCachingAllocator() {
 
 void* DeviceCachingAllocator::allocate(size_t nbytes, StreamHandle stream) {
   std::lock_guard lock(mutex_);
-  process_completed_events();
+  PrivatePool* private_pool = nullptr;
+  if (capture_underway())
+    private_pool = private_pool_for(stream);
+  else
+    do_work_deferred_by_captures();
   const size_t size = round_size(nbytes);
-  Block* block = take_best_fit(pool_for(size), stream, size);
-  if (block == nullptr) block = allocate_segment(size, stream);
+  Block* block = take_best_fit(pool_for(private_pool, size), stream, size);
+  if (block == nullptr) block = allocate_segment(size, stream, private_pool);
   if (block == nullptr) throw_out_of_memory(nbytes, size, segment_size(size));
   if (worth_splitting(*block, size)) split(block, size);
   block->in_use = true;
+  if (private_pool != nullptr) ++private_pool->blocks_out;
   active_blocks_.emplace(block->ptr, block);
   add_allocated(block->size);
   return block->ptr;
@@ -167,12 +245,11 @@ void DeviceCachingAllocator::free(void* ptr) {
   stats_.allocated_bytes -= block->size;
   if (block->other_streams.empty()) {
     return_to_pool(block);
-    return;
+  } else if (capture_underway()) {
+    blocks_awaiting_end_of_capture_.push_back(block);
+  } else {
+    record_events_of_other_streams(block);
   }
-  for (StreamHandle other : block->other_streams)
-    block->pending_events.push_back(memory_->record_event(other));
-  block->other_streams.clear();
-  blocks_awaiting_events_.push_back(block);
 }
 
 void DeviceCachingAllocator::record_stream(void* ptr, StreamHandle stream) {
@@ -189,8 +266,44 @@ void DeviceCachingAllocator::record_stream(void* ptr, StreamHandle stream) {
 
 void DeviceCachingAllocator::empty_cache() {
   std::lock_guard lock(mutex_);
-  process_completed_events();
+  MINIDL_CHECK(!capture_underway(), "empty_cache: a CUDA graph is being captured on device ",
+               device_, ", and memory cannot go back to the driver (cudaFree) during a capture; ",
+               "call empty_cache() before capture_begin() or after capture_end()");
+  do_work_deferred_by_captures();
   release_cached_segments();
+}
+
+void DeviceCachingAllocator::begin_allocate_to_pool(MempoolId pool, uint64_t capture_id) {
+  std::lock_guard lock(mutex_);
+  MINIDL_INTERNAL_ASSERT(pool != 0, "a private pool needs an id from new_mempool_id()");
+  MINIDL_INTERNAL_ASSERT(pools_of_captures_.count(capture_id) == 0, "capture ", capture_id,
+                         " is already registered with the allocator of device ", device_);
+  std::unique_ptr<PrivatePool>& entry = private_pools_[pool];
+  if (!entry) entry = std::make_unique<PrivatePool>(pool, block_less);
+  ++entry->users;
+  pools_of_captures_.emplace(capture_id, pool);
+}
+
+void DeviceCachingAllocator::end_allocate_to_pool(uint64_t capture_id) {
+  std::lock_guard lock(mutex_);
+  const bool erased = pools_of_captures_.erase(capture_id) == 1;
+  MINIDL_INTERNAL_ASSERT(erased, "capture ", capture_id, " was never registered with the ",
+                         "allocator of device ", device_);
+}
+
+void DeviceCachingAllocator::release_pool(MempoolId pool) {
+  std::lock_guard lock(mutex_);
+  const auto found = private_pools_.find(pool);
+  MINIDL_INTERNAL_ASSERT(found != private_pools_.end() && found->second->users > 0,
+                         "release_pool: private pool ", pool, " of device ", device_,
+                         " has no user to release");
+  --found->second->users;
+  free_private_pool_if_unused(pool);
+}
+
+size_t DeviceCachingAllocator::private_pool_count() const {
+  std::lock_guard lock(mutex_);
+  return private_pools_.size();
 }
 
 MemoryStats DeviceCachingAllocator::stats() const {
@@ -206,8 +319,30 @@ void DeviceCachingAllocator::reset_peak_stats() {
 
 // ---- private; the mutex is held ----
 
-DeviceCachingAllocator::BlockPool& DeviceCachingAllocator::pool_for(size_t size) {
-  return size <= kSmallSize ? small_pool_ : large_pool_;
+DeviceCachingAllocator::PrivatePool* DeviceCachingAllocator::private_pool_for(
+    StreamHandle stream) {
+  const DeviceMemory::CaptureStatus status = memory_->capture_status(stream);
+  if (!status.capturing) return nullptr;
+  const auto found = pools_of_captures_.find(status.capture_id);
+  MINIDL_CHECK(found != pools_of_captures_.end(), "CUDA allocation on device ", device_,
+               ": the stream is being captured into a CUDA graph (capture id ",
+               status.capture_id, ") that minidl did not start, so its memory has no private ",
+               "pool; capture with cuda::CudaGraph or cuda::GraphCapture (core/cuda/graph.h)");
+  return private_pools_.at(found->second).get();
+}
+
+DeviceCachingAllocator::BlockPool& DeviceCachingAllocator::pool_for(PrivatePool* private_pool,
+                                                                    size_t size) {
+  const bool small = size <= kSmallSize;
+  if (private_pool != nullptr)
+    return small ? private_pool->small_blocks : private_pool->large_blocks;
+  return small ? small_pool_ : large_pool_;
+}
+
+DeviceCachingAllocator::BlockPool& DeviceCachingAllocator::pool_of(const Block& block) {
+  if (block.private_pool != nullptr)
+    return block.small ? block.private_pool->small_blocks : block.private_pool->large_blocks;
+  return block.small ? small_pool_ : large_pool_;
 }
 
 DeviceCachingAllocator::Block* DeviceCachingAllocator::take_best_fit(BlockPool& pool,
@@ -223,12 +358,14 @@ DeviceCachingAllocator::Block* DeviceCachingAllocator::take_best_fit(BlockPool& 
   return block;
 }
 
-DeviceCachingAllocator::Block* DeviceCachingAllocator::allocate_segment(size_t size,
-                                                                        StreamHandle stream) {
+DeviceCachingAllocator::Block* DeviceCachingAllocator::allocate_segment(
+    size_t size, StreamHandle stream, PrivatePool* private_pool) {
   const size_t bytes = segment_size(size);
   void* ptr = memory_->allocate(bytes);
   if (ptr == nullptr) {
-    // The device is full: give back what the cache holds and try once more.
+    // The device is full. No segment can go back during a capture (Note [No driver calls that
+    // break a capture]); otherwise give back what the cache holds and try once more.
+    if (capture_underway()) return nullptr;
     release_cached_segments();
     ptr = memory_->allocate(bytes);
     if (ptr == nullptr) return nullptr;
@@ -239,6 +376,7 @@ DeviceCachingAllocator::Block* DeviceCachingAllocator::allocate_segment(size_t s
   block->ptr = ptr;
   block->size = bytes;
   block->stream = stream;
+  block->private_pool = private_pool;
   block->small = size <= kSmallSize;
   return block;
 }
@@ -249,34 +387,60 @@ void DeviceCachingAllocator::split(Block* block, size_t size) {
   rest->ptr = static_cast<char*>(block->ptr) + size;
   rest->size = block->size - size;
   rest->stream = block->stream;
+  rest->private_pool = block->private_pool;
   rest->small = block->small;
   rest->prev = block;
   rest->next = block->next;
   if (block->next != nullptr) block->next->prev = rest;
   block->next = rest;
   block->size = size;
-  (block->small ? small_pool_ : large_pool_).insert(rest);
+  pool_of(*block).insert(rest);
 }
 
 void DeviceCachingAllocator::return_to_pool(Block* block) {
+  PrivatePool* private_pool = block->private_pool;
   if (block->prev != nullptr && block->prev->cached()) {
     Block* prev = block->prev;
     merge_with_neighbour(prev, block);  // prev absorbs block
     block = prev;
   }
   if (block->next != nullptr && block->next->cached()) merge_with_neighbour(block, block->next);
-  (block->small ? small_pool_ : large_pool_).insert(block);
+  pool_of(*block).insert(block);
+  if (private_pool != nullptr) {
+    --private_pool->blocks_out;
+    free_private_pool_if_unused(private_pool->id);  // the pool may be gone after this
+  }
 }
 
 // `first` absorbs `second`, its next neighbour; whichever of the two sat in the pool leaves it.
 void DeviceCachingAllocator::merge_with_neighbour(Block* first, Block* second) {
-  BlockPool& pool = first->small ? small_pool_ : large_pool_;
+  BlockPool& pool = pool_of(*first);
   pool.erase(first);  // keyed by size, which changes
   pool.erase(second);
   first->size += second->size;
   first->next = second->next;
   if (second->next != nullptr) second->next->prev = first;
   delete second;
+}
+
+void DeviceCachingAllocator::record_events_of_other_streams(Block* block) {
+  for (StreamHandle other : block->other_streams)
+    block->pending_events.push_back(memory_->record_event(other));
+  block->other_streams.clear();
+  blocks_awaiting_events_.push_back(block);
+}
+
+void DeviceCachingAllocator::do_work_deferred_by_captures() {
+  if (!blocks_awaiting_end_of_capture_.empty()) {
+    std::vector<Block*> blocks = std::move(blocks_awaiting_end_of_capture_);
+    blocks_awaiting_end_of_capture_.clear();
+    for (Block* block : blocks) record_events_of_other_streams(block);
+  }
+  process_completed_events();
+  std::vector<MempoolId> released;
+  for (const auto& [id, pool] : private_pools_)
+    if (pool->users == 0) released.push_back(id);
+  for (MempoolId id : released) free_private_pool_if_unused(id);
 }
 
 void DeviceCachingAllocator::process_completed_events() {
@@ -294,6 +458,7 @@ void DeviceCachingAllocator::process_completed_events() {
   std::erase_if(blocks_awaiting_events_, finished_waiting);
 }
 
+// The general pools only: a private pool's segments belong to its graphs.
 void DeviceCachingAllocator::release_cached_segments() {
   for (BlockPool* pool : {&small_pool_, &large_pool_}) {
     for (auto it = pool->begin(); it != pool->end();) {
@@ -302,13 +467,46 @@ void DeviceCachingAllocator::release_cached_segments() {
         ++it;
         continue;
       }
-      memory_->free(block->ptr);
-      ++stats_.num_device_frees;
-      stats_.reserved_bytes -= block->size;
       it = pool->erase(it);
-      delete block;
+      free_segment(block);
     }
   }
+}
+
+// Once private pool `id` has no user, returns its entirely free segments to the device, and
+// forgets the pool when nothing of it is left; not while a capture is underway (then the next
+// do_work_deferred_by_captures() does it).
+void DeviceCachingAllocator::free_private_pool_if_unused(MempoolId id) {
+  const auto found = private_pools_.find(id);
+  if (found == private_pools_.end()) return;
+  PrivatePool& pool = *found->second;
+  if (pool.users > 0 || capture_underway()) return;
+  for (BlockPool* blocks : {&pool.small_blocks, &pool.large_blocks}) {
+    for (auto it = blocks->begin(); it != blocks->end();) {
+      Block* block = *it;
+      if (!block->whole_segment()) {
+        ++it;  // a neighbour is still in use
+        continue;
+      }
+      it = blocks->erase(it);
+      free_segment(block);
+    }
+  }
+  if (pool.blocks_out == 0) {
+    MINIDL_INTERNAL_ASSERT(pool.small_blocks.empty() && pool.large_blocks.empty(),
+                           "private pool ", id, " of device ", device_,
+                           " holds a split block while none is in use");
+    private_pools_.erase(found);
+  }
+}
+
+// Returns the whole free segment `block` to the device and deletes its bookkeeping; the caller
+// has taken it out of its pool.
+void DeviceCachingAllocator::free_segment(Block* block) {
+  memory_->free(block->ptr);
+  ++stats_.num_device_frees;
+  stats_.reserved_bytes -= block->size;
+  delete block;
 }
 
 void DeviceCachingAllocator::throw_out_of_memory(size_t nbytes, size_t rounded, size_t segment) {
@@ -326,7 +524,11 @@ void DeviceCachingAllocator::throw_out_of_memory(size_t nbytes, size_t rounded, 
              stats_.allocated_bytes, " bytes) allocated to tensors and ",
              format_bytes(stats_.reserved_bytes), " (", stats_.reserved_bytes,
              " bytes) reserved on this device", device_state,
-             ". Free tensors that are no longer needed or use a smaller batch size."));
+             capture_underway()
+                 ? ". A CUDA graph was being captured, so cached memory could not go back to the "
+                   "driver first: call cuda::empty_cache() before capturing, or use a smaller "
+                   "batch size."
+                 : ". Free tensors that are no longer needed or use a smaller batch size."));
 }
 
 void DeviceCachingAllocator::add_allocated(size_t bytes) {
@@ -340,6 +542,11 @@ void DeviceCachingAllocator::add_reserved(size_t bytes) {
 }
 
 // ---- the process-wide allocators ----
+
+MempoolId new_mempool_id() {
+  static std::atomic<MempoolId> next{1};
+  return next.fetch_add(1);
+}
 
 DeviceCachingAllocator& CachingAllocator::for_device(int device) {
   require_available("CUDA caching allocator");

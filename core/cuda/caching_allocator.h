@@ -4,8 +4,10 @@
 // Tensors get CUDA memory through CachingAllocator::allocate_shared (core/storage.cpp). All the
 // policy lives in DeviceCachingAllocator, one per device, which talks to the device only
 // through a DeviceMemory (core/cuda/device_memory.h), so tests drive it with a fake device.
+// CUDA graphs get private pools (Note [CUDA graph private pools] in caching_allocator.cpp).
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -38,6 +40,12 @@ inline constexpr size_t kMinLargeAlloc = 10 << 20;  // below 10 MiB, large block
 inline constexpr size_t kLargeBuffer = 20 << 20;    // ...20 MiB segments
 inline constexpr size_t kRoundLarge = 2 << 20;      // from 10 MiB: own segment, 2 MiB multiple
 
+// Names a private memory pool of CUDA graphs (PyTorch's MempoolId_t); 0 names none. Graphs that
+// capture with the same id share the pool.
+using MempoolId = uint64_t;
+// A new id, never handed out before in this process.
+MempoolId new_mempool_id();
+
 // One device's cache: pools of free blocks per stream, the blocks in use, the counters.
 // Thread-safe: every public call takes the allocator's mutex.
 class DeviceCachingAllocator {
@@ -58,26 +66,47 @@ class DeviceCachingAllocator {
   // Marks the block at `ptr` as used by `stream` as well as its own: when freed, it is reused
   // only after the work queued on `stream` until then has finished.
   void record_stream(void* ptr, StreamHandle stream);
-  // Returns every cached segment that is entirely free to the device.
+  // Returns every cached segment that is entirely free to the device. Throws while a capture
+  // is registered (see Note [No driver calls that break a capture]).
   void empty_cache();
+
+  // Note [CUDA graph private pools]. From now until end_allocate_to_pool(capture_id),
+  // allocations on any stream that the device reports as captured by `capture_id` come from
+  // the private pool `pool` (created on first use; each call adds a user), and their blocks go
+  // back to it when freed.
+  void begin_allocate_to_pool(MempoolId pool, uint64_t capture_id);
+  void end_allocate_to_pool(uint64_t capture_id);
+  // Drops one user of `pool` (a graph was reset or destroyed). Once it has no user, each of its
+  // segments goes back to the device as soon as none of its blocks is in use.
+  void release_pool(MempoolId pool);
+  // Private pools that still hold device memory (for tests and diagnostics).
+  size_t private_pool_count() const;
 
   MemoryStats stats() const;
   void reset_peak_stats();
   int device() const { return device_; }
 
-  struct Block;  // a piece of a device allocation (defined in caching_allocator.cpp)
+  struct Block;        // a piece of a device allocation (defined in caching_allocator.cpp)
+  struct PrivatePool;  // the blocks of one MempoolId (likewise)
 
  private:
   using BlockPool = std::set<Block*, bool (*)(const Block*, const Block*)>;
 
-  BlockPool& pool_for(size_t size);
+  bool capture_underway() const { return !pools_of_captures_.empty(); }
+  PrivatePool* private_pool_for(StreamHandle stream);
+  BlockPool& pool_for(PrivatePool* private_pool, size_t size);
+  BlockPool& pool_of(const Block& block);
   Block* take_best_fit(BlockPool& pool, StreamHandle stream, size_t size);
-  Block* allocate_segment(size_t size, StreamHandle stream);
+  Block* allocate_segment(size_t size, StreamHandle stream, PrivatePool* private_pool);
   void split(Block* block, size_t size);
   void return_to_pool(Block* block);
   void merge_with_neighbour(Block* block, Block* neighbour);
+  void record_events_of_other_streams(Block* block);
+  void do_work_deferred_by_captures();
   void process_completed_events();
   void release_cached_segments();
+  void free_private_pool_if_unused(MempoolId id);
+  void free_segment(Block* block);
   [[noreturn]] void throw_out_of_memory(size_t nbytes, size_t rounded, size_t segment_size);
   void add_allocated(size_t bytes);
   void add_reserved(size_t bytes);
@@ -89,6 +118,11 @@ class DeviceCachingAllocator {
   BlockPool large_pool_;
   std::unordered_map<void*, Block*> active_blocks_;  // handed out, by their pointer
   std::vector<Block*> blocks_awaiting_events_;       // freed, other streams may still use them
+  // Freed during a capture while other streams had used them: their events are recorded
+  // once no capture is underway (Note [No driver calls that break a capture]).
+  std::vector<Block*> blocks_awaiting_end_of_capture_;
+  std::map<MempoolId, std::unique_ptr<PrivatePool>> private_pools_;
+  std::unordered_map<uint64_t, MempoolId> pools_of_captures_;  // capture id -> its pool
   MemoryStats stats_;
 };
 

@@ -19,6 +19,18 @@ namespace minidl::cuda {
 
 namespace {
 
+// Switches this thread to cudaStreamCaptureModeRelaxed for its scope, and back.
+class RelaxedCaptureModeGuard {
+ public:
+  RelaxedCaptureModeGuard() { MINIDL_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode_)); }
+  ~RelaxedCaptureModeGuard() { (void)cudaThreadExchangeStreamCaptureMode(&mode_); }
+  RelaxedCaptureModeGuard(const RelaxedCaptureModeGuard&) = delete;
+  RelaxedCaptureModeGuard& operator=(const RelaxedCaptureModeGuard&) = delete;
+
+ private:
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
+};
+
 class CudaDeviceMemory final : public DeviceMemory {
  public:
   explicit CudaDeviceMemory(int device) : device_(device) {}
@@ -31,7 +43,16 @@ class CudaDeviceMemory final : public DeviceMemory {
   void* allocate(size_t nbytes) override {
     DeviceGuard device_guard(device_);
     void* ptr = nullptr;
-    const cudaError_t status = cudaMalloc(&ptr, nbytes);
+    cudaError_t status;
+    {
+      // A new segment for a graph's private pool is made while its capture is underway, when
+      // the driver refuses cudaMalloc to the capturing thread (and, in global mode, to every
+      // thread). It is safe all the same: the allocation is not a stream operation, and
+      // replays use its address without allocating again; so, as PyTorch does, this thread
+      // switches to relaxed capture mode for the call.
+      RelaxedCaptureModeGuard relaxed;
+      status = cudaMalloc(&ptr, nbytes);
+    }
     if (status == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();  // out of memory is an answer here, not a sticky error
       return nullptr;
@@ -62,6 +83,19 @@ class CudaDeviceMemory final : public DeviceMemory {
   void release_event(EventHandle event) override {
     std::lock_guard lock(events_mutex_);
     spare_events_.push_back(event);  // reused: creating events is a driver call
+  }
+
+  CaptureStatus capture_status(StreamHandle stream) override {
+    // The legacy default stream is never captured, and asking about it while another stream
+    // captures is itself an error (cudaErrorStreamCaptureImplicit).
+    if (stream == nullptr) return {};
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    unsigned long long id = 0;
+    MINIDL_CUDA_CHECK(cudaStreamGetCaptureInfo(stream, &status, &id));
+    // An invalidated capture is still underway until cudaStreamEndCapture: its allocations
+    // belong to its pool all the same.
+    if (status == cudaStreamCaptureStatusNone) return {};
+    return {true, static_cast<uint64_t>(id)};
   }
 
   Capacity capacity() override {

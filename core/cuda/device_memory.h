@@ -1,8 +1,11 @@
 #pragma once
-// What the caching allocator asks of a device: raw memory, and events to learn when other
-// streams are done with a block. The real one calls cudaMalloc/cudaFree and cudaEvent*; tests
-// plug in a fake with a capacity limit, so the allocator's policy is tested without a GPU.
+// What the caching allocator asks of a device: raw memory, events to learn when other streams
+// are done with a block, and whether a stream is being captured into a CUDA graph. The real one
+// calls cudaMalloc/cudaFree, cudaEvent* and cudaStreamGetCaptureInfo; tests plug in a fake with
+// a capacity limit and a capture state they set, so the allocator's policy is tested without a
+// GPU.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "core/cuda/stream.h"
@@ -29,6 +32,15 @@ class DeviceMemory {
     size_t free_bytes = 0, total_bytes = 0;
   };
   virtual Capacity capacity() { return {}; }
+
+  // Whether work queued on `stream` is being captured into a CUDA graph rather than run, and
+  // then the capture's id (cudaStreamGetCaptureInfo: unique over the process's lifetime). See
+  // Note [CUDA graph private pools] in caching_allocator.cpp.
+  struct CaptureStatus {
+    bool capturing = false;
+    uint64_t capture_id = 0;
+  };
+  virtual CaptureStatus capture_status(StreamHandle stream) = 0;
 };
 
 // cudaMalloc/cudaFree on `device` (CUDA builds; elsewhere it throws: there is no device).

@@ -82,7 +82,11 @@ cublasHandle_t blas_handle(int device) {
     // cublasSetStream resets the workspace to cuBLAS's default pool, so set ours after it.
     MINIDL_CUBLAS_CHECK(cublasSetStream(state.handle, stream));
     std::shared_ptr<void>& workspace = state.workspaces[stream];
-    if (!workspace)  // allocated on the current stream, which is `stream`
+    // Allocated on the current stream, which is `stream`. An eager call on the stream before a
+    // CUDA graph capture (the warm-up) makes it in the general pool; made during a capture, it
+    // comes from the graph's private pool and stays allocated with the thread, so that pool
+    // keeps its segment (core/cuda/graph.h asks for the warm-up).
+    if (!workspace)
       workspace = CachingAllocator::allocate_shared(state.workspace_bytes, device);
     MINIDL_CUBLAS_CHECK(cublasSetWorkspace(state.handle, workspace.get(), state.workspace_bytes));
     state.bound = true;

@@ -49,6 +49,7 @@
 #include "core/cuda/caching_allocator.h"
 #include "core/cuda/check.h"
 #include "core/cuda/cuda.h"
+#include "core/cuda/graph.h"
 #include "ops/cuda/cudnn_handle.h"
 #include "ops/elementwise.h"
 #include "ops/reduce.h"
@@ -367,6 +368,10 @@ AlgoChoice choose_algorithm(cudnnHandle_t handle, ConvDescriptors& d, const Conv
     d.conv.set_math_type(cached->math_type);
     return *cached;
   }
+  // The choice is made once per shape, by the warm-up; a capture must only replay it (cuDNN's
+  // first use of an algorithm may load its kernels, which the driver refuses during capture).
+  check_not_capturing(problem.device, "conv2d: choosing a cuDNN algorithm for a new shape",
+                      "run the step once eagerly, with the same shapes, before capturing it");
   const bool deterministic = problem.options.deterministic;
   const cudnnMathType_t policy = math_policy(problem.dtype, problem.options.allow_tf32);
   d.conv.set_math_type(policy);  // the heuristics rank algorithms for this math type

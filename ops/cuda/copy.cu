@@ -11,6 +11,7 @@
 
 #include "core/cuda/check.h"
 #include "core/cuda/cuda.h"
+#include "core/cuda/graph.h"
 #include "core/cuda/pinned_allocator.h"
 #include "core/cuda/stream.h"
 #include "core/half.h"
@@ -196,6 +197,9 @@ void copy_host_device(const Tensor& dst, const Tensor& src) {
     // Device to host: the host reads the result next, so wait for it.
     const int device = src.device().index;
     DeviceGuard device_guard(device);
+    check_not_capturing(device, "a copy from CUDA to the host (item(), .to(kCPU))",
+                        "the host would read the value once, at capture, before any captured "
+                        "work has run; keep values on the device inside a captured step");
     const StreamHandle stream = current_stream_handle(device);
     MINIDL_CUDA_CHECK(
         cudaMemcpyAsync(dst.data_ptr(), src.data_ptr(), nbytes, cudaMemcpyDeviceToHost, stream));
@@ -207,6 +211,10 @@ void copy_host_device(const Tensor& dst, const Tensor& src) {
   // bytes before returning, so the source may be freed at once.
   const int device = dst.device().index;
   DeviceGuard device_guard(device);
+  check_not_capturing(device, "a copy from host memory to CUDA",
+                      "every replay would read the host buffer again, long after this copy "
+                      "returned and the buffer was freed or reused; copy the data into a tensor "
+                      "made before the capture, outside it, before each replay");
   const Stream stream = current_stream(device);
   MINIDL_CUDA_CHECK(cudaMemcpyAsync(dst.data_ptr(), src.data_ptr(), nbytes, cudaMemcpyHostToDevice,
                                     stream.handle()));

@@ -8,6 +8,7 @@
 
 #include "core/cuda/check.h"
 #include "core/cuda/cuda.h"
+#include "core/cuda/graph.h"
 #include "core/cuda/stream.h"
 #include "ops/cuda/dropout.h"
 #include "ops/dropout_math.h"
@@ -38,6 +39,11 @@ void dropout_kernel(const Tensor& out, const Tensor& input, double p, GeneratorS
   if (numel == 0) return;
   const int device = input.device().index;
   DeviceGuard device_guard(device);
+  check_not_capturing(device, "dropout on CUDA",
+                      "its mask comes from a Philox counter offset that advances on the host, so "
+                      "every replay would drop the elements of the captured step again; run steps "
+                      "with dropout eagerly (TrainerOptions::cuda_graph(false), bench "
+                      "--cuda-graph off)");
   const StreamHandle stream = current_stream_handle(device);
   const auto blocks = static_cast<unsigned>(
       std::min<int64_t>((numel + kThreadsPerBlock - 1) / kThreadsPerBlock, kMaxBlocks));

@@ -4,6 +4,7 @@
 
 #include "core/cuda/check.h"
 #include "core/cuda/cuda.h"
+#include "core/cuda/graph.h"
 #include "core/cuda/stream.h"
 #include "core/philox.h"
 #include "ops/cuda/random.h"
@@ -40,6 +41,12 @@ __global__ void normal_fill_kernel(T* out, int64_t numel, uint64_t seed, uint64_
     out[i] = philox::normal_element<T>(seed, offset + static_cast<uint64_t>(i), mean, std);
 }
 
+// The generator's offset advances on the host, once per call: replays of a captured draw would
+// all repeat the capture's numbers.
+constexpr const char* kFrozenOffset =
+    "its Philox counter offset advances on the host, so every replay would draw the numbers of "
+    "the captured step again";
+
 }  // namespace
 
 void uniform_kernel(const Tensor& out, double low, double high, GeneratorState start) {
@@ -47,6 +54,7 @@ void uniform_kernel(const Tensor& out, double low, double high, GeneratorState s
   if (numel == 0) return;
   const int device = out.device().index;
   DeviceGuard device_guard(device);
+  check_not_capturing(device, "uniform_ (rand) on CUDA", kFrozenOffset);
   const StreamHandle stream = current_stream_handle(device);
   visit_floating(out.dtype(), "uniform_", [&](auto zero) {
     using T = decltype(zero);
@@ -64,6 +72,7 @@ void normal_kernel(const Tensor& out, double mean, double std, GeneratorState st
   if (numel == 0) return;
   const int device = out.device().index;
   DeviceGuard device_guard(device);
+  check_not_capturing(device, "normal_ (randn) on CUDA", kFrozenOffset);
   const StreamHandle stream = current_stream_handle(device);
   visit_floating(out.dtype(), "normal_", [&](auto zero) {
     using T = decltype(zero);

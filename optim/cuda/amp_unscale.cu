@@ -5,19 +5,26 @@
 //   entries  UnscaleEntry[num_tensors]   gradient pointer and numel
 //   chunks   UnscaleChunk[num_chunks]    (tensor, first element), kUnscaleChunkElements each
 // entries at offset 0, chunks at a 16-byte aligned offset. Thread blocks take chunks in a
-// grid-stride loop.
+// grid-stride loop. Eagerly the table is uploaded for each launch; a launch being captured into
+// a CUDA graph reads a table of the graph's own instead, uploaded by a replay hook before the
+// first replay (optim/captured_device_table.h): a pinned staging block would go back to its pool
+// while the graph kept reading it.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <vector>
 
 #include "core/cuda/check.h"
 #include "core/cuda/cuda.h"
+#include "core/cuda/graph.h"
 #include "core/cuda/pinned_allocator.h"
 #include "core/cuda/stream.h"
 #include "ops/cuda/loops.cuh"
+#include "optim/captured_device_table.h"
 #include "optim/cuda/amp_unscale.h"
 
 namespace minidl::cuda {
@@ -79,10 +86,8 @@ size_t align_up(size_t value, size_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
-// The table image for `grads` (one dtype), uploaded to a device buffer that stays alive in
-// the returned tensor (the caching allocator reuses it only after the launch on this stream).
-Tensor upload_table(const std::vector<const Tensor*>& grads, Device device,
-                    UnscaleLayout& layout) {
+// The table image for `grads` (one dtype), and its layout.
+std::vector<std::byte> table_image(const std::vector<const Tensor*>& grads, UnscaleLayout& layout) {
   std::vector<UnscaleEntry> entries;
   std::vector<UnscaleChunk> chunks;
   for (size_t t = 0; t < grads.size(); ++t) {
@@ -92,15 +97,22 @@ Tensor upload_table(const std::vector<const Tensor*>& grads, Device device,
   }
   layout.chunks_offset = align_up(entries.size() * sizeof(UnscaleEntry), kSectionAlignment);
   layout.num_chunks = static_cast<int64_t>(chunks.size());
-  const auto bytes =
-      static_cast<int64_t>(layout.chunks_offset + chunks.size() * sizeof(UnscaleChunk));
+  // Zero-filled first, so padding bytes are deterministic.
+  std::vector<std::byte> image(layout.chunks_offset + chunks.size() * sizeof(UnscaleChunk));
+  std::memcpy(image.data(), entries.data(), entries.size() * sizeof(UnscaleEntry));
+  std::memcpy(image.data() + layout.chunks_offset, chunks.data(),
+              chunks.size() * sizeof(UnscaleChunk));
+  return image;
+}
+
+// `image` in a device buffer that stays alive in the returned tensor (the caching allocator
+// reuses it only after the launch on this stream).
+Tensor upload_table(const std::vector<std::byte>& image, Device device) {
+  const auto bytes = static_cast<int64_t>(image.size());
   // The staging block goes back to the pinned pool when `staging` dies; the pool hands it out
   // again only after the copy queued on the stream has run.
   Tensor staging = empty_pinned({bytes}, kUInt8);
-  auto* image = static_cast<std::byte*>(staging.data_ptr());
-  std::memset(image, 0, static_cast<size_t>(bytes));
-  std::memcpy(image, entries.data(), entries.size() * sizeof(UnscaleEntry));
-  std::memcpy(image + layout.chunks_offset, chunks.data(), chunks.size() * sizeof(UnscaleChunk));
+  std::memcpy(staging.data_ptr(), image.data(), image.size());
   Tensor table = empty({bytes}, TensorOptions(kUInt8).device(device));
   table.copy_(staging);
   return table;
@@ -118,12 +130,25 @@ void amp_unscale_and_check(const std::vector<Tensor>& grads, const Tensor& scale
   for (const Tensor& grad : grads)
     if (grad.numel() > 0) by_dtype[grad.dtype()].push_back(&grad);
   const StreamHandle stream = current_stream_handle(device);
+  CudaGraph* graph = capturing_graph(current_stream(device));
   const auto* scale_data = scale.data_ptr<float>();
   float* found_inf_data = found_inf.data_ptr<float>();
   for (const auto& [dtype, group] : by_dtype) {
     UnscaleLayout layout;
-    const Tensor table = upload_table(group, scale.device(), layout);
-    const auto* table_data = static_cast<const std::byte*>(table.data_ptr());
+    std::vector<std::byte> image = table_image(group, layout);
+    Tensor eager_table;
+    const void* table_address = nullptr;
+    if (graph != nullptr) {
+      // The gradients' addresses are the graph's for good: one upload, before the first replay.
+      auto captured =
+          std::make_shared<optim::CapturedDeviceTable>(std::move(image), scale.device());
+      graph->add_replay_hook([captured] { captured->upload_changes(); });
+      table_address = captured->device_data();
+    } else {
+      eager_table = upload_table(image, scale.device());
+      table_address = eager_table.data_ptr();
+    }
+    const auto* table_data = static_cast<const std::byte*>(table_address);
     const unsigned blocks = grid_size(layout.num_chunks * kThreadsPerBlock, device);
     switch (dtype) {
       case kFloat32:

@@ -33,6 +33,7 @@ struct CommandLine {
   double warmup_epochs = 0;
   std::string device = "auto";
   std::string precision = "fp32";
+  std::string cuda_graph = "on";
   int workers = 1;
   uint64_t seed = 0;
   std::string checkpoint_dir;
@@ -98,6 +99,10 @@ void define_options(CLI::App& app, CommandLine& line, const TrainerProgram& prog
   app.add_option("--precision", line.precision,
                  "fp32, or mixed precision: bf16, or fp16 with dynamic loss scaling")
       ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))->capture_default_str();
+  app.add_option("--cuda-graph", line.cuda_graph,
+                 "Replay the training step from a CUDA graph (GPU, one process, no dropout; "
+                 "ignored elsewhere)")
+      ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
   app.add_option("--workers", line.workers, "Data-loader worker threads (0: the main thread)")
       ->check(CLI::Range(0, 64))->capture_default_str();
   app.add_option("--seed", line.seed, "Seed of the initial weights, the shuffle and the "
@@ -245,6 +250,7 @@ void print_summary(const CommandLine& line, const Device& device,
   summary["wall_seconds"] = result.wall_seconds;
   summary["device"] = device.str();
   summary["precision"] = line.precision;
+  summary["cuda_graph"] = result.graph_replays > 0;
   summary["world_size"] = distributed::world_size();
   std::printf("%s\n", summary.dump().c_str());
   std::fflush(stdout);
@@ -305,6 +311,7 @@ int train(const TrainerProgram& program, const CommandLine& line) {
       .model_name(line.model)
       .dataset_name(line.dataset)
       .label_smoothing(program.recipe.label_smoothing)
+      .cuda_graph(line.cuda_graph == "on")
       .precision(line.precision == "fp16"   ? kFloat16
                  : line.precision == "bf16" ? kBFloat16
                                             : kFloat32);
