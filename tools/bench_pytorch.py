@@ -73,7 +73,8 @@ class BasicBlock(nn.Module):
 
 
 class ResNet(nn.Module):
-    """minidl's models::ResNet: 3x3 stem, no max pool, stages of BasicBlocks, average pool, fc."""
+    """minidl's models::ResNet: 3x3 stem, no max pool, stages of BasicBlocks, average pool, fc,
+    with its initialisation (torchvision's: He-normal convolutions, fan_out)."""
 
     def __init__(self, stage_channels, blocks_per_stage, zero_pad, in_channels=3, num_classes=10):
         super().__init__()
@@ -90,18 +91,22 @@ class ResNet(nn.Module):
             layers.append(nn.Sequential(*stage_blocks))
         self.layers = nn.Sequential(*layers)
         self.fc = nn.Linear(channels, num_classes)
+        for module in self.modules():
+            if isinstance(module, nn.Conv2d):
+                nn.init.kaiming_normal_(module.weight, mode="fan_out", nonlinearity="relu")
 
     def forward(self, x):
         x = self.layers(F.relu(self.bn1(self.conv1(x))))
         return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
 
 
-def make_model(name):
+def make_model(name, in_channels=3):
+    """in_channels: of the ResNets (1 for Fashion-MNIST); LeNet takes 1-channel images only."""
     if name == "lenet":
         return LeNet()
     if name == "resnet20":
-        return ResNet([16, 32, 64], [3, 3, 3], zero_pad=True)
-    return ResNet([64, 128, 256, 512], [2, 2, 2, 2], zero_pad=False)
+        return ResNet([16, 32, 64], [3, 3, 3], zero_pad=True, in_channels=in_channels)
+    return ResNet([64, 128, 256, 512], [2, 2, 2, 2], zero_pad=False, in_channels=in_channels)
 
 
 EXPECTED_PARAMETERS = {"lenet": 61_706, "resnet20": 269_722, "resnet18": 11_173_962}
@@ -195,6 +200,10 @@ def main():
     args = parser.parse_args()
     if args.threads > 0:
         torch.set_num_threads(args.threads)
+    # float32 means float32, as in minidl (whose TF32 is opt-in, set_allow_tf32): PyTorch lets
+    # cuDNN convolutions use TF32 by default, which would make the fp32 GPU rows unlike.
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
     if args.device == "auto":
         args.device = "cuda" if torch.cuda.is_available() else "cpu"
     device = torch.device(args.device)

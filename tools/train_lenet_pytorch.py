@@ -12,9 +12,7 @@ test set evaluated after each epoch. Prints a line per epoch and, last, one JSON
 the epoch seconds and the seconds until the test accuracy first reached --target.
 """
 import argparse
-import gzip
 import json
-import os
 import time
 
 import numpy as np
@@ -22,27 +20,14 @@ import torch
 import torch.nn.functional as F
 
 from bench_pytorch import LeNet
-
-
-def read_idx(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as file:
-        data = file.read()
-    dimensions = data[3]
-    shape = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(dimensions)]
-    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * dimensions).reshape(shape)
+from pytorch_datasets import read_idx_split
 
 
 def load_split(directory, prefix):
-    def find(name):
-        for candidate in (name + ".gz", name):
-            if os.path.exists(os.path.join(directory, candidate)):
-                return os.path.join(directory, candidate)
-        raise SystemExit(f"{directory}: no {name}[.gz]")
-    images = read_idx(find(f"{prefix}-images-idx3-ubyte")).astype(np.float32) / 255.0
-    labels = read_idx(find(f"{prefix}-labels-idx1-ubyte")).astype(np.int64)
+    images, labels = read_idx_split(directory, prefix)
+    images = images.numpy().astype(np.float32) / 255.0
     images = (images - 0.2860) / 0.3530
-    return torch.from_numpy(images).unsqueeze(1), torch.from_numpy(labels)
+    return torch.from_numpy(images), labels
 
 
 def main():
