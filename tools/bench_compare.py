@@ -5,11 +5,17 @@ markdown table with the ratios ours/PyTorch.
 
     python3 tools/bench_compare.py --bench build/tools/bench [--python venv/bin/python]
         [--model lenet,resnet20,resnet18] [--device cpu] [--precision fp32] [--threads 2]
-        [--steps 20] [--warmup 5] [--channels-last] [--repeats 1]
+        [--steps 20] [--warmup 5] [--channels-last] [--repeats 1] [--profile]
 
 Step-time ratio below 1 and images/s ratio above 1 mean minidl is faster. Each configuration
 runs `--repeats` times alternating the two frameworks, and the medians are compared, so that a
 machine whose load drifts during the run penalises both alike.
+
+--profile (GPU only) passes --profile (and --profile-steps) to both and prints a second table of
+where a step's time goes on the device, per step and per framework: kernel launches, kernel
+time, busy time (the union of kernels, copies and memsets) and the gap (wall - busy: the device
+idle, waiting for the host). The fields are defined in tools/bench/device_time_summary.h and
+tools/bench_pytorch.py alike.
 """
 import argparse
 import json
@@ -45,7 +51,12 @@ def main():
     parser.add_argument("--batch-size", type=int, default=0)
     parser.add_argument("--channels-last", action="store_true")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--profile", action="store_true",
+                        help="also profile both (GPU only) and print kernels, kernel/busy/gap ms")
+    parser.add_argument("--profile-steps", type=int, default=10)
     args = parser.parse_args()
+    if args.profile and args.device != "cuda":
+        parser.error("--profile needs --device cuda: both tools profile GPU kernels")
 
     environment = dict(os.environ)
     environment.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -56,6 +67,8 @@ def main():
               "--batch-size", str(args.batch_size)]
     if args.channels_last:
         common.append("--channels-last")
+    if args.profile:
+        common += ["--profile", "--profile-steps", str(args.profile_steps)]
     ours_command = [args.bench] + common
     theirs_command = [args.python, os.path.join(HERE, "bench_pytorch.py")] + common
     if args.threads > 0:
@@ -88,6 +101,27 @@ def main():
         print(f"| {model} | {mine[0]['batch_size']} | {our_ms:.1f} | {their_ms:.1f} | "
               f"{our_ms / their_ms:.2f} | {median(mine, 'images_per_sec'):.0f} | "
               f"{median(pytorch, 'images_per_sec'):.0f} | {memory[0]} | {memory[1]} |")
+    if args.profile:
+        print_profile_table(args.model.split(","), ours, theirs)
+
+
+def print_profile_table(models, ours, theirs):
+    """Per step, medians over the repeats: minidl's figure, then PyTorch's."""
+    columns = [("kernels_per_step", "kernels", "{:.1f}"),
+               ("kernel_ms_per_step", "kernel ms", "{:.2f}"),
+               ("busy_ms_per_step", "busy ms", "{:.2f}"),
+               ("gap_ms_per_step", "gap ms", "{:.2f}")]
+    header = "".join(f" minidl {title} | PyTorch {title} |" for _, title, _ in columns)
+    print("\nPer step on the device (--profile): busy = kernels, copies and memsets; "
+          "gap = wall - busy, the device idle\n")
+    print(f"| model |{header}")
+    print("|---|" + "---|" * (2 * len(columns)))
+    for model in models:
+        cells = []
+        for key, _, number in columns:
+            for results in (ours[model], theirs[model]):
+                cells.append(number.format(statistics.median(r["profile"][key] for r in results)))
+        print(f"| {model} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -4,17 +4,35 @@ same way, printed as the same JSON lines (with "framework": "pytorch").
 
     python3 tools/bench_pytorch.py [--model lenet,resnet20,resnet18] [--device cpu|cuda]
         [--precision fp32|bf16|fp16] [--batch-size N] [--warmup 5] [--steps 20]
-        [--threads N] [--channels-last] [--peak-tflops X]
+        [--threads N] [--channels-last] [--peak-tflops X] [--profile] [--profile-steps 10]
 
 A step is zero_grad, forward, cross-entropy, backward and SGD (momentum 0.9, Nesterov, weight
 decay 5e-4), on random data of the real shape; under bf16/fp16 the forward pass and loss run in
 torch.autocast and fp16 scales the loss with torch.amp.GradScaler. On CUDA each timed step ends
 with torch.cuda.synchronize(). FLOPs per step are three times the forward FLOPs that
 torch.utils.flop_counter counts, the convention tools/bench uses.
+
+--profile (GPU only), as tools/bench --profile: after the timed steps, --profile-steps more run
+under torch.profiler (ProfilerActivity.CPU and CUDA; one step first in the profiler's warm-up,
+recorded and thrown away), and the JSON gains a "profile" object computed from the CUDA kernel,
+memcpy and memset events, with the same keys and meanings as minidl's
+(tools/bench/device_time_summary.h):
+    steps               the profiled steps
+    wall_ms_per_step    host time of the span (the device synchronised at both ends) / steps
+    kernels_per_step    kernel launches / steps
+    kernel_ms_per_step  sum of the kernels' durations / steps (overlapping kernels both count)
+    busy_ms_per_step    length of the union of all kernel, memcpy and memset intervals / steps:
+                        the time the device was doing anything
+    gap_ms_per_step     wall - busy (never below 0): the time the device sat idle, waiting for
+                        the host (launch and framework overhead, synchronisation)
+    memcpy_ms_per_step  sum of the memory copies' and memsets' durations / steps
+    top_kernels         the 10 kernels (by name) with the most total time, most first:
+                        [{name, ms_per_step, calls_per_step}]
 """
 import argparse
 import json
 import statistics
+import sys
 import time
 
 import torch
@@ -122,6 +140,111 @@ def percentile(values, fraction):
     return ordered[below] + (ordered[above] - ordered[below]) * (position - below)
 
 
+def covered_ns(intervals):
+    """Nanoseconds covered by at least one (start_ns, end_ns) interval: the length of their union,
+    for intervals in any order, overlapping or nested."""
+    covered, run_start, run_end = 0, None, None
+    for start, end in sorted(intervals):
+        if run_end is not None and start <= run_end:
+            run_end = max(run_end, end)  # extends the current run
+            continue
+        if run_end is not None:
+            covered += run_end - run_start
+        run_start, run_end = start, end
+    if run_end is not None:
+        covered += run_end - run_start
+    return covered
+
+
+def summarize_device_time(activities, steps, wall_ms, top_kernel_count=10):
+    """The "profile" object (fields in the module's docstring) from `activities`, tuples
+    (name, start_ns, end_ns, kind) with kind "kernel", "memcpy" or "memset": everything the
+    device did during `steps` steps that took `wall_ms` on the host."""
+    if steps <= 0:
+        raise ValueError(f"summarize_device_time: expected at least one step, got {steps}")
+    for name, start, end, _ in activities:
+        if end < start:
+            raise ValueError(f"device activity {name!r}: expected end >= start, got start "
+                             f"{start} ns and end {end} ns")
+    kernel_totals = {}  # name: [total ns, calls]
+    kernel_ns = copy_ns = kernel_count = 0
+    for name, start, end, kind in activities:
+        if kind == "kernel":
+            kernel_ns += end - start
+            kernel_count += 1
+            total = kernel_totals.setdefault(name, [0, 0])
+            total[0] += end - start
+            total[1] += 1
+        else:
+            copy_ns += end - start
+    ns_per_ms = 1e6
+    wall_ms_per_step = wall_ms / steps
+    busy_ns = covered_ns((start, end) for _, start, end, _ in activities)
+    busy_ms_per_step = busy_ns / ns_per_ms / steps
+    ranked = sorted(kernel_totals.items(), key=lambda item: (-item[1][0], item[0]))
+    return {
+        "steps": steps,
+        "wall_ms_per_step": wall_ms_per_step,
+        "kernels_per_step": kernel_count / steps,
+        "kernel_ms_per_step": kernel_ns / ns_per_ms / steps,
+        "busy_ms_per_step": busy_ms_per_step,
+        # The host's and the device's clocks are read apart, so busy can exceed wall by a hair
+        # when the device never idled; the gap is then 0, not negative.
+        "gap_ms_per_step": max(wall_ms_per_step - busy_ms_per_step, 0.0),
+        "memcpy_ms_per_step": copy_ns / ns_per_ms / steps,
+        "top_kernels": [{"name": name, "ms_per_step": total_ns / ns_per_ms / steps,
+                         "calls_per_step": calls / steps}
+                        for name, (total_ns, calls) in ranked[:top_kernel_count]],
+    }
+
+
+# Kineto's activity types of device work, and the kinds summarize_device_time takes.
+DEVICE_ACTIVITY_KINDS = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
+
+
+def device_activities(events):
+    """(name, start_ns, end_ns, kind) of the CUDA kernels, memcpys and memsets among
+    torch.profiler's events (not the gpu_user_annotation ranges that record_function, e.g.
+    the optimizer's, leaves on the device's timeline)."""
+    from torch.autograd import DeviceType
+    for event in events:
+        if event.device_type != DeviceType.CUDA:
+            continue
+        activity_type = getattr(event, "activity_type", None)
+        if activity_type is None:  # a torch without FunctionEvent.activity_type: by the name
+            if getattr(event, "is_user_annotation", False):
+                continue
+            activity_type = ("gpu_memcpy" if event.name.startswith("Memcpy") else
+                             "gpu_memset" if event.name.startswith("Memset") else "kernel")
+        if activity_type in DEVICE_ACTIVITY_KINDS:
+            # time_range is in microseconds (fractional) from the trace's start.
+            yield (event.name, round(event.time_range.start * 1000),
+                   round(event.time_range.end * 1000), DEVICE_ACTIVITY_KINDS[activity_type])
+
+
+def profile_device_time(step, steps):
+    """--profile: `steps` more steps under torch.profiler; returns the "profile" object."""
+    from torch.profiler import ProfilerActivity, profile, schedule
+    torch.cuda.synchronize()
+    # The profiler's warm-up step is traced and thrown away, as in tools/bench, so that whatever
+    # starting the trace costs once (CUPTI sets itself up lazily) stays out of the profiled steps.
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                 schedule=schedule(wait=0, warmup=1, active=steps, repeat=1)) as profiler:
+        step()
+        torch.cuda.synchronize()
+        profiler.step()  # warm-up -> recording
+        start = time.perf_counter()
+        for _ in range(steps):
+            step()
+        torch.cuda.synchronize()
+        wall_ms = (time.perf_counter() - start) * 1e3
+    summary = summarize_device_time(list(device_activities(profiler.events())), steps, wall_ms)
+    if summary["kernels_per_step"] == 0:
+        sys.exit(f"bench_pytorch.py: error: --profile: expected torch.profiler to record the "
+                 f"kernels of {steps} steps, but it recorded none")
+    return summary
+
+
 def run(model_name, batch_size, device, precision, channels_last, args):
     torch.manual_seed(0)
     model = make_model(model_name).to(device)
@@ -182,6 +305,8 @@ def run(model_name, batch_size, device, precision, channels_last, args):
     if on_gpu:
         result["peak_allocated_bytes"] = torch.cuda.max_memory_allocated()
         result["peak_reserved_bytes"] = torch.cuda.max_memory_reserved()
+    if args.profile:
+        result["profile"] = profile_device_time(step, args.profile_steps)
     return result
 
 
@@ -197,7 +322,14 @@ def main():
     parser.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: leave)")
     parser.add_argument("--channels-last", action="store_true")
     parser.add_argument("--peak-tflops", type=float, default=0)
+    parser.add_argument("--profile", action="store_true",
+                        help="after the timed steps, profile --profile-steps more with "
+                             "torch.profiler: kernel time, device-busy time and idle gaps per "
+                             "step (GPU only)")
+    parser.add_argument("--profile-steps", type=int, default=10)
     args = parser.parse_args()
+    if args.profile_steps <= 0:
+        parser.error(f"--profile-steps: expected a positive number, got {args.profile_steps}")
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     # float32 means float32, as in minidl (whose TF32 is opt-in, set_allow_tf32): PyTorch lets
@@ -207,6 +339,9 @@ def main():
     if args.device == "auto":
         args.device = "cuda" if torch.cuda.is_available() else "cpu"
     device = torch.device(args.device)
+    if args.profile and device.type != "cuda":
+        sys.exit("bench_pytorch.py: error: --profile needs a GPU (--device cuda): it records "
+                 f"CUDA kernels with torch.profiler, but the device is {device.type}")
     for model_name in args.model.split(","):
         batch_size = args.batch_size or (256 if model_name == "lenet" else 512)
         result = run(model_name, batch_size, device, args.precision, args.channels_last, args)

@@ -5,7 +5,7 @@
 //
 //   bench [--model lenet,resnet20,resnet18] [--device cpu|cuda|auto] [--precision fp32|bf16|fp16]
 //         [--batch-size N] [--warmup 5] [--steps 20] [--peak-tflops X] [--channels-last]
-//         [--cuda-graph on|off]
+//         [--cuda-graph on|off] [--profile] [--profile-steps 10]
 //
 // Under bf16 or fp16 the forward pass and the loss run in amp::AutocastGuard, and fp16 scales
 // the loss with an amp::GradScaler, as the trainers do.
@@ -21,6 +21,16 @@
 // FLOPs per step are three times the forward FLOPs of the convolutions and matrix products
 // (the usual count: the backward pass does twice the forward's work), counted by
 // ops/flop_counter.h during one forward pass.
+//
+// --profile (GPU only): after the timed steps, --profile-steps more steps (replays, under
+// --cuda-graph on) run while CUPTI records every kernel, memory copy and memset
+// (tools/bench/cupti_activity_recorder.h), and the JSON gains a "profile" object: steps,
+// wall_ms_per_step, kernels_per_step, kernel_ms_per_step, busy_ms_per_step (the union of the
+// device's activity intervals), gap_ms_per_step (wall - busy: the device idle, waiting for the
+// host), memcpy_ms_per_step (copies and memsets) and top_kernels (the 10 kernels with the most
+// time: name, ms_per_step, calls_per_step); tools/bench/device_time_summary.h defines each, and
+// tools/bench_pytorch.py --profile reports the same for PyTorch. Tracing slows launches a
+// little, which is why the profiled steps are not the timed ones.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -35,6 +45,8 @@
 
 #include "minidl.h"
 #include "ops/flop_counter.h"
+#include "tools/bench/cupti_activity_recorder.h"
+#include "tools/bench/device_time_summary.h"
 
 namespace {
 
@@ -59,6 +71,8 @@ struct Options {
   double peak_tflops = 0;
   bool channels_last = false;
   std::string cuda_graph = "on";  // on or off; applies to --device cuda only
+  bool profile = false;           // GPU only
+  int profile_steps = 10;
 };
 
 nn::AnyModule make_model(const std::string& name) {
@@ -78,6 +92,45 @@ double percentile(std::vector<double> values, double fraction) {
   const auto below = static_cast<size_t>(position);
   const size_t above = std::min(below + 1, values.size() - 1);
   return values[below] + (values[above] - values[below]) * (position - static_cast<double>(below));
+}
+
+nlohmann::ordered_json to_json(const tools::DeviceTimeSummary& summary) {
+  nlohmann::ordered_json profile;
+  profile["steps"] = summary.steps;
+  profile["wall_ms_per_step"] = summary.wall_ms_per_step;
+  profile["kernels_per_step"] = summary.kernels_per_step;
+  profile["kernel_ms_per_step"] = summary.kernel_ms_per_step;
+  profile["busy_ms_per_step"] = summary.busy_ms_per_step;
+  profile["gap_ms_per_step"] = summary.gap_ms_per_step;
+  profile["memcpy_ms_per_step"] = summary.memcpy_ms_per_step;
+  profile["top_kernels"] = nlohmann::ordered_json::array();
+  for (const tools::KernelTime& kernel : summary.top_kernels)
+    profile["top_kernels"].push_back({{"name", kernel.name},
+                                      {"ms_per_step", kernel.ms_per_step},
+                                      {"calls_per_step", kernel.calls_per_step}});
+  return profile;
+}
+
+// --profile: `steps` more steps with CUPTI recording the device's work.
+tools::DeviceTimeSummary profile_device_time(const std::function<void()>& step, int steps) {
+  cuda::synchronize();
+  tools::CuptiActivityRecorder recorder;
+  // One step first, recorded and thrown away, so that whatever starting the trace costs once
+  // (CUPTI sets itself up lazily) stays out of the profiled steps.
+  step();
+  cuda::synchronize();
+  recorder.discard_recorded();
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < steps; ++i) step();
+  cuda::synchronize();
+  const double wall_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  tools::DeviceTimeSummary summary =
+      tools::summarize_device_time(recorder.finish(), steps, wall_ms);
+  MINIDL_CHECK(summary.kernels_per_step > 0, "bench --profile: expected CUPTI to record the ",
+               "kernels of ", steps, " steps, but it recorded none (if the steps were CUDA-graph ",
+               "replays, try --cuda-graph off)");
+  return summary;
 }
 
 nlohmann::ordered_json run(const Configuration& config, const Options& options) {
@@ -174,6 +227,8 @@ nlohmann::ordered_json run(const Configuration& config, const Options& options) 
     result["peak_allocated_bytes"] = memory.peak_allocated_bytes;
     result["peak_reserved_bytes"] = memory.peak_reserved_bytes;
   }
+  if (options.profile)
+    result["profile"] = to_json(profile_device_time(timed_step, options.profile_steps));
   return result;
 }
 
@@ -213,6 +268,11 @@ int main(int argc, char** argv) {
                      "Capture the step in a CUDA graph and time its replays (GPU only)")
           ->check(CLI::IsMember({"on", "off"}))
           ->capture_default_str();
+  app.add_flag("--profile", options.profile,
+               "After the timed steps, record --profile-steps more with CUPTI and report kernel "
+               "time, device-busy time and idle gaps per step (GPU only)");
+  app.add_option("--profile-steps", options.profile_steps, "Steps recorded by --profile")
+      ->check(CLI::PositiveNumber)->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -227,6 +287,8 @@ int main(int argc, char** argv) {
     const bool graph_asked_for = cuda_graph_option->count() > 0 && options.cuda_graph == "on";
     MINIDL_CHECK(device.is_cuda() || !graph_asked_for, "bench: --cuda-graph on needs a GPU ",
                  "(--device cuda); the CPU has no CUDA graphs");
+    MINIDL_CHECK(device.is_cuda() || !options.profile, "bench: --profile needs a GPU (--device ",
+                 "cuda): it records CUDA kernels with CUPTI, but the device is ", device.str());
     for (const std::string& model : options.models) {
       Configuration config;
       config.model = model;
