@@ -37,7 +37,6 @@ import argparse
 import dataclasses
 import json
 import os
-import time
 
 import torch
 import torch.nn.functional as F
@@ -45,6 +44,7 @@ import torch.nn.functional as F
 from bench_pytorch import AUTOCAST_DTYPES, EXPECTED_PARAMETERS, make_model
 from pytorch_datasets import (CIFAR10_FOLDER, FASHION_MNIST_FOLDER, data_root,
                               read_cifar10_split, read_idx_split)
+from time_to_accuracy import TimeToAccuracy
 
 
 @dataclasses.dataclass(frozen=True)
@@ -155,9 +155,9 @@ def main():
     shuffle_generator = torch.Generator().manual_seed(args.seed)
     augment_generator = torch.Generator(device).manual_seed(args.seed + 1)
 
-    elapsed, reached, epoch_seconds = 0.0, None, []
-    for epoch in range(1, args.epochs + 1):
-        start = time.perf_counter()
+    clock = TimeToAccuracy(args.target, args.epochs)
+    for _ in range(args.epochs):
+        clock.start_epoch()
         model.train()
         order = torch.randperm(len(train_labels), generator=shuffle_generator).to(device)
         for first in range(0, len(order), args.batch_size):
@@ -181,21 +181,12 @@ def main():
                 labels = test_labels[first:first + TEST_BATCH_SIZE]
                 loss_sum += F.cross_entropy(logits.float(), labels, reduction="sum").item()
                 correct += (logits.argmax(1) == labels).sum().item()
-        seconds = time.perf_counter() - start
-        elapsed += seconds
-        epoch_seconds.append(seconds)
-        accuracy = correct / len(test_labels)
-        if reached is None and accuracy >= args.target:
-            reached = elapsed
-        print(f"epoch {epoch}/{args.epochs}  test_loss {loss_sum / len(test_labels):.4f}  "
-              f"test_accuracy {accuracy:.4f}  {seconds:.1f} s", flush=True)
+        clock.end_epoch(loss_sum / len(test_labels), correct / len(test_labels))
     print(json.dumps({"framework": "pytorch", "model": args.model, "dataset": args.dataset,
-                      "epochs": args.epochs, "test_accuracy": accuracy,
-                      "epoch_seconds": epoch_seconds, "seconds_to_target": reached,
-                      "target": args.target, "threads": torch.get_num_threads(),
+                      "epochs": args.epochs, **clock.summary(),
+                      "threads": torch.get_num_threads(),
                       "device": "cpu" if device.type == "cpu" else f"cuda:{device.index or 0}",
-                      "precision": args.precision,
-                      "torch_version": torch.__version__}))
+                      "precision": args.precision, "torch_version": torch.__version__}))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ the epoch seconds and the seconds until the test accuracy first reached --target
 """
 import argparse
 import json
-import time
 
 import numpy as np
 import torch
@@ -21,6 +20,7 @@ import torch.nn.functional as F
 
 from bench_pytorch import LeNet
 from pytorch_datasets import read_idx_split
+from time_to_accuracy import TimeToAccuracy
 
 
 def load_split(directory, prefix):
@@ -55,9 +55,9 @@ def main():
     steps_per_epoch = (len(train_labels) + args.batch_size - 1) // args.batch_size
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, args.epochs * steps_per_epoch)
     generator = torch.Generator().manual_seed(args.seed)
-    elapsed, reached, epoch_seconds = 0.0, None, []
-    for epoch in range(1, args.epochs + 1):
-        start = time.perf_counter()
+    clock = TimeToAccuracy(args.target, args.epochs)
+    for _ in range(args.epochs):
+        clock.start_epoch()
         model.train()
         order = torch.randperm(len(train_labels), generator=generator).to(device)
         for first in range(0, len(order), args.batch_size):
@@ -74,18 +74,10 @@ def main():
                 labels = test_labels[first:first + 1000]
                 loss_sum += F.cross_entropy(logits, labels, reduction="sum").item()
                 correct += (logits.argmax(1) == labels).sum().item()
-        seconds = time.perf_counter() - start
-        elapsed += seconds
-        epoch_seconds.append(seconds)
-        accuracy = correct / len(test_labels)
-        if reached is None and accuracy >= args.target:
-            reached = elapsed
-        print(f"epoch {epoch}/{args.epochs}  test_loss {loss_sum / len(test_labels):.4f}  "
-              f"test_accuracy {accuracy:.4f}  {seconds:.1f} s", flush=True)
+        clock.end_epoch(loss_sum / len(test_labels), correct / len(test_labels))
     print(json.dumps({"framework": "pytorch", "model": "lenet", "epochs": args.epochs,
-                      "test_accuracy": accuracy, "epoch_seconds": epoch_seconds,
-                      "seconds_to_target": reached, "target": args.target,
-                      "threads": torch.get_num_threads(), "torch_version": torch.__version__}))
+                      **clock.summary(), "threads": torch.get_num_threads(),
+                      "torch_version": torch.__version__}))
 
 
 if __name__ == "__main__":
