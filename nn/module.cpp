@@ -1,8 +1,5 @@
 #include "nn/module.h"
 
-#include <cxxabi.h>
-
-#include <cstdlib>
 #include <optional>
 #include <ostream>
 #include <sstream>
@@ -10,6 +7,7 @@
 #include <unordered_set>
 
 #include "core/autograd/grad_mode.h"
+#include "core/demangle.h"
 
 namespace minidl::nn {
 
@@ -22,10 +20,7 @@ std::string child_path(const std::string& prefix, const std::string& name) {
 // "minidl::nn::LinearImpl" -> "Linear", "NetImpl" -> "Net": the class name without the
 // namespaces around it (template arguments keep theirs) and without a trailing "Impl".
 std::string readable_class_name(const std::type_info& type) {
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> demangled(
-      abi::__cxa_demangle(type.name(), nullptr, nullptr, &status), std::free);
-  std::string name = status == 0 && demangled ? demangled.get() : type.name();
+  std::string name = demangle(type.name());
   size_t start = 0;
   int template_depth = 0;
   for (size_t i = 0; i + 1 < name.size(); ++i) {

@@ -4,7 +4,6 @@
 
 #if MINIDL_WITH_CUPTI
 #include <cupti.h>
-#include <cxxabi.h>
 #include <spdlog/spdlog.h>
 
 #include <atomic>
@@ -16,6 +15,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "core/demangle.h"
 #include "core/logging.h"
 #endif
 
@@ -65,13 +65,6 @@ struct RecordedActivities {
 RecordedActivities& recorded() {
   static RecordedActivities instance;
   return instance;
-}
-
-std::string demangle(const char* name) {
-  int status = 0;
-  std::unique_ptr<char, decltype(&std::free)> readable(
-      abi::__cxa_demangle(name, nullptr, nullptr, &status), &std::free);
-  return status == 0 && readable ? std::string(readable.get()) : std::string(name);
 }
 
 const char* memcpy_name(uint8_t copy_kind) {
