@@ -69,6 +69,13 @@ ScalarMap LRScheduler::state_dict() const {
   return state;
 }
 
+ScalarMap LRScheduler::schedule() const {
+  ScalarMap schedule = state_dict();
+  schedule.erase("last_epoch");
+  std::erase_if(schedule, [](const auto& entry) { return entry.first.rfind("last_lrs.", 0) == 0; });
+  return schedule;
+}
+
 void LRScheduler::load_state_dict(const ScalarMap& state) {
   // All or nothing: on an error, the scheduler goes back to what it was.
   const ScalarMap previous = state_dict();
@@ -312,7 +319,8 @@ std::pair<const OneCycleLR::Phase*, double> OneCycleLR::locate(int64_t epoch) co
       MINIDL_CHECK(phase.end_step != start, "OneCycleLR: step ", epoch, " falls in phase ", i + 1,
                    ", which starts and ends at step ", start, "; expected phases of non-zero ",
                    "length (change total_steps or pct_start)");
-      return {&phase, (step - start) / (phase.end_step - start)};
+      // Epoch T (after the last batch) holds the end of the last phase; see the header.
+      return {&phase, std::min((step - start) / (phase.end_step - start), 1.0)};
     }
     start = phase.end_step;
   }

@@ -61,6 +61,10 @@ class LRScheduler {
 
   ScalarMap state_dict() const;
   void load_state_dict(const ScalarMap& state);
+  // What the schedule is, apart from where it stands: state_dict() without "last_epoch" and
+  // "last_lrs". Two schedulers with equal schedule() give every epoch the same lr, so a training
+  // loop compares a checkpoint's with the one a resumed run built (distributed::Trainer).
+  ScalarMap schedule() const;
 
  protected:
   // The optimizer must outlive the scheduler.
@@ -203,9 +207,11 @@ class OneCycleLROptions {
 // that is, in the phase [s0, s1] from lr0 to lr1: lr = (lr1 - lr0) * (e - s0) / (s1 - s0) + lr0.
 // Phase ends are real numbers (p*T need not be whole), as in PyTorch. With cycle_momentum,
 // momentum runs the other way: max_momentum -> base_momentum -> max_momentum (three-phase: and
-// stays at max_momentum in the last phase). Stepping past epoch T is an error; epoch T itself
-// extrapolates the last phase, as PyTorch does, which puts the lr a little below min (below zero
-// when min is tiny): fine after the last batch, and SGD refuses to step with a negative lr.
+// stays at max_momentum in the last phase). Stepping past epoch T is an error. Epoch T, which a
+// loop reaches by stepping after its last batch, holds the lr and momentum of epoch T - 1
+// (min_lr). Here minidl differs from PyTorch on purpose: PyTorch extrapolates the last phase to
+// epoch T, which puts the lr below min_lr, and below zero when min_lr is tiny (-0.0045 for
+// max_lr 0.1 over 1000 steps), a value that reaches logs and checkpoints.
 class OneCycleLR : public LRScheduler {
  public:
   OneCycleLR(Optimizer& optimizer, const OneCycleLROptions& options);

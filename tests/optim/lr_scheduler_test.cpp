@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
+#include <numbers>
 #include <string>
 #include <vector>
 
@@ -107,11 +109,12 @@ TEST(OneCycleLR, TwoPhasesAsPyTorchLinear) {
   Fixture fixture(0.123);  // ignored: OneCycleLR starts from max_lr / div_factor
   OneCycleLR scheduler(fixture.optimizer, OneCycleLROptions(1.0, /*total_steps=*/10));
   // initial = 1 / 25 = 0.04, min = 0.04 / 1e4 = 4e-6. Phases: steps 0 -> 2 (0.3 * 10 - 1) from
-  // 0.04 up to 1, then 2 -> 9 from 1 down to 4e-6; step 10 extrapolates, as PyTorch does.
+  // 0.04 up to 1, then 2 -> 9 from 1 down to 4e-6; step 10 holds 4e-6 (PyTorch extrapolates to
+  // 1 + 8 * down = -0.1428...).
   const double down = (4e-6 - 1) / 7;  // change per step in the second phase
   expect_lrs(scheduler, fixture,
              {0.04, 0.04 + 0.96 * 0.5, 1, 1 + down, 1 + 2 * down, 1 + 3 * down, 1 + 4 * down,
-              1 + 5 * down, 1 + 6 * down, 4e-6, 1 + 8 * down});
+              1 + 5 * down, 1 + 6 * down, 4e-6, 4e-6});
   EXPECT_ERROR_CONTAINS(scheduler.step(),
                         "OneCycleLR: tried to step 11 times; the specified number of total steps "
                         "is 10");
@@ -129,6 +132,65 @@ TEST(OneCycleLR, ThreePhasesAsPyTorchLinear) {
   expect_lrs(scheduler, fixture,
              {0.04, 0.52, 1, 0.52, 0.04, 0.04 + down, 0.04 + 2 * down, 0.04 + 3 * down,
               0.04 + 4 * down, 4e-4});
+}
+
+// Issue 15, item 3. A loop steps its scheduler after each of its T steps, so the lr after the last
+// step is the one at epoch T. Every scheduler's first value (epoch 0) and its values at T - 1 and
+// T against PyTorch's closed forms (torch/optim/lr_scheduler.py, _get_closed_form_lr; OneCycleLR's
+// _annealing_linear), for a trainer's T = 100 steps, base lr 0.1.
+TEST(LRScheduler, FirstAndLastValuesAreThoseOfPyTorchsClosedForms) {
+  constexpr int64_t T = 100;
+  const auto boundaries = [](LRScheduler& scheduler) {
+    std::vector<double> lrs{scheduler.get_last_lr()[0]};
+    for (int64_t epoch = 1; epoch <= T; ++epoch) {
+      scheduler.step();
+      if (epoch >= T - 1) lrs.push_back(scheduler.get_last_lr()[0]);
+    }
+    return lrs;  // at 0, T - 1 and T
+  };
+  const auto expect_boundaries = [](const std::vector<double>& actual,
+                                    const std::vector<double>& expected) {
+    ASSERT_EQ(actual.size(), expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) {
+      SCOPED_TRACE("boundary " + std::to_string(i));
+      EXPECT_NEAR(actual[i], expected[i], 1e-17 + 1e-13 * std::abs(expected[i]));
+      EXPECT_GE(actual[i], 0);
+    }
+  };
+  {
+    Fixture fixture(0.1);
+    StepLR scheduler(fixture.optimizer, 30, 0.5);  // 0.1 * 0.5^floor(e / 30)
+    expect_boundaries(boundaries(scheduler), {0.1, 0.1 * 0.125, 0.1 * 0.125});
+  }
+  {
+    Fixture fixture(0.1);
+    MultiStepLR scheduler(fixture.optimizer, {50, 75}, 0.1);  // the trainers' step schedule
+    expect_boundaries(boundaries(scheduler), {0.1, 0.001, 0.001});
+  }
+  {
+    Fixture fixture(0.1);
+    CosineAnnealingLR scheduler(fixture.optimizer, T);  // (1 + cos(pi e / T)) / 2 * 0.1
+    expect_boundaries(boundaries(scheduler),
+                      {0.1, 0.05 * (1 + std::cos(std::numbers::pi * 99 / 100)), 0.0});
+  }
+  {
+    Fixture fixture(0.1);
+    LinearWarmup scheduler(std::make_unique<CosineAnnealingLR>(fixture.optimizer, T), 10, 0.1);
+    expect_boundaries(boundaries(scheduler),
+                      {0.01, 0.05 * (1 + std::cos(std::numbers::pi * 99 / 100)), 0.0});
+  }
+  {
+    Fixture fixture(0.1);
+    // initial 0.1 / 25 = 0.004, min 0.004 / 1e4 = 4e-7; PyTorch's value at T would be
+    // 4e-7 + (4e-7 - 0.1) / 69 = -0.00144...: held at min_lr here.
+    OneCycleLR scheduler(fixture.optimizer, OneCycleLROptions(0.1, T));
+    expect_boundaries(boundaries(scheduler), {0.004, 4e-7, 4e-7});
+  }
+  {
+    Fixture fixture(0.1);
+    OneCycleLR scheduler(fixture.optimizer, OneCycleLROptions(0.1, T).three_phase(true));
+    expect_boundaries(boundaries(scheduler), {0.004, 4e-7, 4e-7});
+  }
 }
 
 TEST(OneCycleLR, PerGroupMaxLrAndMomentumCycling) {
