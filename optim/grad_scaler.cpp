@@ -1,5 +1,7 @@
 #include "optim/grad_scaler.h"
 
+#include <spdlog/spdlog.h>
+
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -9,6 +11,7 @@
 #include "core/cuda/build.h"
 #include "core/cuda/graph.h"
 #include "core/error.h"
+#include "core/logging.h"
 #include "ops/elementwise.h"
 #include "optim/cpu/amp_kernel.h"
 #include "optim/cuda/amp_unscale.h"
@@ -112,6 +115,15 @@ Tensor GradScaler::scale(const Tensor& loss) {
   if (!options_.enabled()) return loss;
   MINIDL_CHECK(loss.defined() && loss.is_floating_point(), "GradScaler scale: expected a ",
                "floating-point loss, got ", loss.defined() ? dtype_name(loss.dtype()) : "none");
+  const bool bfloat16 =
+      loss.dtype() == kBFloat16 || (is_autocast_enabled() && autocast_dtype() == kBFloat16);
+  if (bfloat16 && !warned_bfloat16_) {
+    logger().warn("GradScaler: scaling a bfloat16 loss, which needs no scaling: bfloat16 has "
+                  "float32's exponent range, so its gradients do not underflow (PyTorch uses no "
+                  "GradScaler with bfloat16). It still works; GradScalerOptions().enabled(false) "
+                  "turns it off");
+    warned_bfloat16_ = true;
+  }
   ensure_state(loss.device());
   const Tensor factor = loss.dtype() == kFloat32 ? scale_ : scale_.to(loss.dtype());
   return mul(loss, factor);

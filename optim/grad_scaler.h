@@ -17,7 +17,9 @@
 //   }
 //
 // To clip or inspect gradients, call scaler.unscale_(optimizer) before scaler.step(optimizer).
-// bfloat16 has float32's range and needs no scaler.
+// bfloat16 has float32's range and needs no scaler: as PyTorch's documentation says, use none
+// with bfloat16. An enabled scaler still scales a bfloat16 loss (or one computed inside a
+// bfloat16 autocast region) correctly, and logs a warning the first time it does.
 //
 // The scale, the growth tracker, the consecutive-skip count and the found-inf flag are
 // one-element tensors on the gradients' device (created by the first scale()). On CUDA,
@@ -143,6 +145,7 @@ class GradScaler {
   Tensor consecutive_skips_;  // int32 []
   std::shared_ptr<int32_t> skips_mirror_;  // CUDA only: see Note [Consecutive skips]
   std::unordered_map<const optim::Optimizer*, OptimizerRecord> optimizers_;
+  bool warned_bfloat16_ = false;
 };
 
 }  // namespace minidl::amp

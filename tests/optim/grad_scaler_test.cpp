@@ -1,11 +1,17 @@
 // amp::GradScaler on the CPU: scaled losses and unscaled gradients by value, the skip on inf
 // or NaN (bitwise), growth and backoff of the scale, its floor, the consecutive-skip error, the
 // state_dict round trip, and the misuse errors.
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
 #include <cmath>
 #include <limits>
+#include <sstream>
 #include <vector>
 
+#include "core/autocast.h"
 #include "core/autograd/grad_mode.h"
+#include "core/logging.h"
 #include "ops/elementwise.h"
 #include "ops/reduce.h"
 #include "optim/grad_scaler.h"
@@ -219,6 +225,28 @@ TEST(GradScaler, SixteenBitGradientsAreUnscaledAndChecked) {
   scaler.step(optimizer);
   scaler.update();
   EXPECT_TRUE(all_close(w, tensor({-0.5, -3.0}), 0, 0));
+}
+
+// Issue 15, item 11: bfloat16 needs no scaler; one that is used anyway says so, once.
+TEST(GradScaler, WarnsOnceWhenScalingBfloat16) {
+  std::ostringstream captured;
+  const auto sink = std::make_shared<spdlog::sinks::ostream_sink_st>(captured);
+  add_log_sink(sink);
+  amp::GradScaler scaler;
+  const Tensor loss = tensor({2.0});
+  EXPECT_EQ(scaler.scale(loss).item<float>(), 131072.0f);  // float32: no warning
+  {
+    amp::AutocastGuard autocast(kBFloat16);
+    scaler.scale(loss);
+  }
+  scaler.scale(loss.to(kBFloat16));
+  logger().flush();
+  remove_log_sink(sink);
+  const std::string text = captured.str();
+  const std::string warning = "GradScaler: scaling a bfloat16 loss, which needs no scaling";
+  const size_t first = text.find(warning);
+  ASSERT_NE(first, std::string::npos) << text;
+  EXPECT_EQ(text.find(warning, first + 1), std::string::npos) << "warned more than once: " << text;
 }
 
 }  // namespace
