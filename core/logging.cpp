@@ -2,6 +2,7 @@
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -57,8 +58,11 @@ LogLevel from_spdlog(spdlog::level::level_enum level) {
 std::shared_ptr<spdlog::logger> make_logger() {
   // A program may have set up its own "minidl" logger before first use; then that one is used.
   if (auto existing = spdlog::get(kLoggerName)) return existing;
+  const spdlog::color_mode colors = is_interactive_terminal(stderr)
+                                        ? spdlog::color_mode::automatic
+                                        : spdlog::color_mode::never;
   auto created = std::make_shared<spdlog::logger>(
-      kLoggerName, std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+      kLoggerName, std::make_shared<spdlog::sinks::stderr_color_sink_mt>(colors));
   created->set_pattern(line_pattern(current_rank.load()));
   created->set_level(spdlog::level::info);
   spdlog::register_logger(created);
@@ -117,6 +121,17 @@ void add_log_sink(std::shared_ptr<spdlog::sinks::sink> sink) {
 void remove_log_sink(const std::shared_ptr<spdlog::sinks::sink>& sink) {
   auto& sinks = logger().sinks();
   sinks.erase(std::remove(sinks.begin(), sinks.end(), sink), sinks.end());
+}
+
+bool launched_by_mpi() {
+  // Open MPI's mpirun, then the PMI and PMIx process managers (MPICH's mpiexec, Slurm's srun).
+  for (const char* variable : {"OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMIX_RANK"})
+    if (std::getenv(variable) != nullptr) return true;
+  return false;
+}
+
+bool is_interactive_terminal(std::FILE* stream) {
+  return stream != nullptr && isatty(fileno(stream)) == 1 && !launched_by_mpi();
 }
 
 }  // namespace minidl

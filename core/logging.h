@@ -9,6 +9,7 @@
 // `minidl::logger().info("loss {:.4f}", loss)`. The level starts at info, or at the value of the
 // environment variable MINIDL_LOG_LEVEL when it names one (trace, debug, info, warn, error,
 // critical, off).
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -43,5 +44,13 @@ int log_rank();
 // directly to logger().sinks() keep their own pattern until the next set_log_rank().
 void add_log_sink(std::shared_ptr<spdlog::sinks::sink> sink);
 void remove_log_sink(const std::shared_ptr<spdlog::sinks::sink>& sink);
+
+// Whether `stream` is shown on a person's terminal, so that colours and lines redrawn in place
+// belong in it: a terminal, and not the output of a process that an MPI launcher started.
+// mpirun hands its ranks a pseudo-terminal even when its own output goes to a file or a pipe,
+// so isatty() alone would put escape codes into every log of a multi-process run.
+bool is_interactive_terminal(std::FILE* stream);
+// Whether an MPI launcher (mpirun, mpiexec, srun with PMI/PMIx) started this process.
+bool launched_by_mpi();
 
 }  // namespace minidl

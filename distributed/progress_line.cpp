@@ -1,9 +1,9 @@
 #include "distributed/progress_line.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <string>
+
+#include "core/logging.h"
 
 namespace minidl::distributed {
 
@@ -13,7 +13,7 @@ constexpr int kBarWidth = 20;
 
 ProgressMode resolve(ProgressMode mode, std::FILE* out) {
   if (mode != ProgressMode::kAuto) return mode;
-  return isatty(fileno(out)) ? ProgressMode::kLive : ProgressMode::kPlain;
+  return is_interactive_terminal(out) ? ProgressMode::kLive : ProgressMode::kPlain;
 }
 
 std::string minutes_seconds(double seconds) {

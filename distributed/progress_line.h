@@ -15,7 +15,8 @@ namespace minidl::distributed {
 
 class ProgressLine {
  public:
-  // kAuto resolves to kLive when `out` is a terminal.
+  // kAuto resolves to kLive when `out` is a person's terminal (is_interactive_terminal: not under
+  // mpirun, which gives its ranks a pseudo-terminal even when its output goes to a log).
   ProgressLine(ProgressMode mode, int64_t log_every, std::FILE* out = stdout);
 
   void start_epoch(int64_t epoch, int64_t epochs, int64_t batches, int64_t first_batch);
