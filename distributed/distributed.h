@@ -7,6 +7,7 @@
 #include "distributed/metrics_log.h"
 #include "distributed/mpi_process_group.h"
 #include "distributed/nccl_process_group.h"
+#include "distributed/output_paths.h"
 #include "distributed/process_group.h"
 #include "distributed/single_process_group.h"
 #include "distributed/stop_signal.h"

@@ -2,7 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 
 #include "core/autocast.h"
@@ -11,6 +13,7 @@
 #include "core/generator.h"
 #include "core/logging.h"
 #include "distributed/init.h"
+#include "distributed/output_paths.h"
 #include "distributed/progress_line.h"
 #include "distributed/stop_signal.h"
 #include "distributed/training_checkpoint.h"
@@ -75,7 +78,8 @@ Trainer::Trainer(nn::AnyModule model, optim::Optimizer& optimizer, data::DataLoa
       train_loader_(train_loader),
       test_loader_(test_loader),
       options_(std::move(options)),
-      scaler_(amp::GradScalerOptions().enabled(options_.precision() == kFloat16)) {
+      scaler_(amp::GradScalerOptions(options_.grad_scaler())
+                  .enabled(options_.precision() == kFloat16)) {
   const DType precision = options_.precision();
   MINIDL_CHECK(precision == kFloat32 || precision == kFloat16 || precision == kBFloat16,
                "Trainer: expected the precision float32, float16 or bfloat16, got ", precision);
@@ -110,13 +114,41 @@ std::pair<double, int64_t> Trainer::global_train_loss() const {
 
 std::optional<fs::path> Trainer::resume_path() const {
   if (options_.resume().empty()) return std::nullopt;
-  if (options_.resume() == "auto") return newest_checkpoint(options_.checkpoint_dir());
+  if (options_.resume() == "auto") return newest_valid_checkpoint();
   MINIDL_CHECK(fs::is_regular_file(options_.resume()), "checkpoint ", options_.resume(),
                ": no such file");
   return fs::path(options_.resume());
 }
 
+std::optional<fs::path> Trainer::newest_valid_checkpoint() const {
+  const fs::path& directory = options_.checkpoint_dir();
+  const std::vector<fs::path> paths = list_checkpoints(directory);
+  if (paths.empty()) {
+    if (is_main_rank())
+      logger().info("resume auto: no checkpoint in {}; starting afresh", directory.string());
+    return std::nullopt;
+  }
+  // A run killed mid-write leaves no damaged checkpoint (they are renamed into place complete),
+  // but a disk can fill or a file be copied in half: fall back to the newest one that reads.
+  std::string skipped;
+  for (auto path = paths.rbegin(); path != paths.rend(); ++path) {
+    try {
+      check_training_checkpoint_file(*path);
+      return *path;
+    } catch (const Error& error) {
+      if (is_main_rank())
+        logger().warn("resume auto: skipping {}, which cannot be used: {}", path->string(),
+                      error.what());
+      skipped += std::string("\n  ") + error.what();
+    }
+  }
+  throw Error("resume auto: none of the " + std::to_string(paths.size()) + " checkpoints in " +
+              directory.string() + " can be used:" + skipped);
+}
+
 void Trainer::restore(const fs::path& path) {
+  const std::optional<optim::ScalarMap> planned_schedule =
+      scheduler_ != nullptr ? std::optional(scheduler_->schedule()) : std::nullopt;
   TrainingCheckpoint checkpoint =
       load_training_checkpoint(path, *model_.ptr(), optimizer_, scheduler_,
                                options_.model_name(), options_.dataset_name());
@@ -136,6 +168,15 @@ void Trainer::restore(const fs::path& path) {
                "checkpoint ", path.string(), " was trained in ",
                saved_precision == checkpoint.metadata.end() ? "?" : saved_precision->second,
                " precision, but this run uses ", precision, "; resume with the same precision");
+  // Note [Resuming changes nothing]: a resumed run takes the steps a straight run would have.
+  // The checkpoint's schedule continues; one that is not the schedule this run was given (other
+  // epochs, steps per epoch or learning rate) would silently become another run, so it is refused.
+  if (planned_schedule && scheduler_->schedule() != *planned_schedule)
+    throw Error("checkpoint " + path.string() + " was trained on the schedule " +
+                optim::to_json(scheduler_->schedule()) + ", but this run's is " +
+                optim::to_json(*planned_schedule) +
+                "; resume with the settings of the run that wrote it (epochs, batch size, "
+                "learning rate and schedule), or start a new run");
   if (scaler_.is_enabled()) {
     const auto scaler_state = checkpoint.metadata.find(kGradScalerKey);
     MINIDL_CHECK(scaler_state != checkpoint.metadata.end(), "checkpoint ", path.string(),
@@ -169,14 +210,11 @@ void Trainer::restore(const fs::path& path) {
     train_samples_ = 0;
   }
   default_generator().set_state(checkpoint.generator);
-  if (is_main_rank())
-    logger().info("resumed from {}: epoch {}, batch {}, step {}", path.string(), epoch_ + 1,
-                 batch_, step_);
 }
 
 fs::path Trainer::save_checkpoint() {
   if (ddp_) ddp_->sync_buffers();  // collective, as is the loss sum below
-  const auto [loss_sum, samples] = global_train_loss();
+  const auto [loss_sum, samples] = check_finite_loss();
   const fs::path path = checkpoint_path(options_.checkpoint_dir(), step_);
   if (!is_main_rank()) return path;
   TrainingCheckpoint checkpoint;
@@ -207,6 +245,7 @@ void Trainer::train_step(const data::Batch& batch, TrainStepGraph* graph) {
     graph->run(images, batch.labels);
   else
     run_step(images, batch.labels);
+  last_step_lr_ = optimizer_.param_groups().front().options().get_lr();
   if (scheduler_ != nullptr) scheduler_->step();  // on the host: a replay reads the new lr
   train_samples_ += batch.size();
   ++step_;
@@ -245,6 +284,30 @@ bool Trainer::reached_max_steps() const {
   return options_.max_steps() > 0 && step_ >= options_.max_steps();
 }
 
+bool Trainer::finished() const { return epoch_ >= options_.epochs() || reached_max_steps(); }
+
+std::pair<double, int64_t> Trainer::check_finite_loss() {
+  const auto [loss_sum, samples] = global_train_loss();
+  if (std::isfinite(loss_sum)) {
+    if (samples > 0) {
+      last_finite_loss_ = loss_sum / static_cast<double>(samples);
+      last_finite_step_ = step_;
+    }
+    return {loss_sum, samples};
+  }
+  // Every rank sees the same sum, so every rank throws here.
+  const std::string since =
+      std::isnan(last_finite_loss_)
+          ? fmt::format("between step {} (where this run started) and step {}", last_finite_step_,
+                        step_)
+          : fmt::format("between step {} (running loss {:.4f}, the last finite one) and step {}",
+                        last_finite_step_, last_finite_loss_, step_);
+  throw Error(fmt::format("Trainer: the training loss became {} {} (epoch {}): the model has "
+                          "diverged. Stopping without writing a checkpoint of it (the newest one, "
+                          "if any, is from before); try a lower learning rate",
+                          std::isnan(loss_sum) ? "nan" : "inf", since, epoch_ + 1));
+}
+
 Evaluation Trainer::evaluate() {
   if (ddp_) ddp_->sync_buffers();  // every rank evaluates rank 0's model
   NoGradGuard no_grad;
@@ -269,21 +332,65 @@ Evaluation Trainer::evaluate() {
           static_cast<double>(correct.item<int64_t>()) / static_cast<double>(samples), samples};
 }
 
-void Trainer::print_epoch_line(const EpochMetrics& metrics) const {
+void Trainer::print_epoch_line(const EpochMetrics& metrics, int64_t batches_done) const {
   if (!is_main_rank()) return;
-  std::printf("epoch %lld/%lld  train_loss %.4f  test_loss %.4f  test_accuracy %.4f  %.0f img/s  "
+  // An epoch cut short by max_steps says so: it is not one of the epochs completed.
+  const int64_t batches = train_loader_.num_batches();
+  const std::string partial =
+      batches_done < batches ? " (stopped at batch " + std::to_string(batches_done) + "/" +
+                                   std::to_string(batches) + ")"
+                             : std::string();
+  std::printf("epoch %lld/%lld%s  train_loss %.4f  test_loss %.4f  test_accuracy %.4f  %.0f img/s  "
               "%.1f s\n",
               static_cast<long long>(metrics.epoch), static_cast<long long>(options_.epochs()),
-              metrics.train_loss, metrics.test_loss, metrics.test_accuracy,
+              partial.c_str(), metrics.train_loss, metrics.test_loss, metrics.test_accuracy,
               metrics.images_per_sec, metrics.seconds);
   std::fflush(stdout);
+}
+
+void Trainer::prepare_outputs() const {
+  if (!is_main_rank()) return;  // rank 0 alone writes
+  if (!options_.checkpoint_dir().empty()) {
+    check_writable_directory(options_.checkpoint_dir(), "TrainerOptions::checkpoint_dir");
+    for (const fs::path& stale : remove_stale_temporaries(options_.checkpoint_dir()))
+      logger().info("removed {}, left by a run that was killed while writing a checkpoint",
+                    stale.string());
+  }
+  if (!options_.metrics_path().empty())
+    check_writable_file(options_.metrics_path(), "TrainerOptions::metrics_path");
+}
+
+TrainingResult Trainer::finished_result(const fs::path& checkpoint, Clock::time_point run_start) {
+  if (is_main_rank())
+    logger().info("{} has trained {} epochs ({} steps) of the {} epochs{} asked for: nothing left "
+                  "to train; evaluating it", checkpoint.string(), epoch_, step_, options_.epochs(),
+                  options_.max_steps() > 0
+                      ? " (at most " + std::to_string(options_.max_steps()) + " steps)"
+                      : std::string());
+  TrainingResult result;
+  result.test = evaluate();
+  result.epochs = epoch_;
+  result.steps = step_;
+  result.last_checkpoint = checkpoint;
+  result.wall_seconds = seconds_since(run_start);
+  return result;
 }
 
 TrainingResult Trainer::fit() {
   const Clock::time_point run_start = Clock::now();
   epoch_ = batch_ = step_ = train_samples_ = 0;
   train_loss_sum_ = zeros({}, device_of(model_));
-  if (const std::optional<fs::path> from = resume_path()) restore(*from);
+  last_finite_loss_ = std::numeric_limits<double>::quiet_NaN();
+  last_finite_step_ = 0;
+  prepare_outputs();
+  if (const std::optional<fs::path> from = resume_path()) {
+    restore(*from);
+    last_finite_step_ = step_;
+    if (finished()) return finished_result(*from, run_start);
+    if (is_main_rank())
+      logger().info("resumed from {}: epoch {}, batch {}, step {}", from->string(), epoch_ + 1,
+                    batch_, step_);
+  }
 
   std::optional<MetricsLog> metrics_log;
   if (!options_.metrics_path().empty() && is_main_rank())
@@ -308,7 +415,7 @@ TrainingResult Trainer::fit() {
                         options_.log_every());
   double train_seconds = 0;
   int64_t images_this_run = 0;
-  while (epoch_ < options_.epochs() && !reached_max_steps()) {
+  while (!finished()) {
     const Clock::time_point epoch_start = Clock::now();
     if (batch_ == 0) {
       train_loss_sum_.zero_();
@@ -326,6 +433,8 @@ TrainingResult Trainer::fit() {
       if (progress.due(batch_))
         progress.show(batch_, train_loss_sum_.item<double>() / static_cast<double>(train_samples_),
                       static_cast<double>(images_this_pass) / seconds_since(epoch_start));
+      // Every rank at the same steps: the check is collective under data parallelism.
+      if (step_ % options_.log_every() == 0) check_finite_loss();
       if (stop_signal() || reached_max_steps()) break;
     }
     progress.end_epoch();
@@ -338,12 +447,17 @@ TrainingResult Trainer::fit() {
       if (checkpoints) result.last_checkpoint = save_checkpoint();
       break;
     }
+    const auto [loss_sum, samples] = check_finite_loss();
     result.test = evaluate();
+    // A step that made the weights non-finite can still have had a finite loss itself.
+    MINIDL_CHECK(std::isfinite(result.test.loss), "Trainer: the test loss after step ", step_,
+                 " (epoch ", epoch_ + 1, ") is ", result.test.loss, ": the model's weights are "
+                 "no longer finite. Stopping without a checkpoint (the newest one, if any, is "
+                 "from before). Try a lower learning rate");
     EpochMetrics metrics;
     metrics.epoch = epoch_ + 1;
     metrics.step = step_;
-    metrics.lr = optimizer_.param_groups().front().options().get_lr();
-    const auto [loss_sum, samples] = global_train_loss();
+    metrics.lr = last_step_lr_;
     metrics.train_loss = samples > 0 ? loss_sum / static_cast<double>(samples) : 0;
     metrics.test_loss = result.test.loss;
     metrics.test_accuracy = result.test.accuracy;
@@ -351,7 +465,7 @@ TrainingResult Trainer::fit() {
         pass_seconds > 0 ? static_cast<double>(images_this_pass * world_size_) / pass_seconds : 0;
     metrics.seconds = seconds_since(epoch_start);
     metrics.precision = precision_name(options_.precision());
-    print_epoch_line(metrics);
+    print_epoch_line(metrics, batch_);
     if (metrics_log) metrics_log->append(metrics);
     result.history.push_back(metrics);
 
@@ -373,8 +487,9 @@ TrainingResult Trainer::fit() {
   }
   result.epochs = epoch_;
   result.steps = step_;
+  result.images_trained = images_this_run * world_size_;
   result.train_images_per_sec =
-      train_seconds > 0 ? static_cast<double>(images_this_run * world_size_) / train_seconds : 0;
+      train_seconds > 0 ? static_cast<double>(result.images_trained) / train_seconds : 0;
   result.wall_seconds = seconds_since(run_start);
   if (graph != nullptr) result.graph_replays = static_cast<int64_t>(graph->replays());
   return result;

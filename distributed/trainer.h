@@ -39,6 +39,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -65,6 +66,7 @@ struct TrainingResult {
   int64_t epochs = 0;  // epochs completed, counting those before a resume
   int64_t steps = 0;   // optimizer steps taken, likewise
   Evaluation test;     // the last evaluation
+  int64_t images_trained = 0;       // by this run, on every rank; 0 when it had nothing to train
   double train_images_per_sec = 0;  // over this run's training time (evaluation excluded)
   double wall_seconds = 0;          // this run's time in fit()
   std::vector<EpochMetrics> history;  // the epochs this run finished
@@ -84,7 +86,21 @@ class Trainer {
   void set_scheduler(optim::LRScheduler* scheduler) { scheduler_ = scheduler; }
 
   // Trains from epoch 0, or from the checkpoint options().resume() names, to options().epochs()
-  // (or max_steps), evaluating after each epoch.
+  // (or max_steps), evaluating after each epoch. Before the first step it checks that the
+  // checkpoint directory and the metrics file can be written, and removes the temporaries of
+  // checkpoint writes that a killed run left (remove_stale_temporaries).
+  //
+  // Resuming (Note [Resuming changes nothing] in trainer.cpp): "auto" takes the newest checkpoint
+  // that reads, skipping damaged ones with a warning; the checkpoint's schedule must be the one
+  // this run's scheduler was built with, or fit() throws naming both; a checkpoint that has
+  // trained every epoch (or max_steps) asked for is evaluated, not trained further, and the
+  // result says so (images_trained 0).
+  //
+  // A diverged run stops: fit() throws minidl::Error when the running training loss becomes inf
+  // or NaN (checked every log_every() steps and at the end of each epoch, a read of one number)
+  // or the test loss after an epoch does, naming the step and the last finite loss, and writes
+  // no checkpoint of the diverged weights. A float16 step that the GradScaler skips has a finite
+  // loss, so loss scaling does not trip it.
   TrainingResult fit();
   // Mean loss and accuracy of the model on the test loader, in eval mode without gradients.
   Evaluation evaluate();
@@ -97,6 +113,12 @@ class Trainer {
 
   // The checkpoint to resume from, if any.
   std::optional<std::filesystem::path> resume_path() const;
+  std::optional<std::filesystem::path> newest_valid_checkpoint() const;
+  // Checks the checkpoint directory and the metrics path, and removes stale temporaries.
+  void prepare_outputs() const;
+  // The result of resuming a run that has nothing left to train: its evaluation.
+  TrainingResult finished_result(const std::filesystem::path& checkpoint,
+                                 Clock::time_point run_start);
   void restore(const std::filesystem::path& path);
   std::filesystem::path save_checkpoint();
   // One step; through `graph` (replayed or eager, as it decides) when there is one.
@@ -105,8 +127,13 @@ class Trainer {
   void run_step(const Tensor& images, const Tensor& labels);
   // Whether fit() captures the step in a CUDA graph (TrainerOptions::cuda_graph).
   bool cuda_graph_applies() const;
-  void print_epoch_line(const EpochMetrics& metrics) const;
+  void print_epoch_line(const EpochMetrics& metrics, int64_t batches_done) const;
   bool reached_max_steps() const;
+  // Every epoch asked for is done, or max_steps is reached.
+  bool finished() const;
+  // The epoch's training loss sum and sample count over every rank (collective); throws when the
+  // sum is inf or NaN.
+  std::pair<double, int64_t> check_finite_loss();
   bool is_main_rank() const { return rank_ == 0; }
   Tensor forward(const Tensor& images);
   // The epoch's training loss sum and sample count over every rank.
@@ -130,6 +157,11 @@ class Trainer {
   int64_t step_ = 0;
   Tensor train_loss_sum_;
   int64_t train_samples_ = 0;
+  double last_step_lr_ = 0;  // the lr of the last step taken (param group 0)
+  // The last running loss check_finite_loss() found finite (NaN before the first), and at which
+  // step (where the run started, before the first).
+  double last_finite_loss_ = std::numeric_limits<double>::quiet_NaN();
+  int64_t last_finite_step_ = 0;
 };
 
 }  // namespace minidl::distributed

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/dtype.h"
+#include "optim/grad_scaler.h"
 
 namespace minidl::distributed {
 
@@ -49,6 +50,9 @@ class TrainerOptions {
   // kFloat32, or mixed precision: kBFloat16, or kFloat16 with dynamic loss scaling (the trainer's
   // amp::GradScaler, saved in checkpoints). Parameters and optimizer state stay float32.
   TrainerOptions& precision(DType value) { precision_ = value; return *this; }
+  // The GradScaler's settings for float16 (init_scale, growth_interval, ...); its enabled() is
+  // ignored: the scaler is on for float16 and off otherwise.
+  TrainerOptions& grad_scaler(amp::GradScalerOptions value) { grad_scaler_ = value; return *this; }
   // Capture the training step in a CUDA graph and replay it (distributed/train_step_graph.h),
   // where that applies: a model on a GPU, one process (no data parallelism), and no nn::Dropout
   // with p > 0 (its random mask cannot be replayed). A model that calls the functional dropout
@@ -70,6 +74,7 @@ class TrainerOptions {
   bool handle_signals() const { return handle_signals_; }
   double label_smoothing() const { return label_smoothing_; }
   DType precision() const { return precision_; }
+  const amp::GradScalerOptions& grad_scaler() const { return grad_scaler_; }
   bool cuda_graph() const { return cuda_graph_; }
 
  private:
@@ -87,6 +92,7 @@ class TrainerOptions {
   bool handle_signals_ = true;
   double label_smoothing_ = 0;
   DType precision_ = kFloat32;
+  amp::GradScalerOptions grad_scaler_;
   bool cuda_graph_ = true;
 };
 

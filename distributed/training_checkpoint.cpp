@@ -1,6 +1,10 @@
 #include "distributed/training_checkpoint.h"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <regex>
@@ -90,13 +94,10 @@ void save_training_checkpoint(const fs::path& path, const nn::Module& model,
   serialize::write_safetensors(path, tensors, metadata);
 }
 
-TrainingCheckpoint load_training_checkpoint(const fs::path& path, nn::Module& model,
-                                            optim::Optimizer& optimizer,
-                                            optim::LRScheduler* scheduler,
-                                            const std::string& expected_model,
-                                            const std::string& expected_dataset) {
-  serialize::SafetensorsContents contents = serialize::read_safetensors(path);
-  const serialize::SafetensorsMetadata& metadata = contents.metadata;
+namespace {
+
+// The format entry of a checkpoint's metadata, checked.
+void check_format(const serialize::SafetensorsMetadata& metadata, const fs::path& path) {
   const auto format = metadata.find("format");
   MINIDL_CHECK(format != metadata.end() && format->second == kTrainingCheckpointFormat,
                "checkpoint ", path.string(), ": expected a training checkpoint (format \"",
@@ -104,6 +105,22 @@ TrainingCheckpoint load_training_checkpoint(const fs::path& path, nn::Module& mo
                format == metadata.end() ? std::string("no format entry (a model file saved by "
                                                       "nn::save, or another program's file?)")
                                         : "format \"" + format->second + "\"");
+}
+
+}  // namespace
+
+void check_training_checkpoint_file(const fs::path& path) {
+  check_format(serialize::read_safetensors(path).metadata, path);
+}
+
+TrainingCheckpoint load_training_checkpoint(const fs::path& path, nn::Module& model,
+                                            optim::Optimizer& optimizer,
+                                            optim::LRScheduler* scheduler,
+                                            const std::string& expected_model,
+                                            const std::string& expected_dataset) {
+  serialize::SafetensorsContents contents = serialize::read_safetensors(path);
+  const serialize::SafetensorsMetadata& metadata = contents.metadata;
+  check_format(metadata, path);
 
   TrainingCheckpoint checkpoint;
   checkpoint.model = required(metadata, "model", path);
@@ -191,6 +208,28 @@ void prune_checkpoints(const fs::path& directory, int64_t keep) {
   const std::vector<fs::path> paths = list_checkpoints(directory);
   const int64_t excess = static_cast<int64_t>(paths.size()) - std::max<int64_t>(keep, 1);
   for (int64_t i = 0; i < excess; ++i) fs::remove(paths[static_cast<size_t>(i)]);
+}
+
+std::vector<fs::path> remove_stale_temporaries(const fs::path& directory) {
+  static const std::regex kTemporary(R"(checkpoint-\d+\.safetensors\.tmp-(\d+)-\d+)");
+  std::vector<fs::path> removed;
+  std::error_code error;
+  if (!fs::is_directory(directory, error)) return removed;
+  for (const fs::directory_entry& entry : fs::directory_iterator(directory)) {
+    const std::string name = entry.path().filename().string();
+    std::smatch match;
+    if (!entry.is_regular_file() || !std::regex_match(name, match, kTemporary)) continue;
+    const std::string& pid_text = match[1].str();
+    pid_t pid = 0;
+    const auto [end, parse_error] =
+        std::from_chars(pid_text.data(), pid_text.data() + pid_text.size(), pid);
+    // A pid too large for pid_t belongs to no process.
+    const bool owner_alive = parse_error == std::errc() && pid > 0 && pid != ::getpid() &&
+                             (::kill(pid, 0) == 0 || errno == EPERM);
+    if (owner_alive) continue;
+    if (fs::remove(entry.path(), error)) removed.push_back(entry.path());
+  }
+  return removed;
 }
 
 }  // namespace minidl::distributed

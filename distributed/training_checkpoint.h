@@ -70,4 +70,17 @@ std::optional<std::filesystem::path> newest_checkpoint(const std::filesystem::pa
 // Removes all but the `keep` newest checkpoints.
 void prune_checkpoints(const std::filesystem::path& directory, int64_t keep);
 
+// Throws minidl::Error, naming the file and what is wrong, unless `path` is a complete, readable
+// training checkpoint (safetensors header, every tensor's bytes, the format entry). It does not
+// check what the checkpoint holds against a model: load_training_checkpoint does.
+void check_training_checkpoint_file(const std::filesystem::path& path);
+
+// A checkpoint being written lives under "<checkpoint name>.tmp-<pid>-<n>" until it is renamed
+// (nn/safetensors.cpp). A process killed while writing leaves its temporary behind; this removes
+// those in `directory` whose process is gone (no process has the pid, or it is this process, which
+// has written none yet when a run starts) and returns them. Temporaries of live processes stay:
+// another run may be writing into the same directory. The pid is this host's: on a file system
+// shared by several hosts a dead process of another host whose pid is alive here is left alone.
+std::vector<std::filesystem::path> remove_stale_temporaries(const std::filesystem::path& directory);
+
 }  // namespace minidl::distributed

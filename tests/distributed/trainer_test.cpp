@@ -4,7 +4,11 @@
 // schedule, batch-norm buffers, dropout's random numbers, and shuffled, augmented batches.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -69,21 +73,52 @@ class InterruptingDataset : public data::Dataset {
   mutable std::atomic<bool> raised_{false};
 };
 
+// Copies of a model's parameters and buffers.
+std::vector<Tensor> copy_state(const nn::Module& model) {
+  std::vector<Tensor> state;
+  for (const auto& item : model.state_dict()) state.push_back(item.value().clone());
+  return state;
+}
+
 struct Outcome {
   TrainingResult result;
-  std::vector<Tensor> state;  // copies of the model's parameters and buffers at the end
+  std::vector<Tensor> state;          // at the end
+  std::vector<Tensor> initial_state;  // before fit()
 };
 
-Outcome train(TrainerOptions options, std::shared_ptr<const data::Dataset> dataset = train_set()) {
+// The cosine schedule of the runs, but `lr` from epoch `from` on: a run that diverges there.
+class DivergingSchedule : public optim::CosineAnnealingLR {
+ public:
+  DivergingSchedule(optim::Optimizer& optimizer, int64_t T_max, int64_t from, double lr)
+      : CosineAnnealingLR(optimizer, T_max), from_(from), lr_(lr) {}
+  double lr_at(int64_t epoch, size_t group) const override {
+    return epoch >= from_ ? lr_ : CosineAnnealingLR::lr_at(epoch, group);
+  }
+
+ private:
+  int64_t from_;
+  double lr_;
+};
+
+// What a test changes about the run beside its TrainerOptions.
+struct RunSetup {
+  std::shared_ptr<const data::Dataset> dataset = train_set();
+  int64_t schedule_steps = kEpochs * kStepsPerEpoch;  // the cosine schedule's T_max
+  int64_t diverge_from_step = 0;  // > 0: every step from this one on has the lr 1e30
+};
+
+Outcome train(TrainerOptions options, const RunSetup& setup = {}) {
   manual_seed(7);
   nn::Sequential model{nn::Conv2d(1, 4, 3), nn::BatchNorm2d(4), nn::ReLU(), nn::Flatten(),
                        nn::Dropout(nn::DropoutOptions(0.25)), nn::Linear(4 * 12 * 12, 10)};
   optim::SGD optimizer(model->parameters(),
                        optim::SGDOptions(0.05).momentum(0.9).nesterov(true).weight_decay(1e-4));
-  optim::CosineAnnealingLR schedule(optimizer, kEpochs * kStepsPerEpoch);
+  DivergingSchedule schedule(optimizer, setup.schedule_steps,
+                             setup.diverge_from_step > 0 ? setup.diverge_from_step : INT64_MAX,
+                             1e30);
   const auto normalize = data::AugmentOptions().normalize({0.5f}, {0.25f});
   data::DataLoader train_loader(
-      std::move(dataset),
+      setup.dataset,
       data::DataLoaderOptions(kBatchSize).shuffle(true).seed(3).augment(
           data::AugmentOptions(normalize).random_crop(2).horizontal_flip().seed(4)));
   data::DataLoader test_loader(data::make_synthetic_dataset(100, {1, 14, 14}, 10, 2),
@@ -91,9 +126,9 @@ Outcome train(TrainerOptions options, std::shared_ptr<const data::Dataset> datas
   Trainer trainer(model, optimizer, train_loader, test_loader,
                   options.progress(ProgressMode::kNone).model_name("tiny").dataset_name("noise"));
   trainer.set_scheduler(&schedule);
-  Outcome outcome{trainer.fit(), {}};
-  for (const auto& item : model->state_dict()) outcome.state.push_back(item.value().clone());
-  return outcome;
+  const std::vector<Tensor> initial_state = copy_state(*model.ptr());
+  TrainingResult result = trainer.fit();
+  return {std::move(result), copy_state(*model.ptr()), initial_state};
 }
 
 void expect_same_weights(const Outcome& actual, const Outcome& expected) {
@@ -149,7 +184,7 @@ TEST_P(StopSignal, MidEpochSavesACheckpointAndTheResumedRunLosesNothing) {
   const Outcome straight = train(TrainerOptions().epochs(kEpochs));
   const auto interrupting = std::make_shared<InterruptingDataset>(train_set(), 1, 100, GetParam());
   const Outcome stopped =
-      train(TrainerOptions().epochs(kEpochs).checkpoint_dir(directory), interrupting);
+      train(TrainerOptions().epochs(kEpochs).checkpoint_dir(directory), {.dataset = interrupting});
   ASSERT_EQ(stopped.result.stop_signal, GetParam());
   EXPECT_EQ(stopped.result.epochs, 1);
   EXPECT_GT(stopped.result.steps, kStepsPerEpoch);
@@ -278,6 +313,157 @@ TEST(Trainer, RejectsBadOptionsAndUnnormalisedImages) {
   data::DataLoader raw(train_set(), data::DataLoaderOptions(kBatchSize));
   Trainer trainer(model, optimizer, raw, raw, TrainerOptions().progress(ProgressMode::kNone));
   EXPECT_ERROR_CONTAINS(trainer.fit(), "Trainer: expected float images from the loader");
+}
+
+// Issue 15, item 1: resuming a run that has trained every epoch evaluates it and reports that,
+// instead of a summary of zeros.
+TEST(Trainer, ResumingAFinishedRunEvaluatesItWithoutTraining) {
+  const fs::path directory = scratch_directory();
+  const Outcome finished = train(TrainerOptions().epochs(kEpochs).checkpoint_dir(directory));
+  const Outcome again = train(TrainerOptions().epochs(kEpochs).checkpoint_dir(directory)
+                                  .resume("auto").metrics_path(directory / "metrics.jsonl"));
+  EXPECT_TRUE(again.result.history.empty());
+  EXPECT_EQ(again.result.epochs, kEpochs);
+  EXPECT_EQ(again.result.steps, kEpochs * kStepsPerEpoch);
+  EXPECT_EQ(again.result.images_trained, 0);
+  EXPECT_EQ(again.result.test.samples, 100);
+  EXPECT_EQ(again.result.test.loss, finished.result.test.loss);
+  EXPECT_EQ(again.result.test.accuracy, finished.result.test.accuracy);
+  EXPECT_EQ(again.result.last_checkpoint, checkpoint_path(directory, kEpochs * kStepsPerEpoch));
+  expect_same_weights(again, finished);
+  // max_steps reached counts as finished too.
+  const fs::path capped = directory / "capped";
+  const Outcome partial = train(TrainerOptions().epochs(kEpochs).max_steps(3).checkpoint_dir(capped));
+  const Outcome resumed =
+      train(TrainerOptions().epochs(kEpochs).max_steps(3).checkpoint_dir(capped).resume("auto"));
+  EXPECT_EQ(resumed.result.steps, 3);
+  EXPECT_EQ(resumed.result.images_trained, 0);
+  EXPECT_EQ(resumed.result.test.loss, partial.result.test.loss);
+}
+
+// Item 2: a checkpoint continues only the schedule it was trained on.
+TEST(Trainer, ResumingOnAnotherScheduleIsRefusedNamingBoth) {
+  const fs::path directory = scratch_directory();
+  train(TrainerOptions().epochs(1).checkpoint_dir(directory));
+  // As --epochs 3 instead of 2 would make it: T_max 24 instead of 16.
+  EXPECT_ERROR_CONTAINS(train(TrainerOptions().epochs(3).checkpoint_dir(directory).resume("auto"),
+                              {.schedule_steps = 3 * kStepsPerEpoch}),
+                        "was trained on the schedule {\"T_max\":16.0,");
+  EXPECT_ERROR_CONTAINS(train(TrainerOptions().epochs(3).checkpoint_dir(directory).resume("auto"),
+                              {.schedule_steps = 3 * kStepsPerEpoch}),
+                        "but this run's is {\"T_max\":24.0,");
+  // More epochs on the same schedule are allowed: the cosine goes on as PyTorch's closed form.
+  const Outcome longer = train(TrainerOptions().epochs(3).checkpoint_dir(directory).resume("auto"));
+  EXPECT_EQ(longer.result.steps, 3 * kStepsPerEpoch);
+}
+
+// Item 4: a diverging run stops at the check after it diverged, names the step and the last
+// finite loss, and leaves the checkpoint of the last good epoch as the newest.
+TEST(Trainer, ANonFiniteLossStopsTheRunAndKeepsTheLastGoodCheckpoint) {
+  const fs::path directory = scratch_directory();
+  const RunSetup diverging{.diverge_from_step = kStepsPerEpoch};
+  try {
+    train(TrainerOptions().epochs(kEpochs).checkpoint_dir(directory), diverging);
+    ADD_FAILURE() << "a run with the lr 1e30 in its second epoch trained on";
+  } catch (const Error& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("Trainer: the training loss became "), std::string::npos) << message;
+    EXPECT_NE(message.find(" and step 16 (epoch 2): the model has diverged"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("between step 8 (running loss "), std::string::npos) << message;
+  }
+  const std::vector<fs::path> kept = list_checkpoints(directory);
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0], checkpoint_path(directory, kStepsPerEpoch));
+  // With a check every 2 steps it stops within 2 steps of diverging.
+  try {
+    train(TrainerOptions().epochs(kEpochs).log_every(2), diverging);
+    ADD_FAILURE() << "the diverging run trained on";
+  } catch (const Error& error) {
+    const std::string message = error.what();
+    const size_t at = message.find(") and step ");
+    ASSERT_NE(at, std::string::npos) << message;
+    EXPECT_LT(std::stoll(message.substr(at + 11)), 2 * kStepsPerEpoch) << message;
+  }
+}
+
+// Item 4, float16: steps the GradScaler skips (every one, with a scale of 2^40 that overflows
+// float16's gradients) have finite losses and do not stop the run.
+TEST(Trainer, SkippedFloat16StepsDoNotCountAsDivergence) {
+  const Outcome skipped = train(TrainerOptions().epochs(kEpochs).log_every(1).precision(kFloat16)
+                                    .grad_scaler(amp::GradScalerOptions().init_scale(0x1p40)
+                                                     .max_consecutive_skips(0)));
+  EXPECT_EQ(skipped.result.steps, kEpochs * kStepsPerEpoch);
+  EXPECT_TRUE(std::isfinite(skipped.result.history.back().train_loss));
+  // Every step was skipped: the convolution's weight (state entry 0) is the initial one.
+  EXPECT_TRUE(testing::bitwise_equal(skipped.state[0], skipped.initial_state[0]));
+}
+
+// Item 5: temporaries of checkpoint writes that a killed run left are removed at the start of the
+// next run; those of live processes and other files stay.
+TEST(Trainer, RemovesTheTemporariesOfKilledCheckpointWrites) {
+  const fs::path directory = scratch_directory();
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);  // now a pid no process has
+  const std::string prefix = checkpoint_path(directory, 8).string() + ".tmp-";
+  const fs::path dead = prefix + std::to_string(child) + "-0";
+  const fs::path own = prefix + std::to_string(::getpid()) + "-3";  // a previous holder of the pid
+  const fs::path live = prefix + std::to_string(::getppid()) + "-1";
+  const fs::path other = directory / "notes.tmp-1-0";
+  for (const fs::path& path : {dead, own, live, other}) std::ofstream(path) << "partial";
+  train(TrainerOptions().epochs(1).checkpoint_dir(directory));
+  EXPECT_FALSE(fs::exists(dead));
+  EXPECT_FALSE(fs::exists(own));
+  EXPECT_TRUE(fs::exists(live));
+  EXPECT_TRUE(fs::exists(other));
+  EXPECT_EQ(remove_stale_temporaries(directory), std::vector<fs::path>{});
+}
+
+// Item 6: resume "auto" skips a damaged newest checkpoint and continues from the newest one that
+// reads; with none readable it fails listing each.
+TEST(Trainer, ResumeAutoFallsBackFromADamagedNewestCheckpoint) {
+  const fs::path directory = scratch_directory();
+  const Outcome straight = train(TrainerOptions().epochs(kEpochs));
+  train(TrainerOptions().epochs(kEpochs).checkpoint_dir(directory));
+  const fs::path newest = checkpoint_path(directory, kEpochs * kStepsPerEpoch);
+  fs::resize_file(newest, fs::file_size(newest) / 2);
+  const Outcome resumed = train(TrainerOptions().epochs(kEpochs).checkpoint_dir(directory)
+                                    .resume("auto"));
+  ASSERT_EQ(resumed.result.history.size(), 1u);  // the second epoch again
+  expect_same_metrics(resumed.result.history[0], straight.result.history[1]);
+  expect_same_weights(resumed, straight);
+
+  const fs::path damaged = scratch_directory() / "damaged";
+  fs::create_directories(damaged);
+  std::ofstream(checkpoint_path(damaged, 8)) << "garbage";
+  std::ofstream(checkpoint_path(damaged, 16)) << "";
+  EXPECT_ERROR_CONTAINS(train(TrainerOptions().epochs(kEpochs).checkpoint_dir(damaged)
+                                  .resume("auto")),
+                        "resume auto: none of the 2 checkpoints in " + damaged.string() +
+                            " can be used:\n  ");
+}
+
+// Item 7: unusable output paths fail before the first step, naming the option.
+TEST(Trainer, UnwritableOutputsFailBeforeTraining) {
+  const fs::path directory = scratch_directory();
+  const fs::path file = directory / "a-file";
+  std::ofstream(file) << "x";
+  EXPECT_ERROR_CONTAINS(train(TrainerOptions().checkpoint_dir(file)),
+                        "TrainerOptions::checkpoint_dir " + file.string() +
+                            ": expected a directory, found a file");
+  EXPECT_ERROR_CONTAINS(train(TrainerOptions().checkpoint_dir(file / "below")),
+                        "because " + file.string() + " is not a directory");
+  EXPECT_ERROR_CONTAINS(train(TrainerOptions().metrics_path(file / "metrics.jsonl")),
+                        "TrainerOptions::metrics_path " + (file / "metrics.jsonl").string());
+  EXPECT_ERROR_CONTAINS(train(TrainerOptions().metrics_path(directory)),
+                        "expected a file, found a directory");
+  // /proc takes no new files, even from root, whom permissions do not stop.
+  EXPECT_ERROR_CONTAINS(train(TrainerOptions().checkpoint_dir("/proc/minidl-checkpoints")),
+                        "TrainerOptions::checkpoint_dir /proc/minidl-checkpoints: cannot be "
+                        "created in /proc");
+  EXPECT_FALSE(fs::exists(directory / "below"));
 }
 
 TEST(MetricsLog, AResumedRunKeepsTheEpochsBeforeItsCheckpoint) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end checks of train_lenet and train_cifar10 (CTest e2e.trainers.<case>):
 #   trainers_e2e.sh <tools dir> <scratch dir> <case>
-# cases: accuracy, resume_after_signal, errors, help, cifar10_smoke, data_parallel (mpirun). Each prints what it checks and
+# cases: accuracy, resume_after_signal, errors, reliability, help, options, cifar10_smoke, data_parallel (mpirun). Each prints what it checks and
 # exits non-zero on the first failure. Real data: Fashion-MNIST from the Debian package.
 set -uo pipefail
 tools=$1 scratch=$2 case=$3
@@ -103,6 +103,71 @@ errors)
   grep -q "Stack\|terminate called\|Aborted" err.txt && fail "an error printed a stack dump"
   echo "every error exits with its status and one line naming what was wrong"
   ;;
+reliability)
+  # Issue 15's wrong results and lost work, as a user meets them (10 steps of 64 per epoch).
+  run=("$tools/train_lenet" --limit-train 640 --limit-test 200 --batch-size 64 --workers 1 --no-progress)
+  expect_status 0 "${run[@]}" --epochs 2 --checkpoint-dir straight
+  tail -n 1 out.txt >straight.json
+  # 2. --max-steps stops a run without changing its schedule: stopped + resumed = straight, byte
+  # for byte; the epoch line of the epoch cut short says so.
+  expect_status 0 "${run[@]}" --epochs 2 --checkpoint-dir split --max-steps 13
+  grep -q "^epoch 2/2 (stopped at batch 3/10) " out.txt ||
+    { cat out.txt >&2; fail "the epoch line of a run cut short by --max-steps does not say so"; }
+  expect_status 0 "${run[@]}" --epochs 2 --checkpoint-dir split --resume auto
+  cmp straight/checkpoint-000000020.safetensors split/checkpoint-000000020.safetensors ||
+    fail "--max-steps 13 and a resume end in another checkpoint than a straight run"
+  # 2. other --epochs on resume: refused, naming the checkpoint's schedule and this run's.
+  expect_status 1 "${run[@]}" --epochs 3 --checkpoint-dir split --resume auto
+  expect_stderr 'was trained on the schedule {"T_max":20.0,'
+  expect_stderr 'but this run'"'"'s is {"T_max":30.0,'
+  # 1. and 5. resuming a finished run evaluates it and trains nothing; a temporary that a killed
+  # checkpoint write left (pid 999999999: no process) is removed first.
+  touch straight/checkpoint-000000020.safetensors.tmp-999999999-0
+  expect_status 0 "${run[@]}" --epochs 2 --checkpoint-dir straight --resume auto
+  grep -q "^epoch" out.txt && { cat out.txt >&2; fail "a finished run trained again"; }
+  expect_stderr "has trained 2 epochs (20 steps) of the 2 epochs asked for: nothing left to train"
+  expect_stderr "removed straight/checkpoint-000000020.safetensors.tmp-999999999-0"
+  [[ ! -e straight/checkpoint-000000020.safetensors.tmp-999999999-0 ]] || fail "the stale temporary is still there"
+  for key in epochs steps test_accuracy test_loss; do
+    [[ $(json_field out.txt $key) == $(json_field straight.json $key) ]] ||
+      fail "$key: the finished run reports $(json_field out.txt $key), the straight run $(json_field straight.json $key)"
+  done
+  [[ $(json_field out.txt train_images_per_sec) == None ]] ||
+    fail "a run that trained nothing reports train_images_per_sec $(json_field out.txt train_images_per_sec)"
+  # 6. a damaged newest checkpoint: resume auto warns and falls back to the one before it.
+  cp -r straight fallback
+  truncate -s 1000 fallback/checkpoint-000000020.safetensors
+  expect_status 0 "${run[@]}" --epochs 2 --checkpoint-dir fallback --resume auto
+  expect_stderr "resume auto: skipping fallback/checkpoint-000000020.safetensors, which cannot be used"
+  cmp straight/checkpoint-000000020.safetensors fallback/checkpoint-000000020.safetensors ||
+    fail "the run resumed from the older checkpoint ends elsewhere than the straight run"
+  # 8. resume auto with no checkpoint says that it starts afresh.
+  expect_status 0 "${run[@]}" --epochs 1 --max-steps 1 --checkpoint-dir empty --resume auto
+  expect_stderr "resume auto: no checkpoint in empty; starting afresh"
+  # 3. onecycle's lrs stay positive to the end: the metrics' lr is the last step's, min_lr.
+  expect_status 0 "${run[@]}" --epochs 2 --lr 0.1 --schedule onecycle --checkpoint-dir "" \
+    --metrics onecycle.jsonl
+  python3 -c '
+import json, sys
+lrs = [json.loads(line)["lr"] for line in open("onecycle.jsonl")]
+sys.exit(0 if len(lrs) == 2 and min(lrs) > 0 and abs(lrs[-1] - 0.1 / 25 / 1e4) < 1e-15 else 1)' ||
+    fail "onecycle's lrs in the metrics: $(cat onecycle.jsonl)"
+  # 4. a diverging run stops, exit 1, naming the step; no checkpoint of it is written.
+  expect_status 1 "${run[@]}" --epochs 2 --lr 1e30 --checkpoint-dir diverged --log-every 2
+  expect_stderr "train_lenet: error: Trainer: the training loss became"
+  expect_stderr "the model has diverged"
+  [[ -z $(ls diverged 2>/dev/null) ]] || fail "the diverged run wrote $(ls diverged)"
+  # 7. outputs that cannot be written fail before the data loads, naming the option.
+  touch a-file
+  expect_status 1 "${run[@]}" --checkpoint-dir a-file
+  expect_stderr "train_lenet: error: --checkpoint-dir a-file: expected a directory, found a file"
+  expect_status 1 "${run[@]}" --checkpoint-dir "" --metrics a-file/m.jsonl
+  expect_stderr "--metrics a-file/m.jsonl: cannot be created, because a-file is not a directory"
+  expect_status 1 "${run[@]}" --checkpoint-dir /proc/minidl-e2e
+  expect_stderr "--checkpoint-dir /proc/minidl-e2e: cannot be created in /proc"
+  grep -q "^epoch" out.txt && fail "a run with an unusable output trained"
+  echo "max-steps + resume = straight; finished, damaged and empty resumes; onecycle; divergence; outputs"
+  ;;
 help)
   expect_status 0 "$tools/train_lenet" --help
   for option in --data-dir --dataset --model --epochs --batch-size --lr --momentum --nesterov \
@@ -123,20 +188,62 @@ cifar10_smoke)
   echo "$(tail -n 1 out.txt)"
   ;;
 data_parallel)
-  # 2 CPU ranks under mpirun (2048 images: 32 steps of 2 x 32 per epoch), then the checkpoint of
-  # the 2-rank run resumed by one process (64 steps of 32 per epoch) for a third epoch.
+  # 2 CPU ranks under mpirun (2048 images: 32 steps of 2 x 32 per epoch) for 2 of 3 epochs, then
+  # the checkpoint of the 2-rank run resumed by one process with the same global batch (32 steps
+  # of 64 per epoch, so the same schedule) for the third epoch.
   expect_status 0 mpirun --oversubscribe -np 2 "$tools/train_lenet" --device cpu --limit-train 2048 \
-    --limit-test 1000 --batch-size 32 --epochs 2 --workers 0 --no-progress --checkpoint-dir ckpt
+    --limit-test 1000 --batch-size 32 --epochs 3 --max-steps 64 --workers 0 --log-every 16 \
+    --checkpoint-dir ckpt
   [[ $(json_field out.txt world_size) == 2 && $(json_field out.txt steps) == 64 ]] ||
     fail "unexpected summary: $(tail -n 1 out.txt)"
-  [[ $(grep -c '^{"model"' out.txt) == 1 && $(grep -c '^epoch 2/2 ' out.txt) == 1 ]] ||
+  [[ $(grep -c '^{"model"' out.txt) == 1 && $(grep -c '^epoch 2/3  train_loss ' out.txt) == 1 ]] ||
     { cat out.txt >&2; fail "rank 0 alone should print the epoch lines and the summary"; }
+  # mpirun gives its ranks a pseudo-terminal: the progress lines must still be plain ones.
+  grep -q $'\033' out.txt && { cat -v out.txt >&2; fail "terminal escape codes in mpirun's output"; }
+  grep -q '^epoch 1/3 step 16/32 ' out.txt || { cat out.txt >&2; fail "no plain progress line"; }
   [[ $(ls ckpt | wc -l) == 2 ]] || fail "expected the checkpoints of 2 epochs, found: $(ls ckpt)"
   expect_status 0 "$tools/train_lenet" --device cpu --limit-train 2048 --limit-test 1000 \
-    --batch-size 32 --epochs 3 --workers 0 --no-progress --checkpoint-dir ckpt --resume auto
-  [[ $(json_field out.txt world_size) == 1 && $(json_field out.txt steps) == 128 &&
+    --batch-size 64 --epochs 3 --workers 0 --no-progress --checkpoint-dir ckpt --resume auto
+  [[ $(json_field out.txt world_size) == 1 && $(json_field out.txt steps) == 96 &&
      $(json_field out.txt epochs) == 3 ]] || fail "unexpected resumed summary: $(tail -n 1 out.txt)"
   echo "2 ranks for 2 epochs, then resumed by 1 process: $(tail -n 1 out.txt)"
+  ;;
+options)
+  # Every option refuses a bad value while parsing: exit 2 and one line naming the option.
+  bad_values=(
+    "--epochs 0" "--epochs -1" "--epochs 1e99" "--epochs 99999999999999999999" "--epochs 1.5"
+    "--epochs nan" "--batch-size 0" "--batch-size -64" "--batch-size 1e3"
+    "--checkpoint-every 0" "--max-steps -1" "--limit-train -1" "--limit-test -5"
+    "--log-every 0" "--workers -1" "--workers 65" "--lr nan" "--lr inf" "--lr 0" "--lr -0.1"
+    "--lr abc" "--momentum nan" "--momentum 1.5" "--momentum -0.1" "--weight-decay nan"
+    "--weight-decay inf" "--weight-decay -1" "--warmup-epochs nan" "--warmup-epochs inf"
+    "--warmup-epochs -1" "--warmup-epochs 1e300" "--seed -1" "--seed 18446744073709551616"
+    "--seed 1.5" "--seed 0x10")
+  for bad in "${bad_values[@]}"; do
+    read -r option value <<<"$bad"
+    expect_status 2 "$tools/train_lenet" "$option" "$value"
+    expect_stderr "train_lenet: usage error: $option: expected "
+    expect_stderr ", got $value"
+    [[ $(grep -o -- "$option" err.txt | wc -l) == 1 ]] ||
+      { cat err.txt >&2; fail "$bad: the message should name the option once"; }
+  done
+  expect_status 2 "$tools/train_lenet" --batch-size 0
+  expect_stderr "train_lenet: usage error: --batch-size: expected an integer >= 1, got 0"
+  expect_status 2 "$tools/train_lenet" --lr nan
+  expect_stderr "train_lenet: usage error: --lr: expected a finite number > 0, got nan"
+  expect_status 2 "$tools/train_lenet" --seed -1
+  expect_stderr "--seed: expected an integer from 0 to 18446744073709551615, got -1"
+  fast=(--max-steps 1 --limit-train 64 --limit-test 64 --batch-size 32 --checkpoint-dir ""
+        --no-progress)
+  expect_status 0 "$tools/train_lenet" "${fast[@]}" --seed 18446744073709551615
+  expect_status 2 "$tools/train_lenet" --max-steps 1 --limit-train 640 --limit-test 64 \
+    --checkpoint-dir "" --no-progress --batch-size 99999999999
+  expect_stderr "--batch-size 99999999999 is larger than the training set (640 images"
+  # A flag's default shows in --help: Nesterov momentum is on unless --no-nesterov.
+  expect_status 0 "$tools/train_lenet" --help
+  grep -A1 -- "--nesterov" out.txt | grep -q "default: on" ||
+    { grep -A1 -- "--nesterov" out.txt >&2; fail "--help does not show that --nesterov is on"; }
+  echo "${#bad_values[@]} bad values refused with exit 2 naming the option; seed 2^64-1 accepted"
   ;;
 *) fail "unknown case $case" ;;
 esac

@@ -4,9 +4,12 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -53,6 +56,96 @@ struct UsageError : Error {
   using Error::Error;
 };
 
+// ---- option validators ----
+// CLI11 runs a validator on an option's text before converting it and reports a refusal as
+// "--option: <message>" (a CLI::ValidationError: exit status 2). These parse the text themselves
+// because CLI11's own conversions are lax: strtoll and strtoull saturate or wrap numbers out of
+// range (a seed of -1 becomes 2^64-1), base 0 reads "010" as octal, and strtold takes nan and inf.
+
+// Upper bound of --epochs and --warmup-epochs: keeps epochs x steps per epoch far inside int64_t.
+constexpr int64_t kMaxEpochs = 1'000'000;
+
+enum class Bound { kInclusive, kExclusive };
+
+std::string number_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.15g", value);  // 0, 0.5, 1000000
+  return text;
+}
+
+std::string refusal(const std::string& expected, const std::string& text) {
+  return "expected " + expected + ", got " + (text.empty() ? std::string("nothing") : text);
+}
+
+// A decimal integer from min to max, digits with an optional leading '-' and nothing else.
+// `expected` says what is wanted ("an integer >= 1"), `label` says it in --help ("POSITIVE"). The
+// validator rewrites the text to the number's plain form, so CLI11's base-0 conversion reads
+// "010" as 10.
+template <typename Int>
+CLI::Validator integer_validator(Int min, Int max, const std::string& expected,
+                                 const std::string& label) {
+  const std::string full_range =
+      "an integer from " + std::to_string(min) + " to " + std::to_string(max);
+  auto validate = [=](std::string& text) -> std::string {
+    Int value{};
+    const char* end = text.data() + text.size();
+    const auto [stop, error] = std::from_chars(text.data(), end, value);
+    if (error == std::errc::result_out_of_range && stop == end) return refusal(full_range, text);
+    if (error != std::errc() || stop != end || value < min || value > max)
+      return refusal(expected, text);
+    text = std::to_string(value);
+    return {};
+  };
+  return CLI::Validator(validate, label);
+}
+
+// An integer >= min (and within int64_t).
+CLI::Validator integer_at_least(int64_t min) {
+  const std::string bound = ">= " + std::to_string(min);
+  const std::string label = min == 0 ? "NONNEGATIVE" : min == 1 ? "POSITIVE" : bound;
+  return integer_validator<int64_t>(min, std::numeric_limits<int64_t>::max(), "an integer " + bound,
+                                    label);
+}
+
+// An integer from min to max.
+template <typename Int>
+CLI::Validator integer_in_range(Int min, Int max) {
+  return integer_validator<Int>(
+      min, max, "an integer from " + std::to_string(min) + " to " + std::to_string(max),
+      "[" + std::to_string(min) + " - " + std::to_string(max) + "]");
+}
+
+// A finite number above min (or equal to it, with Bound::kInclusive) and at most max.
+CLI::Validator finite_validator(double min, Bound bound, double max, const std::string& expected,
+                                const std::string& label) {
+  auto validate = [=](std::string& text) -> std::string {
+    double value = 0;
+    const char* end = text.data() + text.size();
+    const auto [stop, error] = std::from_chars(text.data(), end, value);
+    const bool above_min = bound == Bound::kInclusive ? value >= min : value > min;
+    if (error != std::errc() || stop != end || !std::isfinite(value) || !above_min || value > max)
+      return refusal(expected, text);
+    return {};
+  };
+  return CLI::Validator(validate, label);
+}
+
+// A finite number > min, or >= min with Bound::kInclusive.
+CLI::Validator finite_at_least(double min, Bound bound) {
+  const bool inclusive = bound == Bound::kInclusive;
+  const std::string relation = (inclusive ? ">= " : "> ") + number_text(min);
+  const std::string label = min != 0 ? relation : inclusive ? "NONNEGATIVE" : "POSITIVE";
+  return finite_validator(min, bound, std::numeric_limits<double>::max(),
+                          "a finite number " + relation, label);
+}
+
+// A number from min to max, both included.
+CLI::Validator finite_in_range(double min, double max) {
+  return finite_validator(min, Bound::kInclusive, max,
+                          "a number from " + number_text(min) + " to " + number_text(max),
+                          "[" + number_text(min) + " - " + number_text(max) + "]");
+}
+
 void define_options(CLI::App& app, CommandLine& line, const TrainerProgram& program) {
   const TrainerRecipe& recipe = program.recipe;
   line.dataset = program.datasets.front();
@@ -75,17 +168,19 @@ void define_options(CLI::App& app, CommandLine& line, const TrainerProgram& prog
   app.add_option("--model", line.model, "Model to train")
       ->check(CLI::IsMember(program.models))->capture_default_str();
   app.add_option("--epochs", line.epochs, "Epochs to train")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->transform(integer_in_range<int64_t>(1, kMaxEpochs))->capture_default_str();
   app.add_option("--batch-size", line.batch_size, "Images per step (per rank)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->transform(integer_at_least(1))->capture_default_str();
   app.add_option("--lr", line.lr, "Peak learning rate")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(finite_at_least(0, Bound::kExclusive))->capture_default_str();
   app.add_option("--momentum", line.momentum, "SGD momentum")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  app.add_flag("--nesterov,!--no-nesterov", line.nesterov, "Nesterov momentum")
-      ->capture_default_str();
+      ->check(finite_in_range(0, 1))->capture_default_str();
+  // A flag's default does not show in CLI11's help (and "--no-nesterov{false}" reads as one).
+  app.add_flag("--nesterov,!--no-nesterov", line.nesterov,
+               std::string("Nesterov momentum (default: ") + (recipe.nesterov ? "on" : "off") +
+                   ")");
   app.add_option("--weight-decay", line.weight_decay, "L2 weight decay")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(finite_at_least(0, Bound::kInclusive))->capture_default_str();
   app.add_option("--schedule", line.schedule,
                  "Learning-rate schedule over all steps: step (x0.1 at 50% and 75%), cosine "
                  "(down to 0) or onecycle (warm up to --lr, then down)")
@@ -93,7 +188,7 @@ void define_options(CLI::App& app, CommandLine& line, const TrainerProgram& prog
   app.add_option("--warmup-epochs", line.warmup_epochs,
                  "Linear warm-up from 0.1x the learning rate over this many epochs (step and "
                  "cosine schedules)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(finite_in_range(0, kMaxEpochs))->capture_default_str();
   app.add_option("--device", line.device, "Where to train: auto takes a GPU when there is one")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
   app.add_option("--precision", line.precision,
@@ -104,29 +199,31 @@ void define_options(CLI::App& app, CommandLine& line, const TrainerProgram& prog
                  "ignored elsewhere)")
       ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
   app.add_option("--workers", line.workers, "Data-loader worker threads (0: the main thread)")
-      ->check(CLI::Range(0, 64))->capture_default_str();
+      ->transform(integer_in_range<int>(0, 64))->capture_default_str();
   app.add_option("--seed", line.seed, "Seed of the initial weights, the shuffle and the "
-                 "augmentation")->capture_default_str();
+                 "augmentation")
+      ->transform(integer_in_range<uint64_t>(0, std::numeric_limits<uint64_t>::max()))
+      ->capture_default_str();
   app.add_option("--checkpoint-dir", line.checkpoint_dir,
                  "Where checkpoints are written (the 3 newest are kept); empty: none")
       ->capture_default_str();
   app.add_option("--checkpoint-every", line.checkpoint_every,
                  "Write a checkpoint every N epochs, and always at the end")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->transform(integer_at_least(1))->capture_default_str();
   app.add_option("--resume", line.resume,
                  "Continue from this checkpoint file, or from the newest in --checkpoint-dir with "
                  "'auto'");
   app.add_option("--metrics", line.metrics, "Append one JSON object per epoch to this file");
   app.add_option("--max-steps", line.max_steps, "Stop after this many steps (0: no limit)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->transform(integer_at_least(0))->capture_default_str();
   app.add_option("--limit-train", line.limit_train,
                  "Train on the first N training images only (0: all)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->transform(integer_at_least(0))->capture_default_str();
   app.add_option("--limit-test", line.limit_test, "Evaluate on the first N test images only (0: all)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->transform(integer_at_least(0))->capture_default_str();
   app.add_option("--log-every", line.log_every,
                  "Steps between progress lines when stdout is not a terminal")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->transform(integer_at_least(1))->capture_default_str();
   app.add_option("--log-level", line.log_level, "Logging level")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
       ->capture_default_str();
@@ -204,9 +301,9 @@ Device choose_device(const std::string& choice) {
 std::unique_ptr<optim::LRScheduler> make_schedule(const CommandLine& line,
                                                   optim::Optimizer& optimizer,
                                                   int64_t steps_per_epoch) {
-  int64_t total_steps = line.epochs * steps_per_epoch;
-  if (line.max_steps > 0) total_steps = std::min(total_steps, line.max_steps);
-  total_steps = std::max<int64_t>(total_steps, 1);
+  // Over every epoch asked for, whatever --max-steps says: --max-steps stops a run early without
+  // changing its schedule, so that resuming it takes the steps a straight run takes.
+  const int64_t total_steps = std::max<int64_t>(line.epochs * steps_per_epoch, 1);
   if (line.schedule == "onecycle")
     return std::make_unique<optim::OneCycleLR>(optimizer,
                                                optim::OneCycleLROptions(line.lr, total_steps));
@@ -246,7 +343,10 @@ void print_summary(const CommandLine& line, const Device& device,
   summary["steps"] = result.steps;
   summary["test_accuracy"] = result.test.accuracy;
   summary["test_loss"] = result.test.loss;
-  summary["train_images_per_sec"] = result.train_images_per_sec;
+  // null when this run trained nothing (it resumed a run that had finished).
+  summary["train_images_per_sec"] = result.images_trained > 0
+                                        ? nlohmann::ordered_json(result.train_images_per_sec)
+                                        : nlohmann::ordered_json(nullptr);
   summary["wall_seconds"] = result.wall_seconds;
   summary["device"] = device.str();
   summary["precision"] = line.precision;
@@ -263,16 +363,36 @@ void check_combinations(const CommandLine& line) {
                      "by itself");
 }
 
+// The outputs are checked before the data loads, so that a mistyped path fails at once.
+void check_outputs(const CommandLine& line) {
+  if (!line.checkpoint_dir.empty())
+    distributed::check_writable_directory(line.checkpoint_dir, "--checkpoint-dir");
+  if (!line.metrics.empty()) distributed::check_writable_file(line.metrics, "--metrics");
+}
+
+// A batch larger than the training set would make every epoch one short batch. train_size: the
+// images left after --limit-train.
+void check_batch_size(const CommandLine& line, int64_t train_size) {
+  if (line.batch_size <= train_size) return;
+  const std::string limit =
+      line.limit_train > 0 ? "; --limit-train " + std::to_string(line.limit_train) : "";
+  throw UsageError("--batch-size " + std::to_string(line.batch_size) +
+                   " is larger than the training set (" + std::to_string(train_size) + " images" +
+                   limit + ")");
+}
+
 int train(const TrainerProgram& program, const CommandLine& line) {
   check_combinations(line);
   distributed::init();  // world size 1 without mpirun
   const bool main_rank = distributed::rank() == 0;
+  if (main_rank) check_outputs(line);
   set_log_level(line.log_level);
   if (!main_rank && log_level() < LogLevel::Warn) set_log_level(LogLevel::Warn);
   const Device device = choose_device(line.device);
   const DatasetSpec spec = dataset_spec(line.dataset);
   const auto train_set = first_samples(read_split(line, data::Split::Train), line.limit_train);
   const auto test_set = first_samples(read_split(line, data::Split::Test), line.limit_test);
+  check_batch_size(line, train_set->size());
 
   manual_seed(line.seed);
   nn::AnyModule model =
