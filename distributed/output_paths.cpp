@@ -57,31 +57,35 @@ void check_creatable_below(const fs::path& ancestor, const fs::path& path,
                ancestor.string(), ": ", problem);
 }
 
+enum class Kind { kDirectory, kFile };
+
+// Checks that `path`, when it exists, is of `kind` and can be written; or that it can be created.
+void check_writable(const fs::path& path, std::string_view option, Kind kind) {
+  const bool want_directory = kind == Kind::kDirectory;
+  std::error_code error;
+  if (!fs::exists(path, error)) {
+    check_creatable_below(nearest_existing_ancestor(path), path, option);
+    return;
+  }
+  if (want_directory)
+    MINIDL_CHECK(fs::is_directory(path, error), option, " ", path.string(),
+                 ": expected a directory, found a file");
+  else
+    MINIDL_CHECK(fs::is_regular_file(path, error), option, " ", path.string(),
+                 ": expected a file, found a directory or another kind of entry");
+  const std::string problem =
+      want_directory ? directory_write_problem(path) : file_write_problem(path);
+  MINIDL_CHECK(problem.empty(), option, " ", path.string(), ": cannot write to it: ", problem);
+}
+
 }  // namespace
 
 void check_writable_directory(const fs::path& directory, std::string_view option) {
-  std::error_code error;
-  if (fs::exists(directory, error)) {
-    MINIDL_CHECK(fs::is_directory(directory, error), option, " ", directory.string(),
-                 ": expected a directory, found a file");
-    const std::string problem = directory_write_problem(directory);
-    MINIDL_CHECK(problem.empty(), option, " ", directory.string(), ": cannot write to it: ",
-                 problem);
-    return;
-  }
-  check_creatable_below(nearest_existing_ancestor(directory), directory, option);
+  check_writable(directory, option, Kind::kDirectory);
 }
 
 void check_writable_file(const fs::path& file, std::string_view option) {
-  std::error_code error;
-  if (fs::exists(file, error)) {
-    MINIDL_CHECK(fs::is_regular_file(file, error), option, " ", file.string(),
-                 ": expected a file, found a directory or another kind of entry");
-    const std::string problem = file_write_problem(file);
-    MINIDL_CHECK(problem.empty(), option, " ", file.string(), ": cannot write to it: ", problem);
-    return;
-  }
-  check_creatable_below(nearest_existing_ancestor(file), file, option);
+  check_writable(file, option, Kind::kFile);
 }
 
 }  // namespace minidl::distributed

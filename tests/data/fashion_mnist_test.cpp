@@ -18,22 +18,7 @@ namespace {
 constexpr int64_t kTrainImages = 60000, kTestImages = 10000;
 constexpr int64_t kImageSize = 28;
 
-// Sets an environment variable for one test and restores it after.
-class ScopedEnvironment {
- public:
-  ScopedEnvironment(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) previous_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnvironment() {
-    if (previous_) ::setenv(name_, previous_->c_str(), 1);
-    else ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> previous_;
-};
+using minidl::testing::ScopedEnvironment;
 
 class FashionMnist : public ::testing::Test {
  protected:

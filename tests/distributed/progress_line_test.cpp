@@ -11,10 +11,10 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
-#include <optional>
 #include <string>
 
 #include "core/logging.h"
+#include "test_util.h"
 
 namespace minidl::distributed {
 namespace {
@@ -39,22 +39,7 @@ class PseudoTerminal {
   std::FILE* terminal_ = nullptr;
 };
 
-// Sets an environment variable for a scope, and puts back what was there.
-class ScopedEnvironment {
- public:
-  ScopedEnvironment(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value, 1);
-  }
-  ~ScopedEnvironment() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using minidl::testing::ScopedEnvironment;
 
 TEST(ProgressLine, AutoIsLiveOnATerminalAndPlainUnderMpirun) {
   if (launched_by_mpi()) GTEST_SKIP() << "this test process itself runs under an MPI launcher";
