@@ -1,16 +1,50 @@
 #include "core/autograd/node.h"
 
 #include <atomic>
+#include <memory>
+#include <vector>
 
 #include "core/error.h"
 
 namespace minidl::autograd {
 
 namespace {
+
 std::atomic<uint64_t> next_sequence_nr{0};
+
+// Moves each edge that holds the last reference to its node into `orphans`. The other edges
+// stay: dropping them destroys nothing.
+void take_last_references(std::vector<std::shared_ptr<Node>>& edges,
+                          std::vector<std::shared_ptr<Node>>& orphans) {
+  for (std::shared_ptr<Node>& edge : edges)
+    if (edge && edge.use_count() == 1) orphans.push_back(std::move(edge));
 }
 
+}  // namespace
+
 Node::Node(std::string name) : name_(std::move(name)), sequence_nr_(next_sequence_nr++) {}
+
+// Note [Releasing deep graphs]
+// A node owns the nodes its gradient flows to (`next`), so the graph of `y = y + 1` repeated
+// N times is a chain of N nodes that only the last one holds. Destroying it by plain
+// shared_ptr recursion nests one destructor per node and overflowed the 8 MiB stack at about
+// 175,000 nodes. As PyTorch's deleteNode does, a dying node instead moves the edges it is the
+// last owner of into a work list, and the loop below destroys those nodes one at a time, each
+// after taking its own last-owner edges away: a node destroyed here finds none left, so the
+// nesting is at most two destructors deep whatever the graph's depth. Nodes that something
+// else still owns (a tensor's grad_fn, another path of the graph) are left to that owner.
+Node::~Node() {
+  std::vector<std::shared_ptr<Node>> orphans;
+  take_last_references(next, orphans);
+  while (!orphans.empty()) {
+    std::shared_ptr<Node> node = std::move(orphans.back());
+    orphans.pop_back();
+    // Saved state first: a backward closure may hold a tensor whose grad_fn is one of
+    // node's successors, which then becomes solely owned by node's edge and is taken too.
+    node->release_saved();
+    take_last_references(node->next, orphans);
+  }  // `node` is destroyed at the end of each iteration, with no last-owner edges left
+}
 
 std::vector<Tensor> Node::apply(const Tensor& grad_output) {
   MINIDL_CHECK(!released_, "backward: trying to backward through the graph a second time (",

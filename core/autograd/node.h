@@ -17,7 +17,9 @@ namespace minidl::autograd {
 class Node {
  public:
   explicit Node(std::string name);
-  virtual ~Node() = default;
+  // Frees the nodes this one was the last owner of in a loop, not by recursion, so that a
+  // graph of any depth can be freed (see Note [Releasing deep graphs] in node.cpp).
+  virtual ~Node();
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
 
