@@ -213,6 +213,13 @@ Shape strides_for(const Shape& sizes, MemoryFormat format);
 int64_t shape_numel(const Shape& sizes);
 // Wraps a possibly negative dim into [0, ndim); `op` names the caller in the error.
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
+// Ops check their tensor arguments with this first, so that an undefined one is reported as
+// "add: argument 'other' is an undefined tensor (default-constructed)", naming the op and the
+// argument, rather than by the first accessor that reaches it.
+inline void check_defined(const Tensor& t, const char* op, const char* argument) {
+  MINIDL_CHECK(t.defined(), op, ": argument '", argument,
+               "' is an undefined tensor (default-constructed)");
+}
 // A new tensor aliasing `base`'s storage with other sizes/strides/offset (no autograd).
 Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset);
 

@@ -41,8 +41,8 @@ void check_dtype_and_device(const Tensor& input, const Tensor& other, const char
 
 void check_conv2d_arguments(const Tensor& input, const Tensor& weight, const Tensor& bias,
                             const Conv2dParams& params) {
-  MINIDL_CHECK(input.defined() && weight.defined(),
-               "conv2d: expected a defined input and weight");
+  check_defined(input, "conv2d", "input");
+  check_defined(weight, "conv2d", "weight");
   MINIDL_CHECK(input.dim() == 4, "conv2d: expected a 4-D input [N, C_in, H, W], got shape ",
                input.sizes());
   MINIDL_CHECK(weight.dim() == 4, "conv2d: wrong weight rank: expected a 4-D weight [C_out, ",

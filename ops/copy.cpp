@@ -69,6 +69,8 @@ Tensor copy_in_layout(const Tensor& self, MemoryFormat format, const char* node_
 }  // namespace
 
 Tensor& Tensor::copy_(const Tensor& src) {
+  check_defined(*this, "copy_", "self");
+  check_defined(src, "copy_", "src");
   autograd::check_inplace(*this, "copy_");
   Tensor source = src.sizes() == sizes() ? src : expand_to(src, sizes());
   copy_data(*this, source);

@@ -32,6 +32,7 @@ Tensor masked(const Tensor& input, double p, GeneratorState start) {
 }  // namespace
 
 Tensor dropout(const Tensor& input, double p, bool training) {
+  check_defined(input, "dropout", "input");
   MINIDL_CHECK(p >= 0.0 && p <= 1.0, "dropout: expected a probability p in [0, 1], got ", p);
   MINIDL_CHECK(input.is_floating_point(), "dropout: expected a floating-point input (float32, ",
                "float64, float16 or bfloat16), got ", input.dtype());

@@ -26,18 +26,25 @@ using elementwise::TernaryOp;
 using elementwise::UnaryOp;
 
 // ---- checks ----
+// Ops run these before touching their operands, and each begins with check_defined, so an
+// undefined operand is reported with the op's name: `input` is the first operand, `other` the
+// second (as in PyTorch's signatures), `self` the target of an in-place op.
 
 void check_floating(const Tensor& x, const char* op) {
+  check_defined(x, op, "input");
   MINIDL_CHECK(x.is_floating_point(), op, ": expected a floating-point tensor (float32, ",
                "float64, float16 or bfloat16), got ", x.dtype());
 }
 
 void check_numeric(const Tensor& x, const char* op) {
+  check_defined(x, op, "input");
   MINIDL_CHECK(x.dtype() != kBool, op, ": expected a numeric tensor (float32, float64, float16, ",
                "bfloat16, int32, int64 or uint8), got bool");
 }
 
 void check_same_dtype_and_device(const Tensor& a, const Tensor& b, const char* op) {
+  check_defined(a, op, "input");
+  check_defined(b, op, "other");
   MINIDL_CHECK(a.dtype() == b.dtype(), op, ": expected both operands to have the same dtype, ",
                "got ", a.dtype(), " and ", b.dtype(), " (no implicit type promotion; convert one ",
                "with to())");
@@ -210,7 +217,8 @@ Tensor compare(CompareOp op, const Tensor& a, const Tensor& b, const char* name)
   return out;
 }
 
-Tensor compare_scalar(CompareOp op, const Tensor& a, double value) {
+Tensor compare_scalar(CompareOp op, const Tensor& a, double value, const char* name) {
+  check_defined(a, name, "input");
   Tensor out = empty_result(a.sizes(), TensorOptions(kBool).device(a.device()), {&a});
   run_compare_scalar(op, out, a, value);
   return out;
@@ -221,6 +229,7 @@ Tensor compare_scalar(CompareOp op, const Tensor& a, double value) {
 // Checks `self` as the target of an in-place op. A broadcast view (stride 0 on a dimension of
 // size > 1) is refused: several of its elements share one memory location.
 void check_inplace_target(const Tensor& self, const char* op) {
+  check_defined(self, op, "self");
   autograd::check_inplace(self, op);
   for (int64_t d = 0; d < self.dim(); ++d)
     MINIDL_CHECK(self.stride(d) != 0 || self.size(d) <= 1, op, ": cannot write in place into ",
@@ -245,8 +254,8 @@ void add_inplace(Tensor& self, const Tensor& other, double alpha, const char* op
   self.bump_version();
 }
 
-void unary_inplace(Tensor& self, UnaryOp op, double value, const char* name) {
-  check_inplace_target(self, name);
+// After check_inplace_target and the op's own checks.
+void unary_inplace(Tensor& self, UnaryOp op, double value) {
   run_unary(op, self, self, value);
   self.bump_version();
 }
@@ -477,21 +486,22 @@ Tensor lt(const Tensor& a, const Tensor& b) { return compare(CompareOp::Lt, a, b
 Tensor le(const Tensor& a, const Tensor& b) { return compare(CompareOp::Le, a, b, "le"); }
 Tensor gt(const Tensor& a, const Tensor& b) { return compare(CompareOp::Gt, a, b, "gt"); }
 Tensor ge(const Tensor& a, const Tensor& b) { return compare(CompareOp::Ge, a, b, "ge"); }
-Tensor eq(const Tensor& a, double b) { return compare_scalar(CompareOp::Eq, a, b); }
-Tensor ne(const Tensor& a, double b) { return compare_scalar(CompareOp::Ne, a, b); }
-Tensor lt(const Tensor& a, double b) { return compare_scalar(CompareOp::Lt, a, b); }
-Tensor le(const Tensor& a, double b) { return compare_scalar(CompareOp::Le, a, b); }
-Tensor gt(const Tensor& a, double b) { return compare_scalar(CompareOp::Gt, a, b); }
-Tensor ge(const Tensor& a, double b) { return compare_scalar(CompareOp::Ge, a, b); }
+Tensor eq(const Tensor& a, double b) { return compare_scalar(CompareOp::Eq, a, b, "eq"); }
+Tensor ne(const Tensor& a, double b) { return compare_scalar(CompareOp::Ne, a, b, "ne"); }
+Tensor lt(const Tensor& a, double b) { return compare_scalar(CompareOp::Lt, a, b, "lt"); }
+Tensor le(const Tensor& a, double b) { return compare_scalar(CompareOp::Le, a, b, "le"); }
+Tensor gt(const Tensor& a, double b) { return compare_scalar(CompareOp::Gt, a, b, "gt"); }
+Tensor ge(const Tensor& a, double b) { return compare_scalar(CompareOp::Ge, a, b, "ge"); }
 
 // ---- where ----
 
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
+  check_defined(condition, "where", "condition");
+  check_same_dtype_and_device(a, b, "where");
   MINIDL_CHECK(condition.dtype() == kBool, "where: expected the condition to be a bool tensor, ",
                "got ", condition.dtype());
   MINIDL_CHECK(condition.device() == a.device(), "where: expected the condition on ", a.device(),
                " with the operands, got ", condition.device());
-  check_same_dtype_and_device(a, b, "where");
   const Shape sizes = broadcast_shapes(
       broadcast_shapes(condition.sizes(), a.sizes(), "where"), b.sizes(), "where");
   Tensor out = empty_result(sizes, a.options(), {&a, &b});
@@ -526,9 +536,10 @@ Tensor& Tensor::sub_(const Tensor& other, double alpha) {
 }
 
 Tensor& Tensor::add_(double value) {
+  check_inplace_target(*this, "add_");
   check_numeric(*this, "add_");
   check_scalar_fits(*this, value, "add_");
-  unary_inplace(*this, UnaryOp::AddScalar, value, "add_");
+  unary_inplace(*this, UnaryOp::AddScalar, value);
   return *this;
 }
 
@@ -541,15 +552,17 @@ Tensor& Tensor::mul_(const Tensor& other) {
 }
 
 Tensor& Tensor::mul_(double value) {
+  check_inplace_target(*this, "mul_");
   check_numeric(*this, "mul_");
   check_scalar_fits(*this, value, "mul_");
-  unary_inplace(*this, UnaryOp::MulScalar, value, "mul_");
+  unary_inplace(*this, UnaryOp::MulScalar, value);
   return *this;
 }
 
 Tensor& Tensor::div_(double value) {
+  check_inplace_target(*this, "div_");
   check_floating(*this, "div_");
-  unary_inplace(*this, UnaryOp::DivScalar, value, "div_");
+  unary_inplace(*this, UnaryOp::DivScalar, value);
   return *this;
 }
 

@@ -122,7 +122,8 @@ Tensor product_grad_b(const Tensor& grad, const Tensor& a, const Shape& b_sizes)
 }
 
 void check_matmul_operands(const Tensor& a, const Tensor& b) {
-  MINIDL_CHECK(a.defined() && b.defined(), "matmul: expected two defined tensors");
+  check_defined(a, "matmul", "input");
+  check_defined(b, "matmul", "other");
   MINIDL_CHECK(a.dim() >= 1 && a.dim() <= 3 && b.dim() >= 1 && b.dim() <= 3,
                "matmul: expected operands with 1 to 3 dimensions, got shapes ", a.sizes(), " and ",
                b.sizes());
@@ -143,7 +144,8 @@ void check_matmul_operands(const Tensor& a, const Tensor& b) {
 }
 
 void check_linear_operands(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  MINIDL_CHECK(x.defined() && weight.defined(), "linear: expected a defined input and weight");
+  check_defined(x, "linear", "input");
+  check_defined(weight, "linear", "weight");
   MINIDL_CHECK(weight.dim() == 2, "linear: expected a 2-D weight [out_features, in_features], ",
                "got shape ", weight.sizes());
   MINIDL_CHECK(x.dim() >= 1, "linear: expected an input [..., in_features], got a 0-d tensor");

@@ -63,6 +63,7 @@ void run_softmax_backward(const Tensor& grad_input, const Tensor& grad, const Te
 template <bool kLog>
 Tensor softmax_impl(const Tensor& x, int64_t dim) {
   const char* op = kLog ? "log_softmax" : "softmax";
+  check_defined(x, op, "input");
   check_floating(x, op, "the input");
   const int64_t d = wrap_dim(dim, x.dim(), op);  // a 0-d tensor is one row of one class
   Tensor input;
@@ -92,6 +93,8 @@ Tensor softmax_impl(const Tensor& x, int64_t dim) {
 // here for CPU targets; see the note at the top for CUDA).
 void check_class_target(const char* op, const Tensor& input, const char* input_name,
                         const Tensor& target) {
+  check_defined(input, op, input_name);
+  check_defined(target, op, "target");
   check_floating(input, op, input_name);
   MINIDL_CHECK(input.dim() == 2, op, ": expected ", input_name, " of shape [N, C], got shape ",
                input.sizes());
@@ -240,6 +243,8 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reducti
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
   if (amp::AutocastCall cast{amp::AutocastOp::MseLoss, {input, target}})
     return mse_loss(cast[0], cast[1], reduction);
+  check_defined(input, "mse_loss", "input");
+  check_defined(target, "mse_loss", "target");
   check_floating(input, "mse_loss", "input");
   MINIDL_CHECK(input.sizes() == target.sizes(), "mse_loss: expected target of the input's shape ",
                input.sizes(), ", got target of shape ", target.sizes());

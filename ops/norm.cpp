@@ -50,6 +50,7 @@ void check_per_channel(const Tensor& t, const char* name, const Tensor& input) {
 void check_arguments(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                      const Tensor& weight, const Tensor& bias, bool training, double momentum,
                      double eps) {
+  check_defined(input, kOp, "input");
   MINIDL_CHECK(input.dim() >= 2 && input.dim() <= 4, kOp, ": expected an input of shape [N, C], ",
                "[N, C, L] or [N, C, H, W], got shape ", input.sizes());
   MINIDL_CHECK(input.is_floating_point(), kOp, ": expected a floating-point input (float32, ",

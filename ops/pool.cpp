@@ -27,6 +27,7 @@ std::string size2_str(Size2 size) {
 // Checks shared by every pooling op: a floating-point [C, H, W] or [N, C, H, W] input with
 // non-empty C, H and W (N may be 0).
 void check_pool_input(const Tensor& input, const char* op) {
+  check_defined(input, op, "input");
   MINIDL_CHECK(input.dim() == 3 || input.dim() == 4, op,
                ": expected a 3-D [C, H, W] or 4-D [N, C, H, W] input, got shape ", input.sizes());
   MINIDL_CHECK(input.is_floating_point(), op, ": expected a floating-point input (float32, ",

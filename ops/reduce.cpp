@@ -29,9 +29,13 @@ namespace minidl {
 
 namespace {
 
+// Every reduction begins with reduced_dims, all_dims or one_dim, which check that `x` is
+// defined before anything reads it.
+
 // reduced[d] says whether dim d is folded. An empty `dims` means every dim, as
 // torch.sum(x, dim=[]). Negative dims count from the end; a repeated dim is an error.
 std::vector<bool> reduced_dims(const Tensor& x, const Shape& dims, const char* op) {
+  check_defined(x, op, "input");
   const size_t ndim = static_cast<size_t>(x.dim());
   std::vector<bool> reduced(ndim, dims.empty());
   for (int64_t dim : dims) {
@@ -44,7 +48,10 @@ std::vector<bool> reduced_dims(const Tensor& x, const Shape& dims, const char* o
   return reduced;
 }
 
-std::vector<bool> all_dims(const Tensor& x) { return std::vector<bool>(x.dim(), true); }
+std::vector<bool> all_dims(const Tensor& x, const char* op) {
+  check_defined(x, op, "input");
+  return std::vector<bool>(x.dim(), true);
+}
 
 struct ReductionPlan {
   Tensor input;         // contiguous [outer, reduce, inner], see Note [Reduction layout]
@@ -270,7 +277,7 @@ std::vector<bool> one_dim(const Tensor& x, int64_t dim, const char* op) {
 
 Tensor sum(const Tensor& x) {
   if (amp::AutocastCall cast{amp::AutocastOp::Sum, {x}}) return sum(cast[0]);
-  return sum_impl(x, all_dims(x), false);
+  return sum_impl(x, all_dims(x, "sum"), false);
 }
 Tensor sum(const Tensor& x, const Shape& dims, bool keepdim) {
   if (amp::AutocastCall cast{amp::AutocastOp::Sum, {x}}) return sum(cast[0], dims, keepdim);
@@ -279,31 +286,42 @@ Tensor sum(const Tensor& x, const Shape& dims, bool keepdim) {
 
 Tensor mean(const Tensor& x) {
   if (amp::AutocastCall cast{amp::AutocastOp::Mean, {x}}) return mean(cast[0]);
-  return mean_impl(x, all_dims(x), false);
+  return mean_impl(x, all_dims(x, "mean"), false);
 }
 Tensor mean(const Tensor& x, const Shape& dims, bool keepdim) {
   if (amp::AutocastCall cast{amp::AutocastOp::Mean, {x}}) return mean(cast[0], dims, keepdim);
   return mean_impl(x, reduced_dims(x, dims, "mean"), keepdim);
 }
 
-Tensor max(const Tensor& x) { return extreme_impl<true>(x, all_dims(x), false, std::nullopt); }
+Tensor max(const Tensor& x) {
+  return extreme_impl<true>(x, all_dims(x, "max"), false, std::nullopt);
+}
+// The single-dim reductions take the mask first: it checks x, and argument evaluation order
+// would let x.dim() below run before it.
 Tensor max(const Tensor& x, int64_t dim, bool keepdim) {
-  return extreme_impl<true>(x, one_dim(x, dim, "max"), keepdim, wrap_dim(dim, x.dim(), "max"));
+  std::vector<bool> reduced = one_dim(x, dim, "max");
+  return extreme_impl<true>(x, reduced, keepdim, wrap_dim(dim, x.dim(), "max"));
 }
 
-Tensor min(const Tensor& x) { return extreme_impl<false>(x, all_dims(x), false, std::nullopt); }
+Tensor min(const Tensor& x) {
+  return extreme_impl<false>(x, all_dims(x, "min"), false, std::nullopt);
+}
 Tensor min(const Tensor& x, int64_t dim, bool keepdim) {
-  return extreme_impl<false>(x, one_dim(x, dim, "min"), keepdim, wrap_dim(dim, x.dim(), "min"));
+  std::vector<bool> reduced = one_dim(x, dim, "min");
+  return extreme_impl<false>(x, reduced, keepdim, wrap_dim(dim, x.dim(), "min"));
 }
 
-Tensor argmax(const Tensor& x) { return argmax_impl(x, all_dims(x), false, std::nullopt); }
+Tensor argmax(const Tensor& x) {
+  return argmax_impl(x, all_dims(x, "argmax"), false, std::nullopt);
+}
 Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
-  return argmax_impl(x, one_dim(x, dim, "argmax"), keepdim, wrap_dim(dim, x.dim(), "argmax"));
+  std::vector<bool> reduced = one_dim(x, dim, "argmax");
+  return argmax_impl(x, reduced, keepdim, wrap_dim(dim, x.dim(), "argmax"));
 }
 
 Tensor var(const Tensor& x) {
   if (amp::AutocastCall cast{amp::AutocastOp::Var, {x}}) return var(cast[0]);
-  return var_impl(x, all_dims(x), /*correction=*/1, false);
+  return var_impl(x, all_dims(x, "var"), /*correction=*/1, false);
 }
 Tensor var(const Tensor& x, const Shape& dims, int64_t correction, bool keepdim) {
   if (amp::AutocastCall cast{amp::AutocastOp::Var, {x}})

@@ -110,7 +110,8 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
 }
 
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
-  MINIDL_CHECK(x.defined() && index.defined(), "index_select: expected a defined input and index");
+  check_defined(x, "index_select", "input");
+  check_defined(index, "index_select", "index");
   MINIDL_CHECK(index.dtype() == kInt64 && index.dim() == 1,
                "index_select: expected a 1-D int64 index, got ", index.dtype(), " of shape ",
                index.sizes());
@@ -141,7 +142,7 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
 }
 
 Tensor one_hot(const Tensor& labels, int64_t num_classes) {
-  MINIDL_CHECK(labels.defined(), "one_hot: expected defined labels");
+  check_defined(labels, "one_hot", "labels");
   MINIDL_CHECK(labels.dtype() == kInt64, "one_hot: expected int64 labels, got ", labels.dtype(),
                " of shape ", labels.sizes());
   MINIDL_CHECK(num_classes == -1 || num_classes > 0, "one_hot: num_classes must be positive, ",

@@ -343,7 +343,8 @@ TEST(Conv2d, BadArgumentsAreErrorsNamingTheShapes) {
   EXPECT_ERROR_CONTAINS(conv2d(zeros({2, 4, 6, 6}, kInt64), zeros({6, 4, 3, 3}, kInt64)),
                         "conv2d: expected floating-point tensors (float32, float64, float16 or "
                         "bfloat16), got int64 (input shape [2, 4, 6, 6])");
-  EXPECT_ERROR_CONTAINS(conv2d(Tensor(), weight), "conv2d: expected a defined input and weight");
+  EXPECT_ERROR_CONTAINS(conv2d(Tensor(), weight),
+                        "conv2d: argument 'input' is an undefined tensor (default-constructed)");
 }
 
 // ---- gradients ----

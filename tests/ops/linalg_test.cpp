@@ -240,7 +240,8 @@ TEST(Matmul, BadOperandsAreErrorsNamingShapes) {
   EXPECT_ERROR_CONTAINS(matmul(zeros({2, 3, 4}), zeros({3, 4, 5})),
                         "matmul: batch sizes 2 and 3 of shapes [2, 3, 4] and [3, 4, 5] cannot be "
                         "broadcast");
-  EXPECT_ERROR_CONTAINS(matmul(Tensor(), zeros({2})), "matmul: expected two defined tensors");
+  EXPECT_ERROR_CONTAINS(matmul(Tensor(), zeros({2})),
+                        "matmul: argument 'input' is an undefined tensor (default-constructed)");
 }
 
 TEST(Linear, BadOperandsAreErrorsNamingShapes) {

@@ -1,0 +1,98 @@
+// An undefined (default-constructed) tensor passed to an op is reported with the op's name and
+// the argument's, not by whichever accessor first reached it ("Tensor: this tensor is
+// undefined"). One call per op family's shared checks.
+#include <gtest/gtest.h>
+
+#include "ops/conv.h"
+#include "ops/dropout.h"
+#include "ops/elementwise.h"
+#include "ops/linalg.h"
+#include "ops/loss.h"
+#include "ops/norm.h"
+#include "ops/pool.h"
+#include "ops/reduce.h"
+#include "ops/shape.h"
+#include "test_util.h"
+
+namespace minidl {
+namespace {
+
+// "<op>: argument '<argument>' is an undefined tensor (default-constructed)"
+std::string undefined_message(const std::string& op, const std::string& argument) {
+  return op + ": argument '" + argument + "' is an undefined tensor (default-constructed)";
+}
+
+TEST(UndefinedArgument, ElementwiseOpsNameTheOpAndTheArgument) {
+  const Tensor x = ones({2, 3});
+  const Tensor undefined;
+  EXPECT_ERROR_CONTAINS(add(x, undefined), undefined_message("add", "other"));
+  EXPECT_ERROR_CONTAINS(undefined + x, undefined_message("add", "input"));
+  EXPECT_ERROR_CONTAINS(sub(undefined, 1.0), undefined_message("sub", "input"));
+  EXPECT_ERROR_CONTAINS(x * undefined, undefined_message("mul", "other"));
+  EXPECT_ERROR_CONTAINS(div(undefined, x), undefined_message("div", "input"));
+  EXPECT_ERROR_CONTAINS(maximum(x, undefined), undefined_message("maximum", "other"));
+  EXPECT_ERROR_CONTAINS(neg(undefined), undefined_message("neg", "input"));
+  EXPECT_ERROR_CONTAINS(relu(undefined), undefined_message("relu", "input"));
+  EXPECT_ERROR_CONTAINS(exp(undefined), undefined_message("exp", "input"));
+  EXPECT_ERROR_CONTAINS(pow(undefined, 2.0), undefined_message("pow", "input"));
+  EXPECT_ERROR_CONTAINS(gt(undefined, 0.0), undefined_message("gt", "input"));
+  EXPECT_ERROR_CONTAINS(eq(x, undefined), undefined_message("eq", "other"));
+  EXPECT_ERROR_CONTAINS(where(undefined, x, x), undefined_message("where", "condition"));
+  EXPECT_ERROR_CONTAINS(where(gt(x, 0.0), x, undefined), undefined_message("where", "other"));
+}
+
+TEST(UndefinedArgument, InPlaceOpsNameSelfOrTheOtherOperand) {
+  Tensor x = ones({2, 3});
+  Tensor undefined;
+  EXPECT_ERROR_CONTAINS(x.add_(undefined), undefined_message("add_", "other"));
+  EXPECT_ERROR_CONTAINS(undefined.add_(x), undefined_message("add_", "self"));
+  EXPECT_ERROR_CONTAINS(undefined.mul_(2.0), undefined_message("mul_", "self"));
+  EXPECT_ERROR_CONTAINS(undefined.div_(2.0), undefined_message("div_", "self"));
+  EXPECT_ERROR_CONTAINS(x.copy_(undefined), undefined_message("copy_", "src"));
+}
+
+TEST(UndefinedArgument, LinalgConvAndLossOpsNameTheArgument) {
+  const Tensor undefined;
+  EXPECT_ERROR_CONTAINS(matmul(ones({2, 3}), undefined), undefined_message("matmul", "other"));
+  EXPECT_ERROR_CONTAINS(linear(undefined, ones({4, 3})), undefined_message("linear", "input"));
+  EXPECT_ERROR_CONTAINS(linear(ones({2, 3}), undefined), undefined_message("linear", "weight"));
+  EXPECT_ERROR_CONTAINS(conv2d(ones({1, 2, 5, 5}), undefined),
+                        undefined_message("conv2d", "weight"));
+  EXPECT_ERROR_CONTAINS(cross_entropy(undefined, zeros({2}, kInt64)),
+                        undefined_message("cross_entropy", "logits"));
+  EXPECT_ERROR_CONTAINS(cross_entropy(ones({2, 3}), undefined),
+                        undefined_message("cross_entropy", "target"));
+  EXPECT_ERROR_CONTAINS(nll_loss(undefined, zeros({2}, kInt64)),
+                        undefined_message("nll_loss", "log_probs"));
+  EXPECT_ERROR_CONTAINS(mse_loss(ones({2}), undefined), undefined_message("mse_loss", "target"));
+  EXPECT_ERROR_CONTAINS(log_softmax(undefined, 1), undefined_message("log_softmax", "input"));
+}
+
+TEST(UndefinedArgument, ReductionsNameTheOp) {
+  const Tensor undefined;
+  EXPECT_ERROR_CONTAINS(sum(undefined), undefined_message("sum", "input"));
+  EXPECT_ERROR_CONTAINS(sum(undefined, {0}), undefined_message("sum", "input"));
+  EXPECT_ERROR_CONTAINS(undefined.mean(), undefined_message("mean", "input"));
+  EXPECT_ERROR_CONTAINS(max(undefined, 0), undefined_message("max", "input"));
+  EXPECT_ERROR_CONTAINS(min(undefined), undefined_message("min", "input"));
+  EXPECT_ERROR_CONTAINS(argmax(undefined, 1), undefined_message("argmax", "input"));
+  EXPECT_ERROR_CONTAINS(var(undefined), undefined_message("var", "input"));
+}
+
+TEST(UndefinedArgument, LayerOpsNameTheOp) {
+  const Tensor undefined;
+  EXPECT_ERROR_CONTAINS(max_pool2d(undefined, 2), undefined_message("max_pool2d", "input"));
+  EXPECT_ERROR_CONTAINS(adaptive_avg_pool2d(undefined, 1),
+                        undefined_message("adaptive_avg_pool2d", "input"));
+  EXPECT_ERROR_CONTAINS(batch_norm(undefined, Tensor(), Tensor(), Tensor(), Tensor(),
+                                   /*training=*/true, 0.1, 1e-5),
+                        undefined_message("batch_norm", "input"));
+  EXPECT_ERROR_CONTAINS(dropout(undefined, 0.5, /*training=*/true),
+                        undefined_message("dropout", "input"));
+  EXPECT_ERROR_CONTAINS(index_select(ones({3}), 0, undefined),
+                        undefined_message("index_select", "index"));
+  EXPECT_ERROR_CONTAINS(one_hot(undefined, 3), undefined_message("one_hot", "labels"));
+}
+
+}  // namespace
+}  // namespace minidl
