@@ -1,5 +1,5 @@
 #pragma once
-// minidl's umbrella header: `#include <minidl.h>` gives a user program the whole public API.
+// minidl's umbrella header: `#include <minidl/minidl.h>` gives a user program the whole public API.
 // Inside minidl itself, include the specific headers ("core/tensor.h") instead.
 //
 // Kernel-level headers (ops/cpu/, ops/cuda/, core/cuda/check.h, core/parallel.h) are installed
@@ -7,50 +7,50 @@
 // writes kernels.
 
 // ---- core ----
-#include "core/autograd/engine.h"
-#include "core/autograd/function.h"
-#include "core/autograd/grad_mode.h"
-#include "core/autograd/gradcheck.h"
-#include "core/autograd/node.h"
-#include "core/autograd/saved_tensor.h"
-#include "core/cuda/caching_allocator.h"
-#include "core/cuda/cuda.h"
-#include "core/cuda/graph.h"
-#include "core/cuda/stream.h"
-#include "core/device.h"
-#include "core/dtype.h"
-#include "core/error.h"
-#include "core/half.h"
-#include "core/logging.h"
-#include "core/storage.h"
-#include "core/tensor.h"
-#include "core/tensor_options.h"
+#include "minidl/core/autograd/engine.h"
+#include "minidl/core/autograd/function.h"
+#include "minidl/core/autograd/grad_mode.h"
+#include "minidl/core/autograd/gradcheck.h"
+#include "minidl/core/autograd/node.h"
+#include "minidl/core/autograd/saved_tensor.h"
+#include "minidl/core/cuda/caching_allocator.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/graph.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/core/device.h"
+#include "minidl/core/dtype.h"
+#include "minidl/core/error.h"
+#include "minidl/core/half.h"
+#include "minidl/core/logging.h"
+#include "minidl/core/storage.h"
+#include "minidl/core/tensor.h"
+#include "minidl/core/tensor_options.h"
 
 // ---- ops ----
-#include "ops/broadcast.h"
-#include "ops/conv.h"
-#include "ops/dropout.h"
-#include "ops/elementwise.h"
-#include "ops/linalg.h"
-#include "ops/loss.h"
-#include "ops/norm.h"
-#include "ops/pool.h"
-#include "ops/random.h"
-#include "ops/reduce.h"
-#include "ops/shape.h"
+#include "minidl/ops/broadcast.h"
+#include "minidl/ops/conv.h"
+#include "minidl/ops/dropout.h"
+#include "minidl/ops/elementwise.h"
+#include "minidl/ops/linalg.h"
+#include "minidl/ops/loss.h"
+#include "minidl/ops/norm.h"
+#include "minidl/ops/pool.h"
+#include "minidl/ops/random.h"
+#include "minidl/ops/reduce.h"
+#include "minidl/ops/shape.h"
 
 // ---- nn ----
-#include "nn/nn.h"
+#include "minidl/nn/nn.h"
 
 // ---- optim ----
-#include "optim/amp.h"
-#include "optim/optim.h"
+#include "minidl/optim/amp.h"
+#include "minidl/optim/optim.h"
 
 // ---- data ----
-#include "data/data.h"
+#include "minidl/data/data.h"
 
 // ---- models ----
-#include "models/models.h"
+#include "minidl/models/models.h"
 
 // ---- distributed ----
-#include "distributed/distributed.h"
+#include "minidl/distributed/distributed.h"

@@ -1,5 +1,5 @@
 // Autocast state, guards and the weight cache (Note [Autocast weight cache] in autocast.h).
-#include "core/autocast.h"
+#include "minidl/core/autocast.h"
 
 #include <spdlog/spdlog.h>
 
@@ -8,9 +8,9 @@
 #include <memory>
 #include <tuple>
 
-#include "core/autograd/function.h"
-#include "core/autograd/grad_mode.h"
-#include "core/logging.h"
+#include "minidl/core/autograd/function.h"
+#include "minidl/core/autograd/grad_mode.h"
+#include "minidl/core/logging.h"
 
 namespace minidl::amp {
 

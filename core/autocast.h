@@ -26,8 +26,8 @@
 // computes in the dtypes its forward saw.
 #include <cstddef>
 
-#include "core/dtype.h"
-#include "core/tensor.h"
+#include "minidl/core/dtype.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::amp {
 

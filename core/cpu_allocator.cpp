@@ -1,9 +1,9 @@
-#include "core/cpu_allocator.h"
+#include "minidl/core/cpu_allocator.h"
 
 #include <cstdlib>
 #include <new>
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 namespace minidl::cpu {
 

@@ -1,4 +1,4 @@
-#include "core/demangle.h"
+#include "minidl/core/demangle.h"
 
 #include <cxxabi.h>
 

@@ -1,8 +1,8 @@
-#include "core/device.h"
+#include "minidl/core/device.h"
 
 #include <charconv>
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 namespace minidl {
 

@@ -6,8 +6,8 @@
 #include <ostream>
 #include <string_view>
 
-#include "core/error.h"
-#include "core/half.h"
+#include "minidl/core/error.h"
+#include "minidl/core/half.h"
 
 namespace minidl {
 

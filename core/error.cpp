@@ -1,4 +1,4 @@
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 #include <cstring>
 

@@ -1,7 +1,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl {
 

@@ -1,6 +1,6 @@
-#include "core/generator.h"
+#include "minidl/core/generator.h"
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 namespace minidl {
 

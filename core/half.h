@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "core/macros.h"
+#include "minidl/core/macros.h"
 
 namespace minidl {
 

@@ -1,4 +1,4 @@
-#include "core/logging.h"
+#include "minidl/core/logging.h"
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 namespace minidl {
 

@@ -15,8 +15,8 @@
 #include <cmath>
 #include <cstdint>
 
-#include "core/half.h"
-#include "core/macros.h"
+#include "minidl/core/half.h"
+#include "minidl/core/macros.h"
 
 namespace minidl::philox {
 

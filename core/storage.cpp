@@ -1,7 +1,7 @@
-#include "core/storage.h"
+#include "minidl/core/storage.h"
 
-#include "core/cpu_allocator.h"
-#include "core/cuda/caching_allocator.h"
+#include "minidl/core/cpu_allocator.h"
+#include "minidl/core/cuda/caching_allocator.h"
 
 namespace minidl {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "core/device.h"
+#include "minidl/core/device.h"
 
 namespace minidl {
 

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "core/device.h"
-#include "core/dtype.h"
-#include "core/storage.h"
-#include "core/tensor_options.h"
+#include "minidl/core/device.h"
+#include "minidl/core/dtype.h"
+#include "minidl/core/storage.h"
+#include "minidl/core/tensor_options.h"
 
 namespace minidl {
 

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/device.h"
-#include "core/dtype.h"
+#include "minidl/core/device.h"
+#include "minidl/core/dtype.h"
 
 namespace minidl {
 

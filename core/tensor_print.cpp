@@ -4,8 +4,8 @@
 #include <iomanip>
 #include <sstream>
 
-#include "core/autograd/node.h"
-#include "core/tensor.h"
+#include "minidl/core/autograd/node.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl {
 

@@ -16,8 +16,8 @@
 // The draws follow Note [Randomness of samples] in data/sample_random.h.
 #include <cstdint>
 
-#include "core/macros.h"
-#include "data/sample_random.h"
+#include "minidl/core/macros.h"
+#include "minidl/data/sample_random.h"
 
 namespace minidl::data {
 

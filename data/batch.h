@@ -2,7 +2,7 @@
 // One batch from a DataLoader, on the loader's target device.
 #include <cstdint>
 
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::data {
 

@@ -1,9 +1,9 @@
-#include "data/batch_augment.h"
+#include "minidl/data/batch_augment.h"
 
-#include "core/cuda/build.h"
-#include "core/error.h"
-#include "data/cpu/batch_augment.h"
-#include "data/cuda/batch_augment.h"
+#include "minidl/core/cuda/build.h"
+#include "minidl/core/error.h"
+#include "minidl/data/cpu/batch_augment.h"
+#include "minidl/data/cuda/batch_augment.h"
 
 namespace minidl::data {
 

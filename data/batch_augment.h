@@ -15,7 +15,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::data {
 

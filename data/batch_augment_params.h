@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "core/macros.h"
-#include "data/augmentation_math.h"
+#include "minidl/core/macros.h"
+#include "minidl/data/augmentation_math.h"
 
 namespace minidl::data {
 

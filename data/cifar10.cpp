@@ -1,11 +1,11 @@
-#include "data/cifar10.h"
+#include "minidl/data/cifar10.h"
 
 #include <cstring>
 #include <string>
 
-#include "core/error.h"
-#include "data/data_root.h"
-#include "data/file_bytes.h"
+#include "minidl/core/error.h"
+#include "minidl/data/data_root.h"
+#include "minidl/data/file_bytes.h"
 
 namespace minidl::data {
 

@@ -8,9 +8,9 @@
 #include <memory>
 #include <vector>
 
-#include "data/cifar10_format.h"
-#include "data/in_memory_dataset.h"
-#include "data/split.h"
+#include "minidl/data/cifar10_format.h"
+#include "minidl/data/in_memory_dataset.h"
+#include "minidl/data/split.h"
 
 namespace minidl::data {
 

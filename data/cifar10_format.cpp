@@ -1,6 +1,6 @@
-#include "data/cifar10_format.h"
+#include "minidl/data/cifar10_format.h"
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 namespace minidl::data {
 

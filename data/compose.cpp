@@ -1,11 +1,11 @@
-#include "data/compose.h"
+#include "minidl/data/compose.h"
 
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <vector>
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 namespace minidl::data {
 

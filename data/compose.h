@@ -3,7 +3,7 @@
 #include <memory>
 #include <vector>
 
-#include "data/transform.h"
+#include "minidl/data/transform.h"
 
 namespace minidl::data {
 

@@ -5,35 +5,35 @@
 // Internals (data/loader/, data/cpu/, data/cuda/, the format parsers) are not included here.
 
 // ---- datasets ----
-#include "data/dataset.h"
-#include "data/example.h"
-#include "data/image_spec.h"
-#include "data/in_memory_dataset.h"
-#include "data/synthetic_dataset.h"
-#include "data/transform_dataset.h"
+#include "minidl/data/dataset.h"
+#include "minidl/data/example.h"
+#include "minidl/data/image_spec.h"
+#include "minidl/data/in_memory_dataset.h"
+#include "minidl/data/synthetic_dataset.h"
+#include "minidl/data/transform_dataset.h"
 
 // ---- readers ----
-#include "data/cifar10.h"
-#include "data/data_root.h"
-#include "data/mnist.h"
-#include "data/split.h"
+#include "minidl/data/cifar10.h"
+#include "minidl/data/data_root.h"
+#include "minidl/data/mnist.h"
+#include "minidl/data/split.h"
 
 // ---- transforms ----
-#include "data/batch_augment.h"
-#include "data/compose.h"
-#include "data/normalize.h"
-#include "data/random_crop.h"
-#include "data/random_horizontal_flip.h"
-#include "data/to_float.h"
-#include "data/transform.h"
+#include "minidl/data/batch_augment.h"
+#include "minidl/data/compose.h"
+#include "minidl/data/normalize.h"
+#include "minidl/data/random_crop.h"
+#include "minidl/data/random_horizontal_flip.h"
+#include "minidl/data/to_float.h"
+#include "minidl/data/transform.h"
 
 // ---- samplers ----
-#include "data/distributed_sampler.h"
-#include "data/random_sampler.h"
-#include "data/sampler.h"
-#include "data/sequential_sampler.h"
+#include "minidl/data/distributed_sampler.h"
+#include "minidl/data/random_sampler.h"
+#include "minidl/data/sampler.h"
+#include "minidl/data/sequential_sampler.h"
 
 // ---- loading ----
-#include "data/batch.h"
-#include "data/dataloader.h"
-#include "data/dataloader_options.h"
+#include "minidl/data/batch.h"
+#include "minidl/data/dataloader.h"
+#include "minidl/data/dataloader_options.h"

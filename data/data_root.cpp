@@ -1,4 +1,4 @@
-#include "data/data_root.h"
+#include "minidl/data/data_root.h"
 
 #include <cstdlib>
 

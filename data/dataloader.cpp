@@ -1,16 +1,16 @@
-#include "data/dataloader.h"
+#include "minidl/data/dataloader.h"
 
-#include "core/cuda/cuda.h"
-#include "core/error.h"
-#include "data/loader/augment_stage.h"
-#include "data/loader/device_copy_stage.h"
-#include "data/loader/epoch_plan.h"
-#include "data/loader/epoch_run.h"
-#include "data/loader/inline_stage.h"
-#include "data/loader/resident_stage.h"
-#include "data/loader/worker_stage.h"
-#include "data/random_sampler.h"
-#include "data/sequential_sampler.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/error.h"
+#include "minidl/data/loader/augment_stage.h"
+#include "minidl/data/loader/device_copy_stage.h"
+#include "minidl/data/loader/epoch_plan.h"
+#include "minidl/data/loader/epoch_run.h"
+#include "minidl/data/loader/inline_stage.h"
+#include "minidl/data/loader/resident_stage.h"
+#include "minidl/data/loader/worker_stage.h"
+#include "minidl/data/random_sampler.h"
+#include "minidl/data/sequential_sampler.h"
 
 namespace minidl::data {
 

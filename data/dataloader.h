@@ -31,11 +31,11 @@
 #include <memory>
 #include <optional>
 
-#include "core/cuda/stream.h"
-#include "data/batch.h"
-#include "data/dataloader_options.h"
-#include "data/dataset.h"
-#include "data/sampler.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/data/batch.h"
+#include "minidl/data/dataloader_options.h"
+#include "minidl/data/dataset.h"
+#include "minidl/data/sampler.h"
 
 namespace minidl::data {
 

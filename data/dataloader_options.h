@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "core/device.h"
-#include "data/batch_augment.h"
+#include "minidl/core/device.h"
+#include "minidl/data/batch_augment.h"
 
 namespace minidl::data {
 

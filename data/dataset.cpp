@@ -1,6 +1,6 @@
-#include "data/dataset.h"
+#include "minidl/data/dataset.h"
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 namespace minidl::data {
 

@@ -7,8 +7,8 @@
 // thread (random transforms draw from (seed, epoch, index); see data/sample_random.h).
 #include <cstdint>
 
-#include "data/example.h"
-#include "data/image_spec.h"
+#include "minidl/data/example.h"
+#include "minidl/data/image_spec.h"
 
 namespace minidl::data {
 

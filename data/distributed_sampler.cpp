@@ -1,9 +1,9 @@
-#include "data/distributed_sampler.h"
+#include "minidl/data/distributed_sampler.h"
 
 #include <numeric>
 
-#include "core/error.h"
-#include "data/permutation.h"
+#include "minidl/core/error.h"
+#include "minidl/data/permutation.h"
 
 namespace minidl::data {
 

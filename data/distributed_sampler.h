@@ -10,7 +10,7 @@
 // So the shards of one epoch are disjoint (apart from the padding) and together cover the data.
 #include <cstdint>
 
-#include "data/sampler.h"
+#include "minidl/data/sampler.h"
 
 namespace minidl::data {
 

@@ -2,7 +2,7 @@
 // One sample of a dataset, as Dataset::get returns it.
 #include <cstdint>
 
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::data {
 

@@ -1,11 +1,11 @@
-#include "data/file_bytes.h"
+#include "minidl/data/file_bytes.h"
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <system_error>
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 namespace minidl::data {
 

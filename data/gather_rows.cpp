@@ -1,9 +1,9 @@
-#include "data/gather_rows.h"
+#include "minidl/data/gather_rows.h"
 
-#include "core/cuda/build.h"
-#include "core/error.h"
-#include "data/cpu/gather_rows.h"
-#include "data/cuda/gather_rows.h"
+#include "minidl/core/cuda/build.h"
+#include "minidl/core/error.h"
+#include "minidl/data/cpu/gather_rows.h"
+#include "minidl/data/cuda/gather_rows.h"
 
 namespace minidl::data {
 

@@ -7,7 +7,7 @@
 // `rows` is int64 [B] on source's device, every value in [0, source.size(0)): the caller
 // checks them on the host (the loader does, once per epoch), because a device cannot report a
 // bad index without a synchronisation. On CUDA the work is queued on the current stream.
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::data {
 

@@ -1,11 +1,11 @@
-#include "data/gzip.h"
+#include "minidl/data/gzip.h"
 
 #include <zlib.h>
 
 #include <algorithm>
 #include <limits>
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 namespace minidl::data {
 

@@ -1,9 +1,9 @@
-#include "data/idx_format.h"
+#include "minidl/data/idx_format.h"
 
 #include <limits>
 #include <string>
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 namespace minidl::data {
 

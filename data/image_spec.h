@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <ostream>
 
-#include "core/dtype.h"
-#include "core/tensor_options.h"
+#include "minidl/core/dtype.h"
+#include "minidl/core/tensor_options.h"
 
 namespace minidl::data {
 

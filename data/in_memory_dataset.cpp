@@ -1,8 +1,8 @@
-#include "data/in_memory_dataset.h"
+#include "minidl/data/in_memory_dataset.h"
 
 #include <cstring>
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 namespace minidl::data {
 

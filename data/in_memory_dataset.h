@@ -5,8 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/tensor.h"
-#include "data/dataset.h"
+#include "minidl/core/tensor.h"
+#include "minidl/data/dataset.h"
 
 namespace minidl::data {
 

@@ -1,14 +1,14 @@
-#include "data/mnist.h"
+#include "minidl/data/mnist.h"
 
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "data/data_root.h"
-#include "data/file_bytes.h"
-#include "data/gzip.h"
-#include "data/idx_format.h"
+#include "minidl/core/error.h"
+#include "minidl/data/data_root.h"
+#include "minidl/data/file_bytes.h"
+#include "minidl/data/gzip.h"
+#include "minidl/data/idx_format.h"
 
 namespace minidl::data {
 

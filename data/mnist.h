@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <memory>
 
-#include "data/in_memory_dataset.h"
-#include "data/split.h"
+#include "minidl/data/in_memory_dataset.h"
+#include "minidl/data/split.h"
 
 namespace minidl::data {
 

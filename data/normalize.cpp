@@ -1,9 +1,9 @@
-#include "data/normalize.h"
+#include "minidl/data/normalize.h"
 
 #include <cstdint>
 
-#include "core/error.h"
-#include "data/augmentation_math.h"
+#include "minidl/core/error.h"
+#include "minidl/data/augmentation_math.h"
 
 namespace minidl::data {
 

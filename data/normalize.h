@@ -3,7 +3,7 @@
 // One mean and std may stand for every channel.
 #include <vector>
 
-#include "data/transform.h"
+#include "minidl/data/transform.h"
 
 namespace minidl::data {
 

@@ -1,10 +1,10 @@
-#include "data/permutation.h"
+#include "minidl/data/permutation.h"
 
 #include <numeric>
 #include <utility>
 
-#include "core/error.h"
-#include "data/sample_random.h"
+#include "minidl/core/error.h"
+#include "minidl/data/sample_random.h"
 
 namespace minidl::data {
 

@@ -1,11 +1,11 @@
-#include "data/random_crop.h"
+#include "minidl/data/random_crop.h"
 
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
 
-#include "core/error.h"
-#include "data/augmentation_math.h"
+#include "minidl/core/error.h"
+#include "minidl/data/augmentation_math.h"
 
 namespace minidl::data {
 

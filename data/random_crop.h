@@ -4,8 +4,8 @@
 // of sample i in epoch e depends only on (seed, e, i).
 #include <cstdint>
 
-#include "core/tensor_options.h"
-#include "data/transform.h"
+#include "minidl/core/tensor_options.h"
+#include "minidl/data/transform.h"
 
 namespace minidl::data {
 

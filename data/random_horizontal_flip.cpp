@@ -1,10 +1,10 @@
-#include "data/random_horizontal_flip.h"
+#include "minidl/data/random_horizontal_flip.h"
 
 #include <cstdint>
 #include <cstring>
 
-#include "core/error.h"
-#include "data/augmentation_math.h"
+#include "minidl/core/error.h"
+#include "minidl/data/augmentation_math.h"
 
 namespace minidl::data {
 

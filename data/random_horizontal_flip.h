@@ -3,7 +3,7 @@
 // Works on any dtype. Whether sample i is mirrored in epoch e depends only on (seed, e, i).
 #include <cstdint>
 
-#include "data/transform.h"
+#include "minidl/data/transform.h"
 
 namespace minidl::data {
 

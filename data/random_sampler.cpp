@@ -1,7 +1,7 @@
-#include "data/random_sampler.h"
+#include "minidl/data/random_sampler.h"
 
-#include "core/error.h"
-#include "data/permutation.h"
+#include "minidl/core/error.h"
+#include "minidl/data/permutation.h"
 
 namespace minidl::data {
 

@@ -2,7 +2,7 @@
 // Every index once per epoch, in an order reshuffled each epoch from (seed, epoch).
 #include <cstdint>
 
-#include "data/sampler.h"
+#include "minidl/data/sampler.h"
 
 namespace minidl::data {
 

@@ -14,8 +14,8 @@
 //   fell in, the number of workers, or the device.
 #include <cstdint>
 
-#include "core/macros.h"
-#include "core/philox.h"
+#include "minidl/core/macros.h"
+#include "minidl/core/philox.h"
 
 namespace minidl::data {
 

@@ -1,8 +1,8 @@
-#include "data/sequential_sampler.h"
+#include "minidl/data/sequential_sampler.h"
 
 #include <numeric>
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 namespace minidl::data {
 

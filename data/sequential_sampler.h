@@ -1,6 +1,6 @@
 #pragma once
 // 0, 1, ..., size - 1 in every epoch.
-#include "data/sampler.h"
+#include "minidl/data/sampler.h"
 
 namespace minidl::data {
 

@@ -1,11 +1,11 @@
-#include "data/synthetic_dataset.h"
+#include "minidl/data/synthetic_dataset.h"
 
 #include <limits>
 #include <vector>
 
-#include "core/error.h"
-#include "core/parallel.h"
-#include "data/sample_random.h"
+#include "minidl/core/error.h"
+#include "minidl/core/parallel.h"
+#include "minidl/data/sample_random.h"
 
 namespace minidl::data {
 

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "core/tensor_options.h"
-#include "data/in_memory_dataset.h"
+#include "minidl/core/tensor_options.h"
+#include "minidl/data/in_memory_dataset.h"
 
 namespace minidl::data {
 

@@ -1,6 +1,6 @@
 #pragma once
 // uint8 pixels to float32 in [0, 1] (v / 255), as torchvision's ToTensor.
-#include "data/transform.h"
+#include "minidl/data/transform.h"
 
 namespace minidl::data {
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "data/image_spec.h"
+#include "minidl/data/image_spec.h"
 
 namespace minidl::data {
 

@@ -1,9 +1,9 @@
-#include "data/transform_dataset.h"
+#include "minidl/data/transform_dataset.h"
 
 #include <cstddef>
 #include <vector>
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 namespace minidl::data {
 

@@ -9,8 +9,8 @@
 //           std::make_shared<Normalize>(mean, std)}));
 #include <memory>
 
-#include "data/dataset.h"
-#include "data/transform.h"
+#include "minidl/data/dataset.h"
+#include "minidl/data/transform.h"
 
 namespace minidl::data {
 

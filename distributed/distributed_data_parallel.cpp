@@ -1,12 +1,12 @@
-#include "distributed/distributed_data_parallel.h"
+#include "minidl/distributed/distributed_data_parallel.h"
 
 #include <algorithm>
 #include <sstream>
 #include <vector>
 
-#include "core/autograd/grad_mode.h"
-#include "core/error.h"
-#include "distributed/init.h"
+#include "minidl/core/autograd/grad_mode.h"
+#include "minidl/core/error.h"
+#include "minidl/distributed/init.h"
 
 namespace minidl::distributed {
 

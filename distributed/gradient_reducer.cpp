@@ -1,4 +1,4 @@
-#include "distributed/gradient_reducer.h"
+#include "minidl/distributed/gradient_reducer.h"
 
 #include <spdlog/spdlog.h>
 
@@ -6,10 +6,10 @@
 #include <sstream>
 #include <tuple>
 
-#include "core/autograd/engine.h"
-#include "core/autograd/grad_mode.h"
-#include "core/error.h"
-#include "core/logging.h"
+#include "minidl/core/autograd/engine.h"
+#include "minidl/core/autograd/grad_mode.h"
+#include "minidl/core/error.h"
+#include "minidl/core/logging.h"
 
 namespace minidl::distributed {
 

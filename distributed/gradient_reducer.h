@@ -26,8 +26,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/tensor.h"
-#include "distributed/process_group.h"
+#include "minidl/core/tensor.h"
+#include "minidl/distributed/process_group.h"
 
 namespace minidl::distributed {
 

@@ -1,4 +1,4 @@
-#include "distributed/init.h"
+#include "minidl/distributed/init.h"
 
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -11,16 +11,16 @@
 #include <thread>
 #include <vector>
 
-#include "core/cuda/cuda.h"
-#include "core/error.h"
-#include "core/logging.h"
-#include "distributed/mpi_process_group.h"
-#include "distributed/nccl_process_group.h"
-#include "distributed/single_process_group.h"
-#include "distributed/termination_report.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/error.h"
+#include "minidl/core/logging.h"
+#include "minidl/distributed/mpi_process_group.h"
+#include "minidl/distributed/nccl_process_group.h"
+#include "minidl/distributed/single_process_group.h"
+#include "minidl/distributed/termination_report.h"
 
 #if MINIDL_WITH_MPI
-#include "distributed/mpi_check.h"
+#include "minidl/distributed/mpi_check.h"
 #endif
 
 // Note [Faults]

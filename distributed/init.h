@@ -21,8 +21,8 @@
 #include <chrono>
 #include <memory>
 
-#include "core/device.h"
-#include "distributed/process_group.h"
+#include "minidl/core/device.h"
+#include "minidl/distributed/process_group.h"
 
 namespace minidl::distributed {
 

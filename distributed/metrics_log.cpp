@@ -1,11 +1,11 @@
-#include "distributed/metrics_log.h"
+#include "minidl/distributed/metrics_log.h"
 
 #include <nlohmann/json.hpp>
 
 #include <sstream>
 #include <vector>
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 namespace minidl::distributed {
 

@@ -5,7 +5,7 @@
 // MPI_ERRORS_RETURN, which minidl sets on its own; the default handler aborts the job.
 #include <mpi.h>
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 namespace minidl::distributed::detail {
 [[noreturn]] void throw_mpi_error(int status, const char* call, const char* file, int line);

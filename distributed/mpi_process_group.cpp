@@ -1,4 +1,4 @@
-#include "distributed/mpi_process_group.h"
+#include "minidl/distributed/mpi_process_group.h"
 
 #include <spdlog/spdlog.h>
 
@@ -15,14 +15,14 @@
 #include <thread>
 #include <vector>
 
-#include "core/autograd/grad_mode.h"
-#include "core/cuda/pinned_allocator.h"
-#include "core/cuda/stream.h"
-#include "core/error.h"
-#include "core/logging.h"
+#include "minidl/core/autograd/grad_mode.h"
+#include "minidl/core/cuda/pinned_allocator.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/core/error.h"
+#include "minidl/core/logging.h"
 
 #if MINIDL_WITH_MPI
-#include "distributed/mpi_check.h"
+#include "minidl/distributed/mpi_check.h"
 #endif
 
 namespace minidl::distributed {

@@ -21,7 +21,7 @@
 // distributed::finalize() then calls MPI_Abort so that mpirun ends every rank (see init.h).
 #include <memory>
 
-#include "distributed/process_group.h"
+#include "minidl/distributed/process_group.h"
 
 namespace minidl::distributed {
 

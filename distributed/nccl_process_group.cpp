@@ -1,6 +1,6 @@
-#include "distributed/nccl_process_group.h"
+#include "minidl/distributed/nccl_process_group.h"
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 #if MINIDL_WITH_CUDA && MINIDL_WITH_NCCL
 
@@ -17,11 +17,11 @@
 #include <thread>
 #include <vector>
 
-#include "core/cuda/caching_allocator.h"
-#include "core/cuda/check.h"
-#include "core/cuda/cuda.h"
-#include "core/cuda/stream.h"
-#include "core/logging.h"
+#include "minidl/core/cuda/caching_allocator.h"
+#include "minidl/core/cuda/check.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/core/logging.h"
 
 namespace minidl::distributed {
 

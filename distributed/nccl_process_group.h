@@ -16,7 +16,7 @@
 // every later collective throw it.
 #include <memory>
 
-#include "distributed/process_group.h"
+#include "minidl/distributed/process_group.h"
 
 namespace minidl::distributed {
 

@@ -1,4 +1,4 @@
-#include "distributed/output_paths.h"
+#include "minidl/distributed/output_paths.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <string>
 #include <system_error>
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 namespace minidl::distributed {
 

@@ -1,10 +1,10 @@
-#include "distributed/process_group.h"
+#include "minidl/distributed/process_group.h"
 
 #include <cmath>
 #include <cstdlib>
 #include <string>
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 namespace minidl::distributed {
 

@@ -18,7 +18,7 @@
 #include <memory>
 #include <string>
 
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::distributed {
 

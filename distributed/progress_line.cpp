@@ -1,9 +1,9 @@
-#include "distributed/progress_line.h"
+#include "minidl/distributed/progress_line.h"
 
 #include <algorithm>
 #include <string>
 
-#include "core/logging.h"
+#include "minidl/core/logging.h"
 
 namespace minidl::distributed {
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "distributed/trainer_options.h"
+#include "minidl/distributed/trainer_options.h"
 
 namespace minidl::distributed {
 

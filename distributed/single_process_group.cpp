@@ -1,6 +1,6 @@
-#include "distributed/single_process_group.h"
+#include "minidl/distributed/single_process_group.h"
 
-#include "core/autograd/grad_mode.h"
+#include "minidl/core/autograd/grad_mode.h"
 
 namespace minidl::distributed {
 

@@ -2,7 +2,7 @@
 // The process group of a job with one process (no mpirun, no MPI needed at run time): every
 // collective is the identity (all_gather and reduce_scatter copy input to output), finished
 // when it returns, on CPU and CUDA tensors alike.
-#include "distributed/process_group.h"
+#include "minidl/distributed/process_group.h"
 
 namespace minidl::distributed {
 

@@ -1,4 +1,4 @@
-#include "distributed/stop_signal.h"
+#include "minidl/distributed/stop_signal.h"
 
 #include <atomic>
 

@@ -1,4 +1,4 @@
-#include "distributed/termination_report.h"
+#include "minidl/distributed/termination_report.h"
 
 #include <signal.h>
 #include <unistd.h>

@@ -1,13 +1,13 @@
 // The Trainer's step in a CUDA graph (see distributed/train_step_graph.h).
-#include "distributed/train_step_graph.h"
+#include "minidl/distributed/train_step_graph.h"
 
 #include <spdlog/spdlog.h>
 
 #include <exception>
 #include <utility>
 
-#include "core/error.h"
-#include "core/logging.h"
+#include "minidl/core/error.h"
+#include "minidl/core/logging.h"
 
 namespace minidl::distributed {
 

@@ -15,9 +15,9 @@
 #include <functional>
 #include <optional>
 
-#include "core/cuda/graph.h"
-#include "core/cuda/stream.h"
-#include "core/tensor.h"
+#include "minidl/core/cuda/graph.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::distributed {
 

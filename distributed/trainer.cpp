@@ -1,4 +1,4 @@
-#include "distributed/trainer.h"
+#include "minidl/distributed/trainer.h"
 
 #include <spdlog/spdlog.h>
 
@@ -7,21 +7,21 @@
 #include <limits>
 #include <string>
 
-#include "core/autocast.h"
-#include "core/autograd/grad_mode.h"
-#include "core/error.h"
-#include "core/generator.h"
-#include "core/logging.h"
-#include "distributed/init.h"
-#include "distributed/output_paths.h"
-#include "distributed/progress_line.h"
-#include "distributed/stop_signal.h"
-#include "distributed/training_checkpoint.h"
-#include "nn/modules/dropout.h"
-#include "ops/elementwise.h"
-#include "ops/loss.h"
-#include "ops/reduce.h"
-#include "optim/scalar_map.h"
+#include "minidl/core/autocast.h"
+#include "minidl/core/autograd/grad_mode.h"
+#include "minidl/core/error.h"
+#include "minidl/core/generator.h"
+#include "minidl/core/logging.h"
+#include "minidl/distributed/init.h"
+#include "minidl/distributed/output_paths.h"
+#include "minidl/distributed/progress_line.h"
+#include "minidl/distributed/stop_signal.h"
+#include "minidl/distributed/training_checkpoint.h"
+#include "minidl/nn/modules/dropout.h"
+#include "minidl/ops/elementwise.h"
+#include "minidl/ops/loss.h"
+#include "minidl/ops/reduce.h"
+#include "minidl/optim/scalar_map.h"
 
 namespace minidl::distributed {
 

@@ -43,16 +43,16 @@
 #include <optional>
 #include <vector>
 
-#include "core/tensor.h"
-#include "data/dataloader.h"
-#include "distributed/distributed_data_parallel.h"
-#include "distributed/metrics_log.h"
-#include "distributed/train_step_graph.h"
-#include "distributed/trainer_options.h"
-#include "nn/any_module.h"
-#include "optim/grad_scaler.h"
-#include "optim/lr_scheduler.h"
-#include "optim/optimizer.h"
+#include "minidl/core/tensor.h"
+#include "minidl/data/dataloader.h"
+#include "minidl/distributed/distributed_data_parallel.h"
+#include "minidl/distributed/metrics_log.h"
+#include "minidl/distributed/train_step_graph.h"
+#include "minidl/distributed/trainer_options.h"
+#include "minidl/nn/any_module.h"
+#include "minidl/optim/grad_scaler.h"
+#include "minidl/optim/lr_scheduler.h"
+#include "minidl/optim/optimizer.h"
 
 namespace minidl::distributed {
 

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <string>
 
-#include "core/dtype.h"
-#include "optim/grad_scaler.h"
+#include "minidl/core/dtype.h"
+#include "minidl/optim/grad_scaler.h"
 
 namespace minidl::distributed {
 

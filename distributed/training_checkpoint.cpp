@@ -1,4 +1,4 @@
-#include "distributed/training_checkpoint.h"
+#include "minidl/distributed/training_checkpoint.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -10,8 +10,8 @@
 #include <regex>
 #include <system_error>
 
-#include "core/error.h"
-#include "optim/scalar_map.h"
+#include "minidl/core/error.h"
+#include "minidl/optim/scalar_map.h"
 
 namespace minidl::distributed {
 

@@ -21,11 +21,11 @@
 #include <string>
 #include <vector>
 
-#include "core/generator.h"
-#include "nn/module.h"
-#include "nn/safetensors.h"
-#include "optim/lr_scheduler.h"
-#include "optim/optimizer.h"
+#include "minidl/core/generator.h"
+#include "minidl/nn/module.h"
+#include "minidl/nn/safetensors.h"
+#include "minidl/optim/lr_scheduler.h"
+#include "minidl/optim/optimizer.h"
 
 namespace minidl::distributed {
 

@@ -1,10 +1,10 @@
-#include "models/basic_block.h"
+#include "minidl/models/basic_block.h"
 
 #include <ostream>
 
-#include "nn/functional.h"
-#include "ops/elementwise.h"
-#include "ops/shape.h"
+#include "minidl/nn/functional.h"
+#include "minidl/ops/elementwise.h"
+#include "minidl/ops/shape.h"
 
 namespace minidl::models {
 

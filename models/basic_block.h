@@ -13,13 +13,13 @@
 #include <cstdint>
 #include <iosfwd>
 
-#include "core/tensor.h"
-#include "nn/module.h"
-#include "nn/module_holder.h"
-#include "nn/modules/batch_norm2d.h"
-#include "nn/modules/conv2d.h"
-#include "nn/modules/sequential.h"
-#include "nn/options/arg.h"
+#include "minidl/core/tensor.h"
+#include "minidl/nn/module.h"
+#include "minidl/nn/module_holder.h"
+#include "minidl/nn/modules/batch_norm2d.h"
+#include "minidl/nn/modules/conv2d.h"
+#include "minidl/nn/modules/sequential.h"
+#include "minidl/nn/options/arg.h"
 
 namespace minidl::models {
 

@@ -1,8 +1,8 @@
-#include "models/lenet.h"
+#include "minidl/models/lenet.h"
 
 #include <ostream>
 
-#include "nn/functional.h"
+#include "minidl/nn/functional.h"
 
 namespace minidl::models {
 

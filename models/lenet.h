@@ -13,12 +13,12 @@
 #include <cstdint>
 #include <iosfwd>
 
-#include "core/tensor.h"
-#include "nn/modules/conv2d.h"
-#include "nn/modules/linear.h"
-#include "nn/module.h"
-#include "nn/module_holder.h"
-#include "nn/options/arg.h"
+#include "minidl/core/tensor.h"
+#include "minidl/nn/modules/conv2d.h"
+#include "minidl/nn/modules/linear.h"
+#include "minidl/nn/module.h"
+#include "minidl/nn/module_holder.h"
+#include "minidl/nn/options/arg.h"
 
 namespace minidl::models {
 

@@ -1,9 +1,9 @@
-#include "models/resnet.h"
+#include "minidl/models/resnet.h"
 
 #include <ostream>
 
-#include "nn/functional.h"
-#include "nn/init.h"
+#include "minidl/nn/functional.h"
+#include "minidl/nn/init.h"
 
 namespace minidl::models {
 

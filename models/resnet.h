@@ -19,15 +19,15 @@
 #include <string>
 #include <vector>
 
-#include "core/tensor.h"
-#include "models/basic_block.h"
-#include "nn/module.h"
-#include "nn/module_holder.h"
-#include "nn/modules/batch_norm2d.h"
-#include "nn/modules/conv2d.h"
-#include "nn/modules/linear.h"
-#include "nn/modules/sequential.h"
-#include "nn/options/arg.h"
+#include "minidl/core/tensor.h"
+#include "minidl/models/basic_block.h"
+#include "minidl/nn/module.h"
+#include "minidl/nn/module_holder.h"
+#include "minidl/nn/modules/batch_norm2d.h"
+#include "minidl/nn/modules/conv2d.h"
+#include "minidl/nn/modules/linear.h"
+#include "minidl/nn/modules/sequential.h"
+#include "minidl/nn/options/arg.h"
 
 namespace minidl::models {
 

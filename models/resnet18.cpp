@@ -1,4 +1,4 @@
-#include "models/resnet18.h"
+#include "minidl/models/resnet18.h"
 
 namespace minidl::models {
 

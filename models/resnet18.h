@@ -6,7 +6,7 @@
 //
 //   models::ResNet18 net;                                             // CIFAR-10
 //   models::ResNet18 gray(models::ResNetOptions().in_channels(1).num_classes(100));
-#include "models/resnet.h"
+#include "minidl/models/resnet.h"
 
 namespace minidl::models {
 

@@ -1,4 +1,4 @@
-#include "models/resnet20.h"
+#include "minidl/models/resnet20.h"
 
 namespace minidl::models {
 

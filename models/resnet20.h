@@ -4,7 +4,7 @@
 // (stride-2 subsampling plus zero channels), global average pool, linear. 269,722 parameters
 // for 3 input channels and 10 classes: the ResNet that trains in minutes on a CPU. Layout and
 // names: models/resnet.h.
-#include "models/resnet.h"
+#include "minidl/models/resnet.h"
 
 namespace minidl::models {
 

@@ -8,9 +8,9 @@
 #include <memory>
 #include <utility>
 
-#include "core/tensor.h"
-#include "nn/module.h"
-#include "nn/module_holder.h"
+#include "minidl/core/tensor.h"
+#include "minidl/nn/module.h"
+#include "minidl/nn/module_holder.h"
 
 namespace minidl::nn {
 

@@ -1,13 +1,13 @@
-#include "nn/functional.h"
+#include "minidl/nn/functional.h"
 
-#include "ops/conv.h"
-#include "ops/dropout.h"
-#include "ops/elementwise.h"
-#include "ops/linalg.h"
-#include "ops/loss.h"
-#include "ops/norm.h"
-#include "ops/pool.h"
-#include "ops/shape.h"
+#include "minidl/ops/conv.h"
+#include "minidl/ops/dropout.h"
+#include "minidl/ops/elementwise.h"
+#include "minidl/ops/linalg.h"
+#include "minidl/ops/loss.h"
+#include "minidl/ops/norm.h"
+#include "minidl/ops/pool.h"
+#include "minidl/ops/shape.h"
 
 namespace minidl::nn::functional {
 

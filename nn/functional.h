@@ -4,12 +4,12 @@
 // these, so a module and its function always compute the same thing.
 #include <cstdint>
 
-#include "core/tensor.h"
-#include "nn/options/batchnorm.h"
-#include "nn/options/conv.h"
-#include "nn/options/dropout.h"
-#include "nn/options/loss.h"
-#include "nn/options/pooling.h"
+#include "minidl/core/tensor.h"
+#include "minidl/nn/options/batchnorm.h"
+#include "minidl/nn/options/conv.h"
+#include "minidl/nn/options/dropout.h"
+#include "minidl/nn/options/loss.h"
+#include "minidl/nn/options/pooling.h"
 
 namespace minidl::nn::functional {
 

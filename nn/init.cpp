@@ -1,10 +1,10 @@
-#include "nn/init.h"
+#include "minidl/nn/init.h"
 
 #include <cmath>
 #include <utility>
 
-#include "core/autograd/grad_mode.h"
-#include "ops/random.h"
+#include "minidl/core/autograd/grad_mode.h"
+#include "minidl/ops/random.h"
 
 namespace minidl::nn::init {
 

@@ -8,7 +8,7 @@
 // tensor without elements is left as it is, as PyTorch does.
 #include <cstdint>
 
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::nn::init {
 

@@ -1,4 +1,4 @@
-#include "nn/module.h"
+#include "minidl/nn/module.h"
 
 #include <optional>
 #include <ostream>
@@ -6,8 +6,8 @@
 #include <typeinfo>
 #include <unordered_set>
 
-#include "core/autograd/grad_mode.h"
-#include "core/demangle.h"
+#include "minidl/core/autograd/grad_mode.h"
+#include "minidl/core/demangle.h"
 
 namespace minidl::nn {
 

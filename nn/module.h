@@ -33,8 +33,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/tensor.h"
-#include "nn/ordered_dict.h"
+#include "minidl/core/tensor.h"
+#include "minidl/nn/ordered_dict.h"
 
 namespace minidl::nn {
 

@@ -16,7 +16,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 namespace minidl::nn {
 

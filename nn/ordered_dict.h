@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 namespace minidl::nn {
 

@@ -1,6 +1,6 @@
 // safetensors files: writing (atomic) and reading (validated). Format and guarantees in
 // safetensors.h.
-#include "nn/safetensors.h"
+#include "minidl/nn/safetensors.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -17,8 +17,8 @@
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
-#include "core/autograd/grad_mode.h"
-#include "core/error.h"
+#include "minidl/core/autograd/grad_mode.h"
+#include "minidl/core/error.h"
 
 namespace minidl::serialize {
 

@@ -38,7 +38,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::serialize {
 

@@ -1,6 +1,6 @@
-#include "nn/serialize.h"
+#include "minidl/nn/serialize.h"
 
-#include "nn/safetensors.h"
+#include "minidl/nn/safetensors.h"
 
 namespace minidl::nn {
 

@@ -9,8 +9,8 @@
 //   nn::load(fresh, "lenet.safetensors");   // same outputs as `model`, bit for bit
 #include <filesystem>
 
-#include "nn/module.h"
-#include "nn/module_holder.h"
+#include "minidl/nn/module.h"
+#include "minidl/nn/module_holder.h"
 
 namespace minidl::nn {
 

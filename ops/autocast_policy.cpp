@@ -1,9 +1,9 @@
 // The autocast policy table and AutocastCall (see autocast_policy.h).
-#include "ops/autocast_policy.h"
+#include "minidl/ops/autocast_policy.h"
 
 #include <array>
 
-#include "core/autograd/function.h"
+#include "minidl/core/autograd/function.h"
 
 namespace minidl::amp {
 

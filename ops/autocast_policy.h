@@ -25,8 +25,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/autocast.h"
-#include "core/tensor.h"
+#include "minidl/core/autocast.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::amp {
 

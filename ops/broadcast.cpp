@@ -1,6 +1,6 @@
-#include "ops/broadcast.h"
+#include "minidl/ops/broadcast.h"
 
-#include "ops/reduce.h"
+#include "minidl/ops/reduce.h"
 
 namespace minidl {
 

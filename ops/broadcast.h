@@ -1,7 +1,7 @@
 #pragma once
 // NumPy broadcasting: shapes align on the right; each pair of sizes must be equal or one of
 // them 1 (or missing).
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl {
 

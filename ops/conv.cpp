@@ -1,20 +1,20 @@
 // conv2d: validation, dispatch to ops/cpu/conv.cpp (im2col + OpenBLAS) or ops/cuda/conv.cpp
 // (cuDNN), and backward. The backends see only validated, non-degenerate convolutions: when the
 // batch, the input channels or the output channels are zero, the result is computed here.
-#include "ops/conv.h"
+#include "minidl/ops/conv.h"
 
 #include <atomic>
 #include <sstream>
 #include <string>
 
-#include "core/autograd/function.h"
-#include "core/cuda/build.h"
-#include "ops/autocast_policy.h"
-#include "ops/cpu/conv.h"
-#include "ops/cuda/conv.h"
-#include "ops/flop_counter.h"
-#include "ops/linalg.h"
-#include "ops/reduce.h"
+#include "minidl/core/autograd/function.h"
+#include "minidl/core/cuda/build.h"
+#include "minidl/ops/autocast_policy.h"
+#include "minidl/ops/cpu/conv.h"
+#include "minidl/ops/cuda/conv.h"
+#include "minidl/ops/flop_counter.h"
+#include "minidl/ops/linalg.h"
+#include "minidl/ops/reduce.h"
 
 namespace minidl {
 

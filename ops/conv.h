@@ -3,7 +3,7 @@
 // input, the weight and the bias. im2col + OpenBLAS GEMM on the CPU, cuDNN on CUDA.
 #include <cstdint>
 
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl {
 

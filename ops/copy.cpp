@@ -1,9 +1,9 @@
 // Copies, conversions and fills: Tensor::copy_, to, clone, contiguous, fill_, zero_.
-#include "core/autograd/function.h"
-#include "core/cuda/build.h"
-#include "ops/broadcast.h"
-#include "ops/cpu/copy.h"
-#include "ops/cuda/copy.h"
+#include "minidl/core/autograd/function.h"
+#include "minidl/core/cuda/build.h"
+#include "minidl/ops/broadcast.h"
+#include "minidl/ops/cpu/copy.h"
+#include "minidl/ops/cuda/copy.h"
 
 namespace minidl {
 

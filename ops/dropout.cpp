@@ -2,16 +2,16 @@
 // ops/cuda/dropout.cu, and backward. Backward applies the same kernel to the gradient with the
 // forward's generator state, which reproduces the mask (Note [Dropout masks are recomputed,
 // not stored] in ops/dropout_math.h): grad_input = grad * mask / (1 - p).
-#include "ops/dropout.h"
+#include "minidl/ops/dropout.h"
 
 #include <cmath>
 
-#include "core/autograd/function.h"
-#include "core/cuda/build.h"
-#include "core/generator.h"
-#include "ops/cpu/dropout.h"
-#include "ops/cuda/dropout.h"
-#include "ops/elementwise.h"
+#include "minidl/core/autograd/function.h"
+#include "minidl/core/cuda/build.h"
+#include "minidl/core/generator.h"
+#include "minidl/ops/cpu/dropout.h"
+#include "minidl/ops/cuda/dropout.h"
+#include "minidl/ops/elementwise.h"
 
 namespace minidl {
 

@@ -2,7 +2,7 @@
 // Inverted dropout, as torch.nn.functional.dropout: in training each element is zeroed with
 // probability p and the survivors are scaled by 1 / (1 - p), so the expected value is
 // unchanged and evaluation needs no rescaling.
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl {
 

@@ -13,8 +13,8 @@
 //   operations), which is cheap next to the memory traffic of this memory-bound kernel.
 #include <cstdint>
 
-#include "core/macros.h"
-#include "core/philox.h"
+#include "minidl/core/macros.h"
+#include "minidl/core/philox.h"
 
 namespace minidl::dropout {
 

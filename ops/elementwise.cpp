@@ -5,16 +5,16 @@
 // strides on broadcast dimensions), and backward sums a broadcast input's gradient back to
 // its shape (sum_to). Backward closures run under the engine's NoGradGuard, so the ops they
 // call record nothing.
-#include "ops/elementwise.h"
+#include "minidl/ops/elementwise.h"
 
 #include <cmath>
 #include <initializer_list>
 
-#include "core/autograd/function.h"
-#include "core/cuda/build.h"
-#include "ops/broadcast.h"
-#include "ops/cpu/elementwise.h"
-#include "ops/cuda/elementwise.h"
+#include "minidl/core/autograd/function.h"
+#include "minidl/core/cuda/build.h"
+#include "minidl/ops/broadcast.h"
+#include "minidl/ops/cpu/elementwise.h"
+#include "minidl/ops/cuda/elementwise.h"
 
 namespace minidl {
 

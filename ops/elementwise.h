@@ -3,7 +3,7 @@
 // have the same dtype and device (no implicit promotion: a mismatch is an error naming the op).
 // Floating-point ops accept float32, float64 (CPU), float16 and bfloat16; add/sub/mul and the
 // comparisons also accept integer types. Every op here is differentiable where PyTorch's is.
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl {
 

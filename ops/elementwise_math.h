@@ -17,9 +17,9 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "core/dtype.h"
-#include "core/half.h"
-#include "core/macros.h"
+#include "minidl/core/dtype.h"
+#include "minidl/core/half.h"
+#include "minidl/core/macros.h"
 
 namespace minidl::elementwise {
 

@@ -1,4 +1,4 @@
-#include "ops/flop_counter.h"
+#include "minidl/ops/flop_counter.h"
 
 namespace minidl {
 

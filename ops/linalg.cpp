@@ -5,18 +5,18 @@
 // Operands reach BLAS without a copy when each matrix has unit stride along its rows or its
 // columns (so transposed views are passed as BLAS transposes); anything else is copied first.
 // On the CPU, float16 and bfloat16 are converted to float32, multiplied and converted back.
-#include "ops/linalg.h"
+#include "minidl/ops/linalg.h"
 
 #include <algorithm>
 #include <atomic>
 
-#include "core/autograd/function.h"
-#include "core/cuda/build.h"
-#include "ops/autocast_policy.h"
-#include "ops/cpu/linalg.h"
-#include "ops/cuda/linalg.h"
-#include "ops/flop_counter.h"
-#include "ops/reduce.h"
+#include "minidl/core/autograd/function.h"
+#include "minidl/core/cuda/build.h"
+#include "minidl/ops/autocast_policy.h"
+#include "minidl/ops/cpu/linalg.h"
+#include "minidl/ops/cuda/linalg.h"
+#include "minidl/ops/flop_counter.h"
+#include "minidl/ops/reduce.h"
 
 namespace minidl {
 

@@ -1,6 +1,6 @@
 #pragma once
 // Matrix products through OpenBLAS on the CPU and cuBLAS on CUDA.
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl {
 

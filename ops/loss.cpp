@@ -6,17 +6,17 @@
 // the targets stay on the device (checking them would synchronise the host), so the kernels
 // turn an out-of-range target into a NaN loss and NaN gradients for that row, which the
 // reduced loss and GradScaler's inf/NaN check then show.
-#include "ops/loss.h"
+#include "minidl/ops/loss.h"
 
 #include <utility>
 
-#include "core/autograd/function.h"
-#include "core/cuda/build.h"
-#include "ops/autocast_policy.h"
-#include "ops/cpu/loss.h"
-#include "ops/cuda/loss.h"
-#include "ops/elementwise.h"
-#include "ops/reduce.h"
+#include "minidl/core/autograd/function.h"
+#include "minidl/core/cuda/build.h"
+#include "minidl/ops/autocast_policy.h"
+#include "minidl/ops/cpu/loss.h"
+#include "minidl/ops/cuda/loss.h"
+#include "minidl/ops/elementwise.h"
+#include "minidl/ops/reduce.h"
 
 namespace minidl {
 

@@ -1,6 +1,6 @@
 #pragma once
 // Softmax and the losses, on logits as PyTorch does. Always computed in float32 or wider.
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl {
 

@@ -5,17 +5,17 @@
 // every per-channel tensor. Parameters of another dtype (float16 weights under a float16 input)
 // are converted on the way in, and their gradients converted back; running statistics that had
 // to be converted (or were not contiguous) are updated in a staging copy and written back.
-#include "ops/norm.h"
+#include "minidl/ops/norm.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "core/autograd/function.h"
-#include "core/cuda/build.h"
-#include "ops/autocast_policy.h"
-#include "ops/cpu/norm.h"
-#include "ops/cuda/norm.h"
-#include "ops/elementwise.h"
+#include "minidl/core/autograd/function.h"
+#include "minidl/core/cuda/build.h"
+#include "minidl/ops/autocast_policy.h"
+#include "minidl/ops/cpu/norm.h"
+#include "minidl/ops/cuda/norm.h"
+#include "minidl/ops/elementwise.h"
 
 namespace minidl {
 

@@ -1,6 +1,6 @@
 #pragma once
 // Normalisation layers' functional forms, as torch.nn.functional.
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl {
 

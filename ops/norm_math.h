@@ -21,8 +21,8 @@
 #include <cmath>
 #include <cstdint>
 
-#include "core/macros.h"
-#include "ops/reduce_ops.h"
+#include "minidl/core/macros.h"
+#include "minidl/ops/reduce_ops.h"
 
 namespace minidl::norm {
 

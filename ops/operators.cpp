@@ -1,5 +1,5 @@
 // The C++ operators on tensors, each the free function of the same meaning.
-#include "ops/elementwise.h"
+#include "minidl/ops/elementwise.h"
 
 namespace minidl {
 

@@ -4,15 +4,15 @@
 // Layout: the output (and, backward, the input gradient) is created in the input's memory
 // format, so channels-last stays channels-last; the kernels read every tensor through its
 // strides, so a non-contiguous input (a permuted view) is pooled without a copy.
-#include "ops/pool.h"
+#include "minidl/ops/pool.h"
 
 #include <sstream>
 #include <string>
 
-#include "core/autograd/function.h"
-#include "core/cuda/build.h"
-#include "ops/cpu/pool.h"
-#include "ops/cuda/pool.h"
+#include "minidl/core/autograd/function.h"
+#include "minidl/core/cuda/build.h"
+#include "minidl/ops/cpu/pool.h"
+#include "minidl/ops/cuda/pool.h"
 
 namespace minidl {
 

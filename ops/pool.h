@@ -6,7 +6,7 @@
 // are accepted; nothing is copied to make the input contiguous.
 #include <optional>
 
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl {
 

@@ -14,7 +14,7 @@
 //   same terms in the same order.
 #include <cstdint>
 
-#include "core/macros.h"
+#include "minidl/core/macros.h"
 
 namespace minidl::pool {
 

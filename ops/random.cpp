@@ -1,14 +1,14 @@
 // Random tensors: validation and dispatch. The values come from the global Philox generator
 // (core/generator.h); kernels in ops/cpu/random.cpp and ops/cuda/random.cu.
-#include "ops/random.h"
+#include "minidl/ops/random.h"
 
 #include <cmath>
 
-#include "core/autograd/function.h"
-#include "core/cuda/build.h"
-#include "core/generator.h"
-#include "ops/cpu/random.h"
-#include "ops/cuda/random.h"
+#include "minidl/core/autograd/function.h"
+#include "minidl/core/cuda/build.h"
+#include "minidl/core/generator.h"
+#include "minidl/ops/cpu/random.h"
+#include "minidl/ops/cuda/random.h"
 
 namespace minidl {
 

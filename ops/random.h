@@ -3,7 +3,7 @@
 // counter (offset + i) under the seed, so the same seed gives the same values on CPU and CUDA.
 #include <cstdint>
 
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl {
 

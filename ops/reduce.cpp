@@ -11,19 +11,19 @@
 // that is a permutation of a contiguous one (a transpose) is first viewed in memory order,
 // which often makes the copy unnecessary. max, min and argmax visit elements in logical order,
 // since their indices and "first of equal extremes" refer to it.
-#include "ops/reduce.h"
+#include "minidl/ops/reduce.h"
 
 #include <algorithm>
 #include <numeric>
 #include <optional>
 #include <vector>
 
-#include "core/autograd/function.h"
-#include "core/cuda/build.h"
-#include "ops/autocast_policy.h"
-#include "ops/cpu/reduce.h"
-#include "ops/cuda/reduce.h"
-#include "ops/elementwise.h"
+#include "minidl/core/autograd/function.h"
+#include "minidl/core/cuda/build.h"
+#include "minidl/ops/autocast_policy.h"
+#include "minidl/ops/cpu/reduce.h"
+#include "minidl/ops/cuda/reduce.h"
+#include "minidl/ops/elementwise.h"
 
 namespace minidl {
 

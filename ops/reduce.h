@@ -2,7 +2,7 @@
 // Reductions over all elements or over the given dims (negative dims allowed), with keepdim.
 // Floating-point inputs accumulate in float32 (float64 for float64); sum of integer or bool
 // tensors gives int64, as PyTorch.
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl {
 

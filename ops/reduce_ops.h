@@ -14,8 +14,8 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "core/half.h"
-#include "core/macros.h"
+#include "minidl/core/half.h"
+#include "minidl/core/macros.h"
 
 namespace minidl::reduce_ops {
 

@@ -4,14 +4,14 @@
 // cat copies each input into its slice of the output with copy_ on narrow() views, which works
 // on both devices; its backward hands each input its slice of the gradient. index_select
 // gathers rows through a kernel and scatters them back with index_add in backward.
-#include "ops/cpu/shape.h"
+#include "minidl/ops/cpu/shape.h"
 
 #include <algorithm>
 
-#include "core/autograd/function.h"
-#include "core/cuda/build.h"
-#include "ops/cuda/shape.h"
-#include "ops/shape.h"
+#include "minidl/core/autograd/function.h"
+#include "minidl/core/cuda/build.h"
+#include "minidl/ops/cuda/shape.h"
+#include "minidl/ops/shape.h"
 
 namespace minidl {
 

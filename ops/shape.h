@@ -4,7 +4,7 @@
 // forms here for LibTorch familiarity.
 #include <vector>
 
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl {
 

@@ -1,7 +1,7 @@
 // Tensor's math methods: each forwards to the free function of the same name.
-#include "ops/elementwise.h"
-#include "ops/linalg.h"
-#include "ops/reduce.h"
+#include "minidl/ops/elementwise.h"
+#include "minidl/ops/linalg.h"
+#include "minidl/ops/reduce.h"
 
 namespace minidl {
 

@@ -2,9 +2,9 @@
 #include <numeric>
 #include <optional>
 
-#include "core/autograd/function.h"
-#include "ops/broadcast.h"
-#include "ops/shape.h"
+#include "minidl/core/autograd/function.h"
+#include "minidl/ops/broadcast.h"
+#include "minidl/ops/shape.h"
 
 namespace minidl {
 

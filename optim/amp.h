@@ -3,6 +3,6 @@
 //   amp::AutocastGuard (core/autocast.h)      ops in the autocast policy cast their inputs
 //   amp::AutocastOp, cast_policy (ops/autocast_policy.h)   the policy table
 //   amp::GradScaler (optim/grad_scaler.h)      dynamic loss scaling for float16
-#include "core/autocast.h"
-#include "ops/autocast_policy.h"
-#include "optim/grad_scaler.h"
+#include "minidl/core/autocast.h"
+#include "minidl/ops/autocast_policy.h"
+#include "minidl/optim/grad_scaler.h"

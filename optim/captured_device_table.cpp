@@ -1,11 +1,11 @@
 // A device table refreshed before each replay (see optim/captured_device_table.h).
-#include "optim/captured_device_table.h"
+#include "minidl/optim/captured_device_table.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "core/cuda/pinned_allocator.h"
-#include "core/error.h"
+#include "minidl/core/cuda/pinned_allocator.h"
+#include "minidl/core/error.h"
 
 namespace minidl::optim {
 

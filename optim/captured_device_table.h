@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/device.h"
-#include "core/tensor.h"
+#include "minidl/core/device.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::optim {
 

@@ -1,12 +1,12 @@
 // The fused SGD table: layout and upload (Note [Fused SGD table] in fused_sgd_table.h).
-#include "optim/fused_sgd_table.h"
+#include "minidl/optim/fused_sgd_table.h"
 
 #include <cstring>
 #include <type_traits>
 
-#include "core/cuda/pinned_allocator.h"
-#include "core/cuda/stream.h"
-#include "core/error.h"
+#include "minidl/core/cuda/pinned_allocator.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/core/error.h"
 
 namespace minidl::optim {
 

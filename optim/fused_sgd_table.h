@@ -27,9 +27,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/cuda/stream.h"
-#include "core/tensor.h"
-#include "optim/sgd_math.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/core/tensor.h"
+#include "minidl/optim/sgd_math.h"
 
 namespace minidl::optim {
 

@@ -1,4 +1,4 @@
-#include "optim/grad_scaler.h"
+#include "minidl/optim/grad_scaler.h"
 
 #include <spdlog/spdlog.h>
 
@@ -6,15 +6,15 @@
 #include <limits>
 #include <vector>
 
-#include "core/autocast.h"
-#include "core/autograd/grad_mode.h"
-#include "core/cuda/build.h"
-#include "core/cuda/graph.h"
-#include "core/error.h"
-#include "core/logging.h"
-#include "ops/elementwise.h"
-#include "optim/cpu/amp_kernel.h"
-#include "optim/cuda/amp_unscale.h"
+#include "minidl/core/autocast.h"
+#include "minidl/core/autograd/grad_mode.h"
+#include "minidl/core/cuda/build.h"
+#include "minidl/core/cuda/graph.h"
+#include "minidl/core/error.h"
+#include "minidl/core/logging.h"
+#include "minidl/ops/elementwise.h"
+#include "minidl/optim/cpu/amp_kernel.h"
+#include "minidl/optim/cuda/amp_unscale.h"
 
 namespace minidl::amp {
 

@@ -45,10 +45,10 @@
 #include <memory>
 #include <unordered_map>
 
-#include "core/tensor.h"
-#include "optim/amp_math.h"
-#include "optim/optimizer.h"
-#include "optim/scalar_map.h"
+#include "minidl/core/tensor.h"
+#include "minidl/optim/amp_math.h"
+#include "minidl/optim/optimizer.h"
+#include "minidl/optim/scalar_map.h"
 
 namespace minidl::amp {
 

@@ -1,11 +1,11 @@
-#include "optim/lr_scheduler.h"
+#include "minidl/optim/lr_scheduler.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <string>
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 namespace minidl::optim {
 

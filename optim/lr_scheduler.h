@@ -35,8 +35,8 @@
 #include <optional>
 #include <vector>
 
-#include "optim/optimizer.h"
-#include "optim/scalar_map.h"
+#include "minidl/optim/optimizer.h"
+#include "minidl/optim/scalar_map.h"
 
 namespace minidl::optim {
 

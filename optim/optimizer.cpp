@@ -1,9 +1,9 @@
-#include "optim/optimizer.h"
+#include "minidl/optim/optimizer.h"
 
 #include <unordered_set>
 
-#include "core/autograd/grad_mode.h"
-#include "core/error.h"
+#include "minidl/core/autograd/grad_mode.h"
+#include "minidl/core/error.h"
 
 namespace minidl::optim {
 

@@ -16,9 +16,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/tensor.h"
-#include "optim/optimizer_state_dict.h"
-#include "optim/scalar_map.h"
+#include "minidl/core/tensor.h"
+#include "minidl/optim/optimizer_state_dict.h"
+#include "minidl/optim/scalar_map.h"
 
 namespace minidl::optim {
 

@@ -1,8 +1,8 @@
-#include "optim/optimizer_state_dict.h"
+#include "minidl/optim/optimizer_state_dict.h"
 
 #include <charconv>
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 namespace minidl::optim {
 

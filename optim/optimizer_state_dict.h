@@ -27,8 +27,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/tensor.h"
-#include "optim/scalar_map.h"
+#include "minidl/core/tensor.h"
+#include "minidl/optim/scalar_map.h"
 
 namespace minidl::optim {
 

@@ -1,9 +1,9 @@
-#include "optim/scalar_map.h"
+#include "minidl/optim/scalar_map.h"
 
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 namespace minidl::optim {
 

@@ -1,16 +1,16 @@
-#include "optim/sgd.h"
+#include "minidl/optim/sgd.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "core/autograd/grad_mode.h"
-#include "core/cuda/build.h"
-#include "core/cuda/graph.h"
-#include "core/error.h"
-#include "optim/captured_device_table.h"
-#include "optim/cpu/sgd_kernel.h"
-#include "optim/cuda/fused_sgd.h"
-#include "optim/fused_sgd_table.h"
+#include "minidl/core/autograd/grad_mode.h"
+#include "minidl/core/cuda/build.h"
+#include "minidl/core/cuda/graph.h"
+#include "minidl/core/error.h"
+#include "minidl/optim/captured_device_table.h"
+#include "minidl/optim/cpu/sgd_kernel.h"
+#include "minidl/optim/cuda/fused_sgd.h"
+#include "minidl/optim/fused_sgd_table.h"
 
 namespace minidl::optim {
 

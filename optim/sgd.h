@@ -30,7 +30,7 @@
 #include <utility>
 #include <vector>
 
-#include "optim/optimizer.h"
+#include "minidl/optim/optimizer.h"
 
 namespace minidl::cuda {
 class CudaGraph;

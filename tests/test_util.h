@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "core/cuda/cuda.h"
-#include "core/error.h"
-#include "core/tensor.h"
-#include "ops/conv.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/error.h"
+#include "minidl/core/tensor.h"
+#include "minidl/ops/conv.h"
 
 // Asserts that `statement` throws minidl::Error whose message contains `expected`.
 #define EXPECT_ERROR_CONTAINS(statement, expected)                                        \

@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "core/cuda/cuda.h"
-#include "core/error.h"
-#include "distributed/distributed.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/error.h"
+#include "minidl/distributed/distributed.h"
 
 namespace {
 

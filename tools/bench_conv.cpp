@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "minidl.h"
+#include "minidl/minidl.h"
 
 #if defined(_OPENMP)
 #include <omp.h>

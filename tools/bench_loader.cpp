@@ -30,11 +30,11 @@
 #include <string>
 #include <vector>
 
-#include "core/cuda/cuda.h"
-#include "data/data.h"
-#include "models/lenet.h"
-#include "ops/loss.h"
-#include "optim/sgd.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/data/data.h"
+#include "minidl/models/lenet.h"
+#include "minidl/ops/loss.h"
+#include "minidl/optim/sgd.h"
 
 namespace {
 

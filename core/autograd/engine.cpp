@@ -1,14 +1,14 @@
-#include "core/autograd/engine.h"
+#include "minidl/core/autograd/engine.h"
 
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
 
-#include "core/autocast.h"
-#include "core/autograd/function.h"
-#include "core/autograd/grad_mode.h"
-#include "core/autograd/node.h"
-#include "core/error.h"
+#include "minidl/core/autocast.h"
+#include "minidl/core/autograd/function.h"
+#include "minidl/core/autograd/grad_mode.h"
+#include "minidl/core/autograd/node.h"
+#include "minidl/core/error.h"
 
 namespace minidl::autograd {
 

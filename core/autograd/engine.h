@@ -1,7 +1,7 @@
 #pragma once
 #include <functional>
 
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::autograd {
 

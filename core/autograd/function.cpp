@@ -1,6 +1,6 @@
-#include "core/autograd/function.h"
+#include "minidl/core/autograd/function.h"
 
-#include "core/autograd/grad_mode.h"
+#include "minidl/core/autograd/grad_mode.h"
 
 namespace minidl::autograd {
 

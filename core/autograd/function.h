@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "core/autograd/grad_mode.h"
-#include "core/autograd/node.h"
-#include "core/autograd/saved_tensor.h"
-#include "core/tensor.h"
+#include "minidl/core/autograd/grad_mode.h"
+#include "minidl/core/autograd/node.h"
+#include "minidl/core/autograd/saved_tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::autograd {
 

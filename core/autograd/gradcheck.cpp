@@ -1,9 +1,9 @@
-#include "core/autograd/gradcheck.h"
+#include "minidl/core/autograd/gradcheck.h"
 
 #include <cmath>
 #include <sstream>
 
-#include "core/autograd/grad_mode.h"
+#include "minidl/core/autograd/grad_mode.h"
 
 namespace minidl {
 

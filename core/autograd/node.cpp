@@ -1,10 +1,10 @@
-#include "core/autograd/node.h"
+#include "minidl/core/autograd/node.h"
 
 #include <atomic>
 #include <memory>
 #include <vector>
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 namespace minidl::autograd {
 

@@ -1,6 +1,6 @@
-#include "core/autograd/saved_tensor.h"
+#include "minidl/core/autograd/saved_tensor.h"
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 namespace minidl::autograd {
 

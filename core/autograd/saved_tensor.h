@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::autograd {
 

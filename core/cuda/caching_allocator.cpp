@@ -69,7 +69,7 @@
 //   - empty_cache() throws; a private pool released meanwhile keeps its segments.
 //   The first allocate() or empty_cache() after the last capture ended does the deferred work.
 //   cudaMalloc is allowed (the real DeviceMemory switches to relaxed capture mode for it).
-#include "core/cuda/caching_allocator.h"
+#include "minidl/core/cuda/caching_allocator.h"
 
 #include <spdlog/spdlog.h>
 
@@ -79,10 +79,10 @@
 #include <functional>
 #include <string>
 
-#include "core/cuda/cuda.h"
-#include "core/error.h"
-#include "core/logging.h"
-#include "core/storage.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/error.h"
+#include "minidl/core/logging.h"
+#include "minidl/core/storage.h"
 
 namespace minidl::cuda {
 

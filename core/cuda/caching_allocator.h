@@ -14,8 +14,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/cuda/device_memory.h"
-#include "core/cuda/stream.h"
+#include "minidl/core/cuda/device_memory.h"
+#include "minidl/core/cuda/stream.h"
 
 namespace minidl {
 class Storage;

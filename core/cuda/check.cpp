@@ -1,7 +1,7 @@
 // The throwing halves of the checks in check.h (kept out of line so that each check site costs
 // one compare and a call, and the message is built only on failure).
 #if MINIDL_WITH_CUDA
-#include "core/cuda/check.h"
+#include "minidl/core/cuda/check.h"
 
 namespace minidl::cuda::detail {
 

@@ -5,7 +5,7 @@
 // without synchronising.
 #include <cuda_runtime.h>
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 namespace minidl::cuda::detail {
 [[noreturn]] void throw_cuda_error(cudaError_t status, const char* call, const char* file,

@@ -1,16 +1,16 @@
 // Device queries and the device guard. In a build without CUDA every query answers "no device"
 // and every call that needs one throws.
-#include "core/cuda/cuda.h"
+#include "minidl/core/cuda/cuda.h"
 
 #include <spdlog/spdlog.h>
 
-#include "core/error.h"
-#include "core/logging.h"
+#include "minidl/core/error.h"
+#include "minidl/core/logging.h"
 
 #if MINIDL_WITH_CUDA
 #include <cuda_runtime.h>
 
-#include "core/cuda/check.h"
+#include "minidl/core/cuda/check.h"
 #endif
 
 namespace minidl::cuda {

@@ -1,16 +1,16 @@
 // The real DeviceMemory: the CUDA runtime's allocator and events on one device.
-#include "core/cuda/device_memory.h"
+#include "minidl/core/cuda/device_memory.h"
 
 #include <mutex>
 #include <vector>
 
-#include "core/cuda/cuda.h"
-#include "core/error.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/error.h"
 
 #if MINIDL_WITH_CUDA
 #include <cuda_runtime.h>
 
-#include "core/cuda/check.h"
+#include "minidl/core/cuda/check.h"
 #endif
 
 namespace minidl::cuda {

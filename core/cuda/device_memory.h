@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "core/cuda/stream.h"
+#include "minidl/core/cuda/stream.h"
 
 namespace minidl::cuda {
 

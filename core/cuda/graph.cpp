@@ -1,5 +1,5 @@
 // CUDA graphs: capture, replay, and the capture state of streams (see core/cuda/graph.h).
-#include "core/cuda/graph.h"
+#include "minidl/core/cuda/graph.h"
 
 #include <spdlog/spdlog.h>
 
@@ -7,14 +7,14 @@
 #include <exception>
 #include <utility>
 
-#include "core/cuda/cuda.h"
-#include "core/error.h"
-#include "core/logging.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/error.h"
+#include "minidl/core/logging.h"
 
 #if MINIDL_WITH_CUDA
 #include <cuda_runtime.h>
 
-#include "core/cuda/check.h"
+#include "minidl/core/cuda/check.h"
 #endif
 
 namespace minidl::cuda {

@@ -47,8 +47,8 @@
 #include <optional>
 #include <vector>
 
-#include "core/cuda/caching_allocator.h"
-#include "core/cuda/stream.h"
+#include "minidl/core/cuda/caching_allocator.h"
+#include "minidl/core/cuda/stream.h"
 
 struct CUgraphExec_st;
 

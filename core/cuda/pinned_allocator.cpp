@@ -1,5 +1,5 @@
 // The pinned host memory pool (policy in pinned_allocator.h).
-#include "core/cuda/pinned_allocator.h"
+#include "minidl/core/cuda/pinned_allocator.h"
 
 #include <spdlog/spdlog.h>
 
@@ -9,15 +9,15 @@
 #include <mutex>
 #include <vector>
 
-#include "core/cpu_allocator.h"
-#include "core/cuda/cuda.h"
-#include "core/error.h"
-#include "core/logging.h"
+#include "minidl/core/cpu_allocator.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/error.h"
+#include "minidl/core/logging.h"
 
 #if MINIDL_WITH_CUDA
 #include <cuda_runtime.h>
 
-#include "core/cuda/check.h"
+#include "minidl/core/cuda/check.h"
 #endif
 
 namespace minidl::cuda {

@@ -14,8 +14,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "core/cuda/stream.h"
-#include "core/tensor.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::cuda {
 

@@ -1,18 +1,18 @@
 // Streams, the per-thread current stream of each device, and events.
-#include "core/cuda/stream.h"
+#include "minidl/core/cuda/stream.h"
 
 #include <spdlog/spdlog.h>
 
 #include <vector>
 
-#include "core/cuda/cuda.h"
-#include "core/error.h"
-#include "core/logging.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/error.h"
+#include "minidl/core/logging.h"
 
 #if MINIDL_WITH_CUDA
 #include <cuda_runtime.h>
 
-#include "core/cuda/check.h"
+#include "minidl/core/cuda/check.h"
 #endif
 
 namespace minidl::cuda {

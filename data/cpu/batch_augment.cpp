@@ -1,6 +1,6 @@
-#include "data/cpu/batch_augment.h"
+#include "minidl/data/cpu/batch_augment.h"
 
-#include "core/parallel.h"
+#include "minidl/core/parallel.h"
 
 namespace minidl::cpu {
 

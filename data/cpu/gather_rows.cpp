@@ -1,4 +1,4 @@
-#include "data/cpu/gather_rows.h"
+#include "minidl/data/cpu/gather_rows.h"
 
 #include <cstddef>
 #include <cstring>

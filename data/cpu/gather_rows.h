@@ -1,6 +1,6 @@
 #pragma once
 // The CPU loop of gather_rows (data/gather_rows.h): contiguous tensors, rows already checked.
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::cpu {
 

@@ -3,10 +3,10 @@
 // evaluations), which costs less than sharing them through shared memory and a barrier.
 #include <cuda_runtime.h>
 
-#include "core/cuda/check.h"
-#include "core/cuda/cuda.h"
-#include "core/cuda/stream.h"
-#include "data/cuda/batch_augment.h"
+#include "minidl/core/cuda/check.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/data/cuda/batch_augment.h"
 
 namespace minidl::cuda {
 

@@ -1,8 +1,8 @@
 #pragma once
 // The CUDA launcher of augment_batch (data/batch_augment.h), defined in batch_augment.cu.
 // Same contract as data/cpu/batch_augment.h, on one CUDA device; runs on its current stream.
-#include "core/tensor.h"
-#include "data/batch_augment_params.h"
+#include "minidl/core/tensor.h"
+#include "minidl/data/batch_augment_params.h"
 
 namespace minidl::cuda {
 

@@ -5,10 +5,10 @@
 
 #include <cstdint>
 
-#include "core/cuda/check.h"
-#include "core/cuda/cuda.h"
-#include "core/cuda/stream.h"
-#include "data/cuda/gather_rows.h"
+#include "minidl/core/cuda/check.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/data/cuda/gather_rows.h"
 
 namespace minidl::cuda {
 

@@ -1,7 +1,7 @@
 #pragma once
 // The CUDA launcher of gather_rows (data/gather_rows.h), defined in gather_rows.cu: contiguous
 // tensors on one device, rows already checked; runs on the device's current stream.
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::cuda {
 

@@ -1,4 +1,4 @@
-#include "data/loader/augment_stage.h"
+#include "minidl/data/loader/augment_stage.h"
 
 namespace minidl::data::loader {
 

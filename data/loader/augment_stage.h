@@ -3,8 +3,8 @@
 // samples' dataset indices and epoch.
 #include <memory>
 
-#include "data/batch_augment.h"
-#include "data/loader/batch_stage.h"
+#include "minidl/data/batch_augment.h"
+#include "minidl/data/loader/batch_stage.h"
 
 namespace minidl::data::loader {
 

@@ -11,7 +11,7 @@
 // Stages are used from the thread that iterates the loader.
 #include <optional>
 
-#include "data/batch.h"
+#include "minidl/data/batch.h"
 
 namespace minidl::data::loader {
 

@@ -1,7 +1,7 @@
-#include "data/loader/device_copy_stage.h"
+#include "minidl/data/loader/device_copy_stage.h"
 
-#include "core/cuda/caching_allocator.h"
-#include "core/cuda/cuda.h"
+#include "minidl/core/cuda/caching_allocator.h"
+#include "minidl/core/cuda/cuda.h"
 
 namespace minidl::data::loader {
 

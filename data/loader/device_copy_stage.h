@@ -17,9 +17,9 @@
 #include <memory>
 #include <optional>
 
-#include "core/cuda/stream.h"
-#include "core/device.h"
-#include "data/loader/batch_stage.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/core/device.h"
+#include "minidl/data/loader/batch_stage.h"
 
 namespace minidl::data::loader {
 

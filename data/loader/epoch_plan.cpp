@@ -1,8 +1,8 @@
-#include "data/loader/epoch_plan.h"
+#include "minidl/data/loader/epoch_plan.h"
 
 #include <algorithm>
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 namespace minidl::data::loader {
 

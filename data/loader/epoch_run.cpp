@@ -1,6 +1,6 @@
-#include "data/loader/epoch_run.h"
+#include "minidl/data/loader/epoch_run.h"
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 namespace minidl::data::loader {
 

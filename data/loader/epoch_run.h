@@ -5,8 +5,8 @@
 #include <memory>
 #include <optional>
 
-#include "data/batch.h"
-#include "data/loader/batch_stage.h"
+#include "minidl/data/batch.h"
+#include "minidl/data/loader/batch_stage.h"
 
 namespace minidl::data::loader {
 

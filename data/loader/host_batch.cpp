@@ -1,10 +1,10 @@
-#include "data/loader/host_batch.h"
+#include "minidl/data/loader/host_batch.h"
 
 #include <cstddef>
 #include <exception>
 
-#include "core/cuda/pinned_allocator.h"
-#include "core/error.h"
+#include "minidl/core/cuda/pinned_allocator.h"
+#include "minidl/core/error.h"
 
 namespace minidl::data::loader {
 

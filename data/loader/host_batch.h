@@ -7,8 +7,8 @@
 #include <optional>
 #include <span>
 
-#include "data/batch.h"
-#include "data/dataset.h"
+#include "minidl/data/batch.h"
+#include "minidl/data/dataset.h"
 
 namespace minidl::data::loader {
 

@@ -1,6 +1,6 @@
-#include "data/loader/inline_stage.h"
+#include "minidl/data/loader/inline_stage.h"
 
-#include "data/loader/host_batch.h"
+#include "minidl/data/loader/host_batch.h"
 
 namespace minidl::data::loader {
 

@@ -3,9 +3,9 @@
 // target this still overlaps: the host builds batch k+1 while the device runs step k.
 #include <memory>
 
-#include "data/dataset.h"
-#include "data/loader/batch_stage.h"
-#include "data/loader/epoch_plan.h"
+#include "minidl/data/dataset.h"
+#include "minidl/data/loader/batch_stage.h"
+#include "minidl/data/loader/epoch_plan.h"
 
 namespace minidl::data::loader {
 

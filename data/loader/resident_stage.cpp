@@ -1,13 +1,13 @@
-#include "data/loader/resident_stage.h"
+#include "minidl/data/loader/resident_stage.h"
 
 #include <cstddef>
 #include <cstring>
 
-#include "core/cuda/cuda.h"
-#include "core/cuda/pinned_allocator.h"
-#include "core/cuda/stream.h"
-#include "data/gather_rows.h"
-#include "data/in_memory_dataset.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/pinned_allocator.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/data/gather_rows.h"
+#include "minidl/data/in_memory_dataset.h"
 
 namespace minidl::data::loader {
 

@@ -5,11 +5,11 @@
 // on the current stream.
 #include <memory>
 
-#include "core/device.h"
-#include "core/tensor.h"
-#include "data/dataset.h"
-#include "data/loader/batch_stage.h"
-#include "data/loader/epoch_plan.h"
+#include "minidl/core/device.h"
+#include "minidl/core/tensor.h"
+#include "minidl/data/dataset.h"
+#include "minidl/data/loader/batch_stage.h"
+#include "minidl/data/loader/epoch_plan.h"
 
 namespace minidl::data::loader {
 

@@ -1,4 +1,4 @@
-#include "data/loader/worker_stage.h"
+#include "minidl/data/loader/worker_stage.h"
 
 #include <spdlog/spdlog.h>
 
@@ -9,9 +9,9 @@
 #include <mutex>
 #include <string>
 
-#include "core/error.h"
-#include "core/logging.h"
-#include "data/loader/host_batch.h"
+#include "minidl/core/error.h"
+#include "minidl/core/logging.h"
+#include "minidl/data/loader/host_batch.h"
 
 namespace minidl::data::loader {
 

@@ -23,9 +23,9 @@
 #include <thread>
 #include <vector>
 
-#include "data/dataset.h"
-#include "data/loader/batch_stage.h"
-#include "data/loader/epoch_plan.h"
+#include "minidl/data/dataset.h"
+#include "minidl/data/loader/batch_stage.h"
+#include "minidl/data/loader/epoch_plan.h"
 
 namespace minidl::data::loader {
 

@@ -3,10 +3,10 @@
 // torch::nn::AvgPool2d. The stride defaults to the kernel size. No parameters.
 #include <iosfwd>
 
-#include "core/tensor.h"
-#include "nn/module.h"
-#include "nn/module_holder.h"
-#include "nn/options/pooling.h"
+#include "minidl/core/tensor.h"
+#include "minidl/nn/module.h"
+#include "minidl/nn/module_holder.h"
+#include "minidl/nn/options/pooling.h"
 
 namespace minidl::nn {
 

@@ -1,10 +1,10 @@
-#include "nn/modules/batch_norm2d.h"
+#include "minidl/nn/modules/batch_norm2d.h"
 
 #include <ostream>
 
-#include "core/autograd/grad_mode.h"
-#include "nn/functional.h"
-#include "nn/init.h"
+#include "minidl/core/autograd/grad_mode.h"
+#include "minidl/nn/functional.h"
+#include "minidl/nn/init.h"
 
 namespace minidl::nn {
 

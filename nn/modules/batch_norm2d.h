@@ -9,10 +9,10 @@
 #include <cstdint>
 #include <iosfwd>
 
-#include "core/tensor.h"
-#include "nn/module.h"
-#include "nn/module_holder.h"
-#include "nn/options/batchnorm.h"
+#include "minidl/core/tensor.h"
+#include "minidl/nn/module.h"
+#include "minidl/nn/module_holder.h"
+#include "minidl/nn/options/batchnorm.h"
 
 namespace minidl::nn {
 

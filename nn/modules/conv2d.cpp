@@ -1,11 +1,11 @@
-#include "nn/modules/conv2d.h"
+#include "minidl/nn/modules/conv2d.h"
 
 #include <cmath>
 #include <ostream>
 
-#include "nn/functional.h"
-#include "nn/init.h"
-#include "nn/modules/repr.h"
+#include "minidl/nn/functional.h"
+#include "minidl/nn/init.h"
+#include "minidl/nn/modules/repr.h"
 
 namespace minidl::nn {
 

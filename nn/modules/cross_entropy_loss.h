@@ -3,10 +3,10 @@
 // as torch::nn::CrossEntropyLoss (mean over the batch by default). No parameters.
 #include <iosfwd>
 
-#include "core/tensor.h"
-#include "nn/module.h"
-#include "nn/module_holder.h"
-#include "nn/options/loss.h"
+#include "minidl/core/tensor.h"
+#include "minidl/nn/module.h"
+#include "minidl/nn/module_holder.h"
+#include "minidl/nn/options/loss.h"
 
 namespace minidl::nn {
 

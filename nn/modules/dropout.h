@@ -3,10 +3,10 @@
 // 1 / (1 - p); in evaluation mode (module.eval()) returns its input. As torch::nn::Dropout.
 #include <iosfwd>
 
-#include "core/tensor.h"
-#include "nn/module.h"
-#include "nn/module_holder.h"
-#include "nn/options/dropout.h"
+#include "minidl/core/tensor.h"
+#include "minidl/nn/module.h"
+#include "minidl/nn/module_holder.h"
+#include "minidl/nn/options/dropout.h"
 
 namespace minidl::nn {
 

@@ -3,10 +3,10 @@
 // [N, C, H, W] -> [N, C * H * W]), as torch::nn::Flatten. No parameters.
 #include <iosfwd>
 
-#include "core/tensor.h"
-#include "nn/module.h"
-#include "nn/module_holder.h"
-#include "nn/options/flatten.h"
+#include "minidl/core/tensor.h"
+#include "minidl/nn/module.h"
+#include "minidl/nn/module_holder.h"
+#include "minidl/nn/options/flatten.h"
 
 namespace minidl::nn {
 

@@ -2,9 +2,9 @@
 // nn::GELU: x * Phi(x), the exact form (PyTorch's approximate='none'), element-wise, as torch::nn::GELU. No parameters.
 #include <iosfwd>
 
-#include "core/tensor.h"
-#include "nn/module.h"
-#include "nn/module_holder.h"
+#include "minidl/core/tensor.h"
+#include "minidl/nn/module.h"
+#include "minidl/nn/module_holder.h"
 
 namespace minidl::nn {
 

@@ -1,4 +1,4 @@
-#include "nn/modules/identity.h"
+#include "minidl/nn/modules/identity.h"
 
 #include <ostream>
 

@@ -3,9 +3,9 @@
 // sometimes has a layer and sometimes does not. No parameters.
 #include <iosfwd>
 
-#include "core/tensor.h"
-#include "nn/module.h"
-#include "nn/module_holder.h"
+#include "minidl/core/tensor.h"
+#include "minidl/nn/module.h"
+#include "minidl/nn/module_holder.h"
 
 namespace minidl::nn {
 

@@ -1,10 +1,10 @@
-#include "nn/modules/linear.h"
+#include "minidl/nn/modules/linear.h"
 
 #include <cmath>
 #include <ostream>
 
-#include "nn/functional.h"
-#include "nn/init.h"
+#include "minidl/nn/functional.h"
+#include "minidl/nn/init.h"
 
 namespace minidl::nn {
 

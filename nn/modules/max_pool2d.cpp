@@ -1,9 +1,9 @@
-#include "nn/modules/max_pool2d.h"
+#include "minidl/nn/modules/max_pool2d.h"
 
 #include <ostream>
 
-#include "nn/functional.h"
-#include "nn/modules/repr.h"
+#include "minidl/nn/functional.h"
+#include "minidl/nn/modules/repr.h"
 
 namespace minidl::nn {
 

@@ -1,8 +1,8 @@
-#include "nn/modules/mse_loss.h"
+#include "minidl/nn/modules/mse_loss.h"
 
 #include <ostream>
 
-#include "nn/functional.h"
+#include "minidl/nn/functional.h"
 
 namespace minidl::nn {
 

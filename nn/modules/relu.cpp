@@ -1,8 +1,8 @@
-#include "nn/modules/relu.h"
+#include "minidl/nn/modules/relu.h"
 
 #include <ostream>
 
-#include "nn/functional.h"
+#include "minidl/nn/functional.h"
 
 namespace minidl::nn {
 

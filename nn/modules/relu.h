@@ -2,9 +2,9 @@
 // nn::ReLU: max(0, x), element-wise, as torch::nn::ReLU. No parameters.
 #include <iosfwd>
 
-#include "core/tensor.h"
-#include "nn/module.h"
-#include "nn/module_holder.h"
+#include "minidl/core/tensor.h"
+#include "minidl/nn/module.h"
+#include "minidl/nn/module_holder.h"
 
 namespace minidl::nn {
 

@@ -3,7 +3,7 @@
 #include <sstream>
 #include <string>
 
-#include "core/tensor_options.h"
+#include "minidl/core/tensor_options.h"
 
 namespace minidl::nn {
 

@@ -1,4 +1,4 @@
-#include "nn/modules/sequential.h"
+#include "minidl/nn/modules/sequential.h"
 
 #include <ostream>
 

@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "core/tensor.h"
-#include "nn/any_module.h"
-#include "nn/module.h"
-#include "nn/module_holder.h"
+#include "minidl/core/tensor.h"
+#include "minidl/nn/any_module.h"
+#include "minidl/nn/module.h"
+#include "minidl/nn/module_holder.h"
 
 namespace minidl::nn {
 

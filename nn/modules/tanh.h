@@ -2,9 +2,9 @@
 // nn::Tanh: tanh(x), element-wise, as torch::nn::Tanh. No parameters.
 #include <iosfwd>
 
-#include "core/tensor.h"
-#include "nn/module.h"
-#include "nn/module_holder.h"
+#include "minidl/core/tensor.h"
+#include "minidl/nn/module.h"
+#include "minidl/nn/module_holder.h"
 
 namespace minidl::nn {
 

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "core/tensor.h"
-#include "nn/options/arg.h"
+#include "minidl/core/tensor.h"
+#include "minidl/nn/options/arg.h"
 
 namespace minidl::nn {
 

@@ -2,7 +2,7 @@
 // Options of nn::Linear.
 #include <cstdint>
 
-#include "nn/options/arg.h"
+#include "minidl/nn/options/arg.h"
 
 namespace minidl::nn {
 

@@ -1,7 +1,7 @@
 #pragma once
 // Options of the loss modules and their functional forms.
-#include "nn/options/arg.h"
-#include "ops/loss.h"
+#include "minidl/nn/options/arg.h"
+#include "minidl/ops/loss.h"
 
 namespace minidl::nn {
 

@@ -1,4 +1,4 @@
-#include "ops/cpu/blas_threads.h"
+#include "minidl/ops/cpu/blas_threads.h"
 
 #include <cblas.h>
 

@@ -20,7 +20,7 @@
 // at least as many chunks as threads when the batch allows. Each thread sums its chunks' weight
 // gradients in its own buffer and the buffers are added in thread order, so the result repeats
 // exactly for a given thread count (and differs in the last bits between thread counts).
-#include "ops/cpu/conv.h"
+#include "minidl/ops/cpu/conv.h"
 
 #include <cblas.h>
 
@@ -28,8 +28,8 @@
 #include <limits>
 #include <type_traits>
 
-#include "core/parallel.h"
-#include "ops/cpu/blas_threads.h"
+#include "minidl/core/parallel.h"
+#include "minidl/ops/cpu/blas_threads.h"
 
 namespace minidl::cpu {
 

@@ -4,8 +4,8 @@
 // Arguments are validated by ops/conv.cpp and never degenerate (N, C_in and C_out are > 0).
 // Inputs may have any layout; the kernels read contiguous NCHW copies where needed. float32 and
 // float64 are computed as they are, float16 and bfloat16 in float32 and rounded back.
-#include "core/tensor.h"
-#include "ops/conv.h"
+#include "minidl/core/tensor.h"
+#include "minidl/ops/conv.h"
 
 namespace minidl::cpu {
 

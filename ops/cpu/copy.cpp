@@ -1,9 +1,9 @@
-#include "ops/cpu/copy.h"
+#include "minidl/ops/cpu/copy.h"
 
 #include <cstring>
 #include <type_traits>
 
-#include "ops/cpu/loops.h"
+#include "minidl/ops/cpu/loops.h"
 
 namespace minidl::cpu {
 

@@ -1,5 +1,5 @@
 #pragma once
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::cpu {
 

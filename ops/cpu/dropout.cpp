@@ -1,10 +1,10 @@
 // CPU dropout: one Philox evaluation per element (ops/dropout_math.h), split over the threads.
-#include "ops/cpu/dropout.h"
+#include "minidl/ops/cpu/dropout.h"
 
 #include <type_traits>
 
-#include "core/parallel.h"
-#include "ops/dropout_math.h"
+#include "minidl/core/parallel.h"
+#include "minidl/ops/dropout_math.h"
 
 namespace minidl::cpu {
 

@@ -3,8 +3,8 @@
 // same shape; out[i] = input[i] / (1 - p) when element i survives (counter start.offset + i
 // under start.seed, ops/dropout_math.h), else 0. Backward runs it again on the gradient with
 // the forward's `start`, which reproduces the mask.
-#include "core/generator.h"
-#include "core/tensor.h"
+#include "minidl/core/generator.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::cpu {
 

@@ -1,12 +1,12 @@
-#include "ops/cpu/elementwise.h"
+#include "minidl/ops/cpu/elementwise.h"
 
 #include <algorithm>
 #include <array>
 #include <tuple>
 #include <utility>
 
-#include "core/parallel.h"
-#include "ops/cpu/loops.h"
+#include "minidl/core/parallel.h"
+#include "minidl/ops/cpu/loops.h"
 
 namespace minidl::cpu {
 

@@ -1,6 +1,6 @@
 // CPU GEMM: one cblas_?gemm call per matrix of the batch, row-major, with transposed operands
 // passed as BLAS transposes (see the layout contract in ops/cpu/linalg.h).
-#include "ops/cpu/linalg.h"
+#include "minidl/ops/cpu/linalg.h"
 
 #include <cblas.h>
 
@@ -8,8 +8,8 @@
 #include <limits>
 #include <type_traits>
 
-#include "core/parallel.h"
-#include "ops/cpu/blas_threads.h"
+#include "minidl/core/parallel.h"
+#include "minidl/ops/cpu/blas_threads.h"
 
 namespace minidl::cpu {
 

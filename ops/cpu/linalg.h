@@ -1,6 +1,6 @@
 #pragma once
 // CPU matrix products through OpenBLAS (defined in ops/cpu/linalg.cpp).
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::cpu {
 

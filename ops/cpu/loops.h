@@ -8,8 +8,8 @@
 #include <array>
 #include <cstdint>
 
-#include "core/parallel.h"
-#include "core/tensor.h"
+#include "minidl/core/parallel.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::cpu {
 

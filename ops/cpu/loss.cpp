@@ -1,4 +1,4 @@
-#include "ops/cpu/loss.h"
+#include "minidl/ops/cpu/loss.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "core/parallel.h"
+#include "minidl/core/parallel.h"
 
 namespace minidl::cpu {
 

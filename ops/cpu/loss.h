@@ -6,7 +6,7 @@
 // - loss gradients arrive as grad_losses [N] in the input dtype, possibly with stride 0 (the
 //   gradient of a reduced loss broadcast to every row), times `scale` (1/N for a mean).
 // - targets are int64 [N]; the caller has checked they lie in [0, C).
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::cpu {
 

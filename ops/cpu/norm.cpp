@@ -2,12 +2,12 @@
 // (n, c) plane into its own accumulator and merging the planes in n order, so results do not
 // depend on the thread count. Element-wise passes run over (n, c) planes. The math is that of
 // ops/norm_math.h, shared with the CUDA kernels.
-#include "ops/cpu/norm.h"
+#include "minidl/ops/cpu/norm.h"
 
 #include <algorithm>
 #include <type_traits>
 
-#include "core/parallel.h"
+#include "minidl/core/parallel.h"
 
 namespace minidl::cpu {
 

@@ -5,8 +5,8 @@
 // - Per-channel tensors ([C]: mean, invstd, running statistics, weight, bias, gradient sums) are
 //   contiguous and of the accumulation dtype: float32, or float64 for float64 input. weight,
 //   bias and the running statistics may be undefined.
-#include "core/tensor.h"
-#include "ops/norm_math.h"
+#include "minidl/core/tensor.h"
+#include "minidl/ops/norm_math.h"
 
 namespace minidl::cpu {
 

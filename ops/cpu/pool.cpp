@@ -3,7 +3,7 @@
 // pooling computes the same results its own way: the forward a row of windows at a time without
 // branches (max_pool2d_kernel), the backward scattering from the outputs
 // (max_pool2d_backward_kernel).
-#include "ops/cpu/pool.h"
+#include "minidl/ops/cpu/pool.h"
 
 #include <algorithm>
 #include <bit>
@@ -11,7 +11,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/parallel.h"
+#include "minidl/core/parallel.h"
 
 namespace minidl::cpu {
 

@@ -5,8 +5,8 @@
 //   their strides (the op layer creates them in the input's memory format) and overwritten.
 // - indices: int64 [N, C, out_h, out_w], position h * W + w of each window's maximum.
 // - The window geometry comes from ops/pool_math.h; its sizes match the tensors'.
-#include "core/tensor.h"
-#include "ops/pool_math.h"
+#include "minidl/core/tensor.h"
+#include "minidl/ops/pool_math.h"
 
 namespace minidl::cpu {
 

@@ -1,7 +1,7 @@
-#include "ops/cpu/random.h"
+#include "minidl/ops/cpu/random.h"
 
-#include "core/parallel.h"
-#include "core/philox.h"
+#include "minidl/core/parallel.h"
+#include "minidl/core/philox.h"
 
 namespace minidl::cpu {
 

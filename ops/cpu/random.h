@@ -1,8 +1,8 @@
 #pragma once
 // CPU kernels of ops/random.h. `out` is contiguous and floating point; element i draws from
 // counter start.offset + i (Note [Philox counters in minidl], core/philox.h).
-#include "core/generator.h"
-#include "core/tensor.h"
+#include "minidl/core/generator.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::cpu {
 

@@ -1,12 +1,12 @@
-#include "ops/cpu/reduce.h"
+#include "minidl/ops/cpu/reduce.h"
 
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <vector>
 
-#include "core/parallel.h"
-#include "ops/reduce_ops.h"
+#include "minidl/core/parallel.h"
+#include "minidl/ops/reduce_ops.h"
 
 namespace minidl::cpu {
 

@@ -2,7 +2,7 @@
 // CPU reduction kernels. Every input is contiguous and viewed as [outer, reduce, inner]: the
 // reduced elements of output (o, i) are input[o, 0..reduce, i]. Outputs are contiguous
 // [outer, inner] and are overwritten. Results do not depend on the number of threads.
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::cpu {
 

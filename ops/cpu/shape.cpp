@@ -1,11 +1,11 @@
 // CPU gathering and encoding: index_select, its index_add backward, one_hot.
-#include "ops/cpu/shape.h"
+#include "minidl/ops/cpu/shape.h"
 
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
 
-#include "core/parallel.h"
+#include "minidl/core/parallel.h"
 
 namespace minidl::cpu {
 

@@ -1,7 +1,7 @@
 #pragma once
 // CPU kernels for gathering and encoding (defined in ops/cpu/shape.cpp). All tensors are
 // contiguous; x is viewed as [outer, x.size(dim), inner] around `dim`.
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::cpu {
 

@@ -1,8 +1,8 @@
 // cuBLAS handles per (thread, device), bound to the current stream (see ops/cuda/blas_handle.h).
 // Compiled in every build; without CUDA it defines nothing.
-#include "ops/cuda/blas_handle.h"
+#include "minidl/ops/cuda/blas_handle.h"
 
-#include "core/cuda/build.h"
+#include "minidl/core/cuda/build.h"
 
 #if MINIDL_WITH_CUDA
 
@@ -12,10 +12,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/cuda/caching_allocator.h"
-#include "core/cuda/check.h"
-#include "core/cuda/cuda.h"
-#include "core/cuda/stream.h"
+#include "minidl/core/cuda/caching_allocator.h"
+#include "minidl/core/cuda/check.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/stream.h"
 
 namespace minidl::cuda {
 

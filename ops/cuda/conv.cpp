@@ -28,9 +28,9 @@
 // cores. float16 and bfloat16 run with CUDNN_TENSOR_OP_MATH and a float32 compute type, so
 // products accumulate in float32. An algorithm that needs CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION
 // (float32 data rounded to half precision) is never taken.
-#include "ops/cuda/conv.h"
+#include "minidl/ops/cuda/conv.h"
 
-#include "core/cuda/build.h"
+#include "minidl/core/cuda/build.h"
 
 #if MINIDL_WITH_CUDA
 
@@ -46,13 +46,13 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/cuda/caching_allocator.h"
-#include "core/cuda/check.h"
-#include "core/cuda/cuda.h"
-#include "core/cuda/graph.h"
-#include "ops/cuda/cudnn_handle.h"
-#include "ops/elementwise.h"
-#include "ops/reduce.h"
+#include "minidl/core/cuda/caching_allocator.h"
+#include "minidl/core/cuda/check.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/graph.h"
+#include "minidl/ops/cuda/cudnn_handle.h"
+#include "minidl/ops/elementwise.h"
+#include "minidl/ops/reduce.h"
 
 namespace minidl::cuda {
 

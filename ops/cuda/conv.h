@@ -7,8 +7,8 @@
 // convolution runs in NHWC (the weight is laid out channels-last for it too) and the output
 // and the input's gradient are channels-last; otherwise everything is NCHW. The weight's
 // gradient comes back in the weight's own memory format.
-#include "core/tensor.h"
-#include "ops/conv.h"
+#include "minidl/core/tensor.h"
+#include "minidl/ops/conv.h"
 
 namespace minidl::cuda {
 

@@ -9,13 +9,13 @@
 #include <array>
 #include <type_traits>
 
-#include "core/cuda/check.h"
-#include "core/cuda/cuda.h"
-#include "core/cuda/graph.h"
-#include "core/cuda/pinned_allocator.h"
-#include "core/cuda/stream.h"
-#include "core/half.h"
-#include "ops/cuda/copy.h"
+#include "minidl/core/cuda/check.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/graph.h"
+#include "minidl/core/cuda/pinned_allocator.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/core/half.h"
+#include "minidl/ops/cuda/copy.h"
 
 namespace minidl::cuda {
 

@@ -1,6 +1,6 @@
 #pragma once
 // CUDA launchers for copies (defined in ops/cuda/copy.cu). All run on the current stream.
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::cuda {
 

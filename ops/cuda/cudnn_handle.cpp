@@ -1,8 +1,8 @@
 // cuDNN handles per (thread, device), bound to the current stream (see
 // ops/cuda/cudnn_handle.h). Compiled in every build; without CUDA it defines nothing.
-#include "ops/cuda/cudnn_handle.h"
+#include "minidl/ops/cuda/cudnn_handle.h"
 
-#include "core/cuda/build.h"
+#include "minidl/core/cuda/build.h"
 
 #if MINIDL_WITH_CUDA
 
@@ -10,9 +10,9 @@
 
 #include <vector>
 
-#include "core/cuda/check.h"
-#include "core/cuda/cuda.h"
-#include "core/cuda/stream.h"
+#include "minidl/core/cuda/check.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/stream.h"
 
 namespace minidl::cuda {
 

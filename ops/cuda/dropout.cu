@@ -6,12 +6,12 @@
 #include <algorithm>
 #include <type_traits>
 
-#include "core/cuda/check.h"
-#include "core/cuda/cuda.h"
-#include "core/cuda/graph.h"
-#include "core/cuda/stream.h"
-#include "ops/cuda/dropout.h"
-#include "ops/dropout_math.h"
+#include "minidl/core/cuda/check.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/graph.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/ops/cuda/dropout.h"
+#include "minidl/ops/dropout_math.h"
 
 namespace minidl::cuda {
 

@@ -3,8 +3,8 @@
 // ops/cpu/dropout.h: contiguous tensors, element i masked by counter start.offset + i, so the
 // mask equals the CPU's for the same generator state. Runs on the current stream of the
 // tensors' device and never synchronises the host.
-#include "core/generator.h"
-#include "core/tensor.h"
+#include "minidl/core/generator.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::cuda {
 

@@ -1,11 +1,11 @@
 // CUDA launchers of the element-wise ops: a dtype switch, then the functor from
 // ops/elementwise_math.h run by launch_elementwise (ops/cuda/loops.cuh). float64 never reaches
 // the device (factories refuse it), so it is not instantiated here.
-#include "ops/cuda/elementwise.h"
+#include "minidl/ops/cuda/elementwise.h"
 
 #include <type_traits>
 
-#include "ops/cuda/loops.cuh"
+#include "minidl/ops/cuda/loops.cuh"
 
 namespace minidl::cuda {
 

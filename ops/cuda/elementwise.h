@@ -6,8 +6,8 @@
 // other strided layout; out may alias an input element for element (in-place ops). dtypes are
 // as ops/elementwise.cpp checked them: inputs share one dtype T, out is T (bool for the
 // comparisons), where's condition is bool.
-#include "core/tensor.h"
-#include "ops/elementwise_math.h"
+#include "minidl/core/tensor.h"
+#include "minidl/ops/elementwise_math.h"
 
 namespace minidl::cuda {
 

@@ -4,9 +4,9 @@
 // cuBLAS is column-major. A row-major matrix X [r, c] read column-major is X^T, so the
 // row-major product C = A B is computed as C^T = B^T A^T: cuBLAS's first operand is our b,
 // its second our a, and the column-major C^T it writes (ldc = m) is our row-major c.
-#include "ops/cuda/linalg.h"
+#include "minidl/ops/cuda/linalg.h"
 
-#include "core/cuda/build.h"
+#include "minidl/core/cuda/build.h"
 
 #if MINIDL_WITH_CUDA
 
@@ -14,9 +14,9 @@
 
 #include <limits>
 
-#include "core/cuda/check.h"
-#include "core/cuda/cuda.h"
-#include "ops/cuda/blas_handle.h"
+#include "minidl/core/cuda/check.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/ops/cuda/blas_handle.h"
 
 namespace minidl::cuda {
 

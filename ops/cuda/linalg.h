@@ -1,7 +1,7 @@
 #pragma once
 // CUDA matrix products through cuBLAS (defined in ops/cuda/linalg.cpp). Runs on the current
 // stream of the tensors' device.
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::cuda {
 

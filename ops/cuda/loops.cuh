@@ -21,10 +21,10 @@
 #include <utility>
 #include <vector>
 
-#include "core/cuda/check.h"
-#include "core/cuda/cuda.h"
-#include "core/cuda/stream.h"
-#include "core/tensor.h"
+#include "minidl/core/cuda/check.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::cuda {
 

@@ -20,10 +20,10 @@
 #include <cmath>
 #include <type_traits>
 
-#include "core/cuda/check.h"
-#include "core/cuda/cuda.h"
-#include "core/cuda/stream.h"
-#include "ops/cuda/loss.h"
+#include "minidl/core/cuda/check.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/ops/cuda/loss.h"
 
 namespace minidl::cuda {
 

@@ -8,7 +8,7 @@
 //   gradient of a reduced loss broadcast to every row), times `scale` (1/N for a mean).
 // - targets are int64 [N]. They stay on the device, unchecked by the host (that would
 //   synchronise): a target outside [0, C) makes that row's loss and gradient NaN instead.
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::cuda {
 

@@ -5,8 +5,8 @@
 // reaches the GPU), weight, bias and the running statistics possibly undefined. Each launcher
 // runs on the current stream of the tensors' device, never synchronises the host, and uses no
 // atomics (results repeat exactly).
-#include "core/tensor.h"
-#include "ops/norm_math.h"
+#include "minidl/core/tensor.h"
+#include "minidl/ops/norm_math.h"
 
 namespace minidl::cuda {
 

@@ -17,10 +17,10 @@
 #include <algorithm>
 #include <type_traits>
 
-#include "core/cuda/check.h"
-#include "core/cuda/cuda.h"
-#include "core/cuda/stream.h"
-#include "ops/cuda/pool.h"
+#include "minidl/core/cuda/check.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/ops/cuda/pool.h"
 
 namespace minidl::cuda {
 

@@ -4,8 +4,8 @@
 // int64 argmax positions h * W + w. Each launcher runs on the current stream of the tensors'
 // device, never synchronises the host, and uses no atomics (results repeat exactly).
 // float64 tensors never reach these (they exist on the CPU only).
-#include "core/tensor.h"
-#include "ops/pool_math.h"
+#include "minidl/core/tensor.h"
+#include "minidl/ops/pool_math.h"
 
 namespace minidl::cuda {
 

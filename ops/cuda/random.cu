@@ -2,12 +2,12 @@
 // counter with the same functions as the CPU (core/philox.h), so values match the CPU's.
 #include <cuda_runtime.h>
 
-#include "core/cuda/check.h"
-#include "core/cuda/cuda.h"
-#include "core/cuda/graph.h"
-#include "core/cuda/stream.h"
-#include "core/philox.h"
-#include "ops/cuda/random.h"
+#include "minidl/core/cuda/check.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/graph.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/core/philox.h"
+#include "minidl/ops/cuda/random.h"
 
 namespace minidl::cuda {
 

@@ -2,8 +2,8 @@
 // CUDA launchers of ops/random.h (defined in ops/cuda/random.cu), on the current stream.
 // `out` is contiguous, floating point, not float64; element i draws from counter
 // start.offset + i, exactly as the CPU kernels do (Note [Philox counters in minidl]).
-#include "core/generator.h"
-#include "core/tensor.h"
+#include "minidl/core/generator.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::cuda {
 

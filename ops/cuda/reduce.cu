@@ -16,11 +16,11 @@
 #include <algorithm>
 #include <type_traits>
 
-#include "core/cuda/check.h"
-#include "core/cuda/cuda.h"
-#include "core/cuda/stream.h"
-#include "ops/cuda/reduce.h"
-#include "ops/reduce_ops.h"
+#include "minidl/core/cuda/check.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/ops/cuda/reduce.h"
+#include "minidl/ops/reduce_ops.h"
 
 namespace minidl::cuda {
 

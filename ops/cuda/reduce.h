@@ -3,7 +3,7 @@
 // ops/cpu/reduce.h: input contiguous [outer, reduce, inner], outputs contiguous [outer, inner],
 // overwritten. All run on the current stream of the input's device and never synchronise the
 // host. Results do not depend on timing (no atomics).
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::cuda {
 

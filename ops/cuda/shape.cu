@@ -4,7 +4,7 @@
 // and the gathered side [outer, count, inner] (count = index.numel()). index_select and
 // one_hot overwrite their output; index_add accumulates into grad_x with atomicAdd.
 // Out-of-range indices and labels stop the kernel with a trap (see ops/cuda/shape.h).
-#include "ops/cuda/shape.h"
+#include "minidl/ops/cuda/shape.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -13,9 +13,9 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "core/cuda/check.h"
-#include "core/cuda/cuda.h"
-#include "core/cuda/stream.h"
+#include "minidl/core/cuda/check.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/stream.h"
 
 namespace minidl::cuda {
 

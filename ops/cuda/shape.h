@@ -7,7 +7,7 @@
 // synchronisation. The kernels check them instead: an out-of-range value stops the kernel with
 // a device-side trap (as a PyTorch device assert does). The error surfaces at the next
 // synchronising call, and the CUDA context is unusable afterwards.
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::cuda {
 

@@ -1,8 +1,8 @@
-#include "optim/cpu/amp_kernel.h"
+#include "minidl/optim/cpu/amp_kernel.h"
 
 #include <atomic>
 
-#include "core/parallel.h"
+#include "minidl/core/parallel.h"
 
 namespace minidl::cpu {
 

@@ -3,8 +3,8 @@
 // optim/cuda/amp_unscale.h).
 #include <vector>
 
-#include "core/tensor.h"
-#include "optim/amp_math.h"
+#include "minidl/core/tensor.h"
+#include "minidl/optim/amp_math.h"
 
 namespace minidl::cpu {
 

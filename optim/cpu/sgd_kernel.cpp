@@ -1,7 +1,7 @@
-#include "optim/cpu/sgd_kernel.h"
+#include "minidl/optim/cpu/sgd_kernel.h"
 
-#include "core/dtype.h"
-#include "core/parallel.h"
+#include "minidl/core/dtype.h"
+#include "minidl/core/parallel.h"
 
 namespace minidl::cpu {
 

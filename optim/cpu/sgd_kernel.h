@@ -1,7 +1,7 @@
 #pragma once
 // The CPU SGD update of one parameter (the math is in optim/sgd_math.h).
-#include "core/tensor.h"
-#include "optim/sgd_math.h"
+#include "minidl/core/tensor.h"
+#include "minidl/optim/sgd_math.h"
 
 namespace minidl::cpu {
 

@@ -18,14 +18,14 @@
 #include <memory>
 #include <vector>
 
-#include "core/cuda/check.h"
-#include "core/cuda/cuda.h"
-#include "core/cuda/graph.h"
-#include "core/cuda/pinned_allocator.h"
-#include "core/cuda/stream.h"
-#include "ops/cuda/loops.cuh"
-#include "optim/captured_device_table.h"
-#include "optim/cuda/amp_unscale.h"
+#include "minidl/core/cuda/check.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/graph.h"
+#include "minidl/core/cuda/pinned_allocator.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/ops/cuda/loops.cuh"
+#include "minidl/optim/captured_device_table.h"
+#include "minidl/optim/cuda/amp_unscale.h"
 
 namespace minidl::cuda {
 

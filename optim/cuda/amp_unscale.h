@@ -6,8 +6,8 @@
 #include <memory>
 #include <vector>
 
-#include "core/tensor.h"
-#include "optim/amp_math.h"
+#include "minidl/core/tensor.h"
+#include "minidl/optim/amp_math.h"
 
 namespace minidl::cuda {
 

@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "core/cuda/check.h"
-#include "core/cuda/cuda.h"
-#include "core/cuda/stream.h"
-#include "ops/cuda/loops.cuh"
-#include "optim/cuda/fused_sgd.h"
+#include "minidl/core/cuda/check.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/ops/cuda/loops.cuh"
+#include "minidl/optim/cuda/fused_sgd.h"
 
 namespace minidl::cuda {
 

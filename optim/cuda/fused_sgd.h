@@ -1,7 +1,7 @@
 #pragma once
 // The fused CUDA SGD step (Note [Fused SGD table] in optim/fused_sgd_table.h).
-#include "core/dtype.h"
-#include "optim/fused_sgd_table.h"
+#include "minidl/core/dtype.h"
+#include "minidl/optim/fused_sgd_table.h"
 
 namespace minidl::cuda {
 

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <vector>
 
-#include "core/autograd/grad_mode.h"
-#include "core/autograd/node.h"
-#include "ops/elementwise.h"
+#include "minidl/core/autograd/grad_mode.h"
+#include "minidl/core/autograd/node.h"
+#include "minidl/ops/elementwise.h"
 #include "test_util.h"
 
 namespace minidl {

@@ -1,5 +1,5 @@
 // The caching allocator's policy, on a fake device: no GPU needed.
-#include "core/cuda/caching_allocator.h"
+#include "minidl/core/cuda/caching_allocator.h"
 
 #include <gtest/gtest.h>
 

@@ -7,13 +7,13 @@
 #include <memory>
 #include <vector>
 
-#include "core/cuda/caching_allocator.h"
-#include "core/cuda/cuda.h"
-#include "core/cuda/graph.h"
-#include "core/cuda/stream.h"
-#include "ops/elementwise.h"
-#include "ops/random.h"
-#include "ops/reduce.h"
+#include "minidl/core/cuda/caching_allocator.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/graph.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/ops/elementwise.h"
+#include "minidl/ops/random.h"
+#include "minidl/ops/reduce.h"
 #include "test_util.h"
 
 namespace minidl::cuda {

@@ -1,15 +1,15 @@
 // The CUDA runtime layer on a real GPU: device queries, the caching allocator through tensors,
 // streams, events, copies and the pinned pool. Each test skips, saying why, without a GPU.
-#include "core/cuda/cuda.h"
+#include "minidl/core/cuda/cuda.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <vector>
 
-#include "core/cuda/caching_allocator.h"
-#include "core/cuda/pinned_allocator.h"
-#include "core/cuda/stream.h"
+#include "minidl/core/cuda/caching_allocator.h"
+#include "minidl/core/cuda/pinned_allocator.h"
+#include "minidl/core/cuda/stream.h"
 #include "test_util.h"
 
 namespace minidl::cuda {

@@ -9,9 +9,9 @@
 #include <memory>
 #include <vector>
 
-#include "core/autograd/function.h"
-#include "core/autograd/node.h"
-#include "ops/elementwise.h"
+#include "minidl/core/autograd/function.h"
+#include "minidl/core/autograd/node.h"
+#include "minidl/ops/elementwise.h"
 #include "test_util.h"
 
 namespace minidl {

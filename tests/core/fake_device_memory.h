@@ -6,8 +6,8 @@
 #include <set>
 #include <unordered_map>
 
-#include "core/cuda/caching_allocator.h"
-#include "core/cuda/device_memory.h"
+#include "minidl/core/cuda/caching_allocator.h"
+#include "minidl/core/cuda/device_memory.h"
 
 namespace minidl::cuda::fake_device {
 

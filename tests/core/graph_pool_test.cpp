@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "core/cuda/caching_allocator.h"
+#include "minidl/core/cuda/caching_allocator.h"
 #include "fake_device_memory.h"
 #include "test_util.h"
 

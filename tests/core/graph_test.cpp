@@ -1,11 +1,11 @@
 // CUDA graphs where no GPU can be used (core/cuda/graph.h): every call that needs a device says
 // so, and the capture queries answer "not capturing". tests/core/cuda_graph_cuda_test.cpp
 // captures and replays on a GPU.
-#include "core/cuda/graph.h"
+#include "minidl/core/cuda/graph.h"
 
 #include <gtest/gtest.h>
 
-#include "core/cuda/cuda.h"
+#include "minidl/core/cuda/cuda.h"
 #include "test_util.h"
 
 namespace minidl::cuda {

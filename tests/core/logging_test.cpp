@@ -1,4 +1,4 @@
-#include "core/logging.h"
+#include "minidl/core/logging.h"
 
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>

@@ -1,6 +1,6 @@
 // The pinned host pool. Without a GPU it runs on its aligned host fallback, which has the same
 // caching policy; page-locking itself is checked in the CUDA runtime tests.
-#include "core/cuda/pinned_allocator.h"
+#include "minidl/core/cuda/pinned_allocator.h"
 
 #include <gtest/gtest.h>
 

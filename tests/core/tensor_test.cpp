@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "core/tensor.h"
+#include "minidl/core/tensor.h"
 #include "test_util.h"
 
 namespace minidl {

@@ -5,8 +5,8 @@
 #include <cstring>
 #include <vector>
 
-#include "data/batch_augment.h"
-#include "data/gather_rows.h"
+#include "minidl/data/batch_augment.h"
+#include "minidl/data/gather_rows.h"
 #include "dataset_files.h"
 #include "test_util.h"
 

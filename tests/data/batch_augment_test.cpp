@@ -6,15 +6,15 @@
 #include <cstring>
 #include <vector>
 
-#include "data/batch_augment.h"
-#include "data/compose.h"
-#include "data/gather_rows.h"
-#include "data/in_memory_dataset.h"
-#include "data/normalize.h"
-#include "data/random_crop.h"
-#include "data/random_horizontal_flip.h"
-#include "data/to_float.h"
-#include "data/transform_dataset.h"
+#include "minidl/data/batch_augment.h"
+#include "minidl/data/compose.h"
+#include "minidl/data/gather_rows.h"
+#include "minidl/data/in_memory_dataset.h"
+#include "minidl/data/normalize.h"
+#include "minidl/data/random_crop.h"
+#include "minidl/data/random_horizontal_flip.h"
+#include "minidl/data/to_float.h"
+#include "minidl/data/transform_dataset.h"
 #include "dataset_files.h"
 #include "test_util.h"
 

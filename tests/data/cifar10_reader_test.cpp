@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "data/cifar10.h"
+#include "minidl/data/cifar10.h"
 #include "dataset_files.h"
 #include "test_util.h"
 

@@ -4,10 +4,10 @@
 
 #include <vector>
 
-#include "core/cuda/pinned_allocator.h"
-#include "core/cuda/stream.h"
-#include "data/dataloader.h"
-#include "data/synthetic_dataset.h"
+#include "minidl/core/cuda/pinned_allocator.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/data/dataloader.h"
+#include "minidl/data/synthetic_dataset.h"
 #include "test_util.h"
 
 namespace minidl::data {

@@ -13,17 +13,17 @@
 #include <thread>
 #include <vector>
 
-#include "core/cuda/pinned_allocator.h"
-#include "data/compose.h"
-#include "data/dataloader.h"
-#include "data/distributed_sampler.h"
-#include "data/normalize.h"
-#include "data/random_crop.h"
-#include "data/random_horizontal_flip.h"
-#include "data/sequential_sampler.h"
-#include "data/synthetic_dataset.h"
-#include "data/to_float.h"
-#include "data/transform_dataset.h"
+#include "minidl/core/cuda/pinned_allocator.h"
+#include "minidl/data/compose.h"
+#include "minidl/data/dataloader.h"
+#include "minidl/data/distributed_sampler.h"
+#include "minidl/data/normalize.h"
+#include "minidl/data/random_crop.h"
+#include "minidl/data/random_horizontal_flip.h"
+#include "minidl/data/sequential_sampler.h"
+#include "minidl/data/synthetic_dataset.h"
+#include "minidl/data/to_float.h"
+#include "minidl/data/transform_dataset.h"
 #include "test_util.h"
 
 namespace minidl::data {

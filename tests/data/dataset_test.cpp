@@ -4,8 +4,8 @@
 #include <cmath>
 #include <vector>
 
-#include "data/in_memory_dataset.h"
-#include "data/synthetic_dataset.h"
+#include "minidl/data/in_memory_dataset.h"
+#include "minidl/data/synthetic_dataset.h"
 #include "test_util.h"
 
 namespace minidl::data {

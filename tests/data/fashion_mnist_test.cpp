@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "data/data_root.h"
-#include "data/mnist.h"
+#include "minidl/data/data_root.h"
+#include "minidl/data/mnist.h"
 #include "dataset_files.h"
 #include "test_util.h"
 

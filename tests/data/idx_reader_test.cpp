@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "data/gzip.h"
-#include "data/idx_format.h"
-#include "data/mnist.h"
+#include "minidl/data/gzip.h"
+#include "minidl/data/idx_format.h"
+#include "minidl/data/mnist.h"
 #include "dataset_files.h"
 #include "test_util.h"
 

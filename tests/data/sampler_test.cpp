@@ -7,9 +7,9 @@
 #include <numeric>
 #include <vector>
 
-#include "data/distributed_sampler.h"
-#include "data/random_sampler.h"
-#include "data/sequential_sampler.h"
+#include "minidl/data/distributed_sampler.h"
+#include "minidl/data/random_sampler.h"
+#include "minidl/data/sequential_sampler.h"
 #include "test_util.h"
 
 namespace minidl::data {

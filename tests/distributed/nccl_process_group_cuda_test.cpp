@@ -7,9 +7,9 @@
 
 #include <vector>
 
-#include "core/cuda/cuda.h"
-#include "distributed/distributed.h"
-#include "ops/elementwise.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/distributed/distributed.h"
+#include "minidl/ops/elementwise.h"
 #include "test_util.h"
 
 namespace minidl {

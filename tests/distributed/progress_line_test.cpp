@@ -1,7 +1,7 @@
 // ProgressLine: lines redrawn in place on a person's terminal only. A rank that mpirun started
 // writes plain lines even when its stdout is a pseudo-terminal (mpirun gives it one whatever
 // mpirun's own output is), so no escape codes reach the logs of a multi-process run.
-#include "distributed/progress_line.h"
+#include "minidl/distributed/progress_line.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 #include <iterator>
 #include <string>
 
-#include "core/logging.h"
+#include "minidl/core/logging.h"
 #include "test_util.h"
 
 namespace minidl::distributed {

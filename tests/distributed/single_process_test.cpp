@@ -6,13 +6,13 @@
 #include <cstdlib>
 #include <vector>
 
-#include "core/autograd/engine.h"
-#include "distributed/distributed.h"
-#include "models/lenet.h"
-#include "nn/modules/linear.h"
-#include "ops/elementwise.h"
-#include "ops/random.h"
-#include "ops/reduce.h"
+#include "minidl/core/autograd/engine.h"
+#include "minidl/distributed/distributed.h"
+#include "minidl/models/lenet.h"
+#include "minidl/nn/modules/linear.h"
+#include "minidl/ops/elementwise.h"
+#include "minidl/ops/random.h"
+#include "minidl/ops/reduce.h"
 #include "test_util.h"
 
 namespace minidl {

@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "data/dataloader.h"
-#include "data/synthetic_dataset.h"
-#include "distributed/trainer.h"
-#include "nn/nn.h"
-#include "ops/conv.h"
-#include "ops/random.h"
-#include "optim/optim.h"
+#include "minidl/data/dataloader.h"
+#include "minidl/data/synthetic_dataset.h"
+#include "minidl/distributed/trainer.h"
+#include "minidl/nn/nn.h"
+#include "minidl/ops/conv.h"
+#include "minidl/ops/random.h"
+#include "minidl/optim/optim.h"
 #include "test_util.h"
 
 namespace minidl::distributed {

@@ -15,17 +15,17 @@
 #include <string>
 #include <vector>
 
-#include "core/generator.h"
-#include "data/dataloader.h"
-#include "data/synthetic_dataset.h"
-#include "distributed/metrics_log.h"
-#include "distributed/stop_signal.h"
-#include "distributed/trainer.h"
-#include "distributed/training_checkpoint.h"
-#include "nn/nn.h"
-#include "nn/serialize.h"
-#include "ops/random.h"
-#include "optim/optim.h"
+#include "minidl/core/generator.h"
+#include "minidl/data/dataloader.h"
+#include "minidl/data/synthetic_dataset.h"
+#include "minidl/distributed/metrics_log.h"
+#include "minidl/distributed/stop_signal.h"
+#include "minidl/distributed/trainer.h"
+#include "minidl/distributed/training_checkpoint.h"
+#include "minidl/nn/nn.h"
+#include "minidl/nn/serialize.h"
+#include "minidl/ops/random.h"
+#include "minidl/optim/optim.h"
 #include "test_util.h"
 
 namespace minidl::distributed {

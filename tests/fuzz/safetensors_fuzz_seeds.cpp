@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <vector>
 
-#include "core/error.h"
-#include "core/tensor.h"
-#include "nn/safetensors.h"
+#include "minidl/core/error.h"
+#include "minidl/core/tensor.h"
+#include "minidl/nn/safetensors.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

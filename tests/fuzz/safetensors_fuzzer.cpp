@@ -4,8 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/error.h"
-#include "nn/safetensors.h"
+#include "minidl/core/error.h"
+#include "minidl/nn/safetensors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

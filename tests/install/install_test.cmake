@@ -1,19 +1,31 @@
-# Builds and runs the small consumer project in consumer/ against minidl, the way a user would:
+# Builds and runs a user's project against minidl, the way a user would: its CMakeLists.txt is
+# the README's CMake lines for MODE, verbatim (taken from README.md between the
+# readme-cmake-<MODE> markers), with main.cpp and the project's own headers from consumer/.
+# Nothing sets a C++ standard: the compiler's default must work. The test appends one line, which
+# puts the project's src/ (its own core/tensor.h, nn/module.h, data/dataset.h) on the include
+# path before minidl's.
 #
-#   MODE=package       installs the build tree into a fresh prefix (cmake --install), then the
-#                      consumer does find_package(minidl REQUIRED) from that prefix.
-#   MODE=subdirectory  the consumer does add_subdirectory(<minidl source>), with MINIDL_CUDA as
-#                      in the build under test (so ccache can serve its compilations).
+#   MODE=package       installs the build tree into a fresh prefix (cmake --install), checks the
+#                      installed headers (public only, compiling together), then the consumer
+#                      does find_package(minidl) from that prefix; and a missing dependency of
+#                      the package fails find_package naming it.
+#   MODE=subdirectory  the consumer does add_subdirectory(third_party/minidl), a link to the
+#                      source tree, with MINIDL_CUDA as in the build under test (so ccache can
+#                      serve its compilations).
 #
 # Run by CTest (tests/CMakeLists.txt), as
 #   cmake -DMODE=... -DMINIDL_SOURCE_DIR=... -DMINIDL_BUILD_DIR=... -DWORK_DIR=...
 #         -DGENERATOR=... -DMAKE_PROGRAM=... -DCXX_COMPILER=... -DBUILD_TYPE=... -DMINIDL_CUDA=...
 #         -P install_test.cmake
+cmake_policy(VERSION 3.25)
 foreach(var MODE MINIDL_SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER BUILD_TYPE MINIDL_CUDA)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "install_test.cmake: -D${var}=... is missing")
   endif()
 endforeach()
+if(NOT MODE MATCHES "^(package|subdirectory)$")
+  message(FATAL_ERROR "install_test.cmake: MODE must be package or subdirectory, got '${MODE}'")
+endif()
 
 function(run_step what)
   message(STATUS "${what}: ${ARGN}")
@@ -24,11 +36,30 @@ function(run_step what)
   set(step_output "${out}" PARENT_SCOPE)
 endfunction()
 
+# ---- the user's project: the README's lines, main.cpp and the project's own headers ----
+file(READ "${MINIDL_SOURCE_DIR}/README.md" readme)
+string(REGEX MATCH "<!-- readme-cmake-${MODE}:begin -->[ \t\r\n]*```cmake\n([^`]*)```[ \t\r\n]*<!-- readme-cmake-${MODE}:end -->"
+       readme_block "${readme}")
+if(NOT readme_block)
+  message(FATAL_ERROR "README.md has no ```cmake block between <!-- readme-cmake-${MODE}:begin --> "
+                      "and <!-- readme-cmake-${MODE}:end -->")
+endif()
+set(readme_lines "${CMAKE_MATCH_1}")
+if(NOT readme_lines MATCHES "add_executable\\(my_program main\\.cpp\\)")
+  message(FATAL_ERROR "the README's ${MODE} lines no longer build my_program from main.cpp:\n"
+                      "${readme_lines}")
+endif()
 file(REMOVE_RECURSE "${WORK_DIR}")
-set(consumer_build "${WORK_DIR}/consumer-build")
-set(configure_args
-  -S "${CMAKE_CURRENT_LIST_DIR}/consumer" -B "${consumer_build}" -G "${GENERATOR}"
-  -DCMAKE_BUILD_TYPE=${BUILD_TYPE} -DCMAKE_CXX_COMPILER=${CXX_COMPILER})
+set(project_dir "${WORK_DIR}/my_project")
+file(COPY "${CMAKE_CURRENT_LIST_DIR}/consumer/main.cpp" "${CMAKE_CURRENT_LIST_DIR}/consumer/src"
+     DESTINATION "${project_dir}")
+file(WRITE "${project_dir}/CMakeLists.txt" "${readme_lines}
+# Added by tests/install: the project's own headers come before minidl's.
+target_include_directories(my_program BEFORE PRIVATE src)
+")
+set(consumer_build "${WORK_DIR}/build")
+set(configure_args -S "${project_dir}" -G "${GENERATOR}"
+    -DCMAKE_BUILD_TYPE=${BUILD_TYPE} -DCMAKE_CXX_COMPILER=${CXX_COMPILER})
 if(MAKE_PROGRAM)
   list(APPEND configure_args -DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM})
 endif()
@@ -37,31 +68,64 @@ if(MODE STREQUAL "package")
   set(prefix "${WORK_DIR}/prefix")
   run_step("install" "${CMAKE_COMMAND}" --install "${MINIDL_BUILD_DIR}" --prefix "${prefix}"
            --config "${BUILD_TYPE}")
-  foreach(installed include/minidl/minidl.h include/minidl/core/tensor.h
-                    include/minidl/core/logging.h include/minidl/ops/elementwise.h)
-    if(NOT EXISTS "${prefix}/${installed}")
-      message(FATAL_ERROR "cmake --install did not install ${installed}")
+  # The installed headers: the public API, under include/minidl/, and nothing internal.
+  file(GLOB_RECURSE installed RELATIVE "${prefix}/include" "${prefix}/include/*")
+  foreach(header minidl/minidl.h minidl/core/tensor.h minidl/nn/module.h minidl/data/dataset.h
+                 minidl/distributed/trainer.h)
+    if(NOT header IN_LIST installed)
+      message(FATAL_ERROR "cmake --install did not install include/${header}")
     endif()
   endforeach()
+  set(all_headers_cpp "// Generated by tests/install: every installed header, in one program.\n")
+  foreach(header ${installed})
+    if(NOT header MATCHES "^minidl/")
+      message(FATAL_ERROR "include/${header} was installed outside include/minidl/")
+    endif()
+    if(header MATCHES "^minidl/(ops|optim|data)/(cpu|cuda)/|^minidl/data/loader/|^minidl/core/(parallel|cuda/check)\\.h$")
+      message(FATAL_ERROR "the internal header include/${header} was installed")
+    endif()
+    string(APPEND all_headers_cpp "#include <${header}>\n")
+  endforeach()
+  list(LENGTH installed installed_count)
+  message(STATUS "${installed_count} headers installed")
+  file(WRITE "${project_dir}/all_headers.cpp" "${all_headers_cpp}")
+  file(APPEND "${project_dir}/CMakeLists.txt" "# Added by tests/install: the installed headers compile together.
+add_library(all_headers OBJECT all_headers.cpp)
+target_link_libraries(all_headers PRIVATE minidl::minidl)
+")
+
   # Only the fresh prefix may satisfy find_package: no package registry, no system minidl.
-  run_step("configure consumer" "${CMAKE_COMMAND}" ${configure_args}
-           -DMINIDL_CONSUMER_MODE=package "-DCMAKE_PREFIX_PATH=${prefix}"
-           -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF)
-  string(REGEX MATCH "minidl_DIR=([^\n]*)" _ "${step_output}")
-  if(NOT CMAKE_MATCH_1 MATCHES "^${prefix}/")
-    message(FATAL_ERROR "the consumer found minidl at '${CMAKE_MATCH_1}', not in ${prefix}:\n"
-                        "${step_output}")
+  set(prefix_args "-DCMAKE_PREFIX_PATH=${prefix}" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
+                  -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF)
+  # A dependency that cannot be found is named, with where to get it.
+  execute_process(COMMAND "${CMAKE_COMMAND}" ${configure_args} -B "${WORK_DIR}/build-no-spdlog"
+                          ${prefix_args} -DCMAKE_DISABLE_FIND_PACKAGE_spdlog=ON
+                  RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(status EQUAL 0 OR NOT out MATCHES "minidl needs spdlog \\(Debian: libspdlog-dev\\)")
+    message(FATAL_ERROR "without spdlog, find_package(minidl) should fail naming it "
+                        "(status ${status}):\n${out}")
   endif()
-elseif(MODE STREQUAL "subdirectory")
-  run_step("configure consumer" "${CMAKE_COMMAND}" ${configure_args}
-           -DMINIDL_CONSUMER_MODE=subdirectory "-DMINIDL_SOURCE_DIR=${MINIDL_SOURCE_DIR}"
-           -DMINIDL_CUDA=${MINIDL_CUDA})
+
+  run_step("configure consumer" "${CMAKE_COMMAND}" ${configure_args} -B "${consumer_build}"
+           ${prefix_args})
+  file(READ "${consumer_build}/CMakeCache.txt" cache)
+  string(REGEX MATCH "minidl_DIR:PATH=([^\n]*)" _ "${cache}")
+  if(NOT CMAKE_MATCH_1 MATCHES "^${prefix}/")
+    message(FATAL_ERROR "the consumer found minidl at '${CMAKE_MATCH_1}', not in ${prefix}")
+  endif()
 else()
-  message(FATAL_ERROR "install_test.cmake: MODE must be package or subdirectory, got '${MODE}'")
+  if(NOT readme_lines MATCHES "add_subdirectory\\(third_party/minidl\\)")
+    message(FATAL_ERROR "the README's subdirectory lines no longer add third_party/minidl:\n"
+                        "${readme_lines}")
+  endif()
+  file(MAKE_DIRECTORY "${project_dir}/third_party")
+  file(CREATE_LINK "${MINIDL_SOURCE_DIR}" "${project_dir}/third_party/minidl" SYMBOLIC)
+  run_step("configure consumer" "${CMAKE_COMMAND}" ${configure_args} -B "${consumer_build}"
+           -DMINIDL_CUDA=${MINIDL_CUDA})
 endif()
 
 run_step("build consumer" "${CMAKE_COMMAND}" --build "${consumer_build}")
-run_step("run consumer" "${consumer_build}/minidl_consumer")
+run_step("run consumer" "${consumer_build}/my_program")
 message("${step_output}")
 # x = arange(6).view({2, 3}); the consumer prints x^T (a view made contiguous) and x @ x^T.
 # (One check per regex: a CMake list would split wrongly at the regexes' square brackets.)
@@ -70,6 +134,8 @@ function(expect_output regex)
     message(FATAL_ERROR "the consumer's output does not match '${regex}'")
   endif()
 endfunction()
+expect_output("C\\+\\+ 20[2-9][0-9][0-9][0-9]")
+expect_output("the consumer's own core/tensor.h, the consumer's own nn/module.h, the consumer's own data/dataset.h")
 expect_output("xt = tensor\\(\\[\\[0\\.0000, 3\\.0000\\],")
-expect_output("x @ xt = tensor\\(\\[\\[5\\.0000, 14\\.0000\\],|matmul: not implemented yet")
+expect_output("x @ xt = tensor\\(\\[\\[ *5\\.0000, +14\\.0000\\],")
 expect_output("consumer ok")

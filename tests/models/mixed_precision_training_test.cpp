@@ -19,16 +19,16 @@
 #include <optional>
 #include <string>
 
-#include "core/autocast.h"
-#include "core/autograd/grad_mode.h"
-#include "data/data.h"
-#include "models/models.h"
-#include "nn/nn.h"
-#include "ops/elementwise.h"
-#include "ops/random.h"
-#include "ops/reduce.h"
-#include "optim/grad_scaler.h"
-#include "optim/sgd.h"
+#include "minidl/core/autocast.h"
+#include "minidl/core/autograd/grad_mode.h"
+#include "minidl/data/data.h"
+#include "minidl/models/models.h"
+#include "minidl/nn/nn.h"
+#include "minidl/ops/elementwise.h"
+#include "minidl/ops/random.h"
+#include "minidl/ops/reduce.h"
+#include "minidl/optim/grad_scaler.h"
+#include "minidl/optim/sgd.h"
 #include "test_util.h"
 
 namespace minidl {

@@ -2,8 +2,8 @@
 // Helpers shared by the tests of the models.
 #include <cstdint>
 
-#include "core/tensor.h"
-#include "nn/nn.h"
+#include "minidl/core/tensor.h"
+#include "minidl/nn/nn.h"
 
 namespace minidl::testing {
 

@@ -6,11 +6,11 @@
 #include <vector>
 
 #include "model_test_util.h"
-#include "models/models.h"
-#include "nn/nn.h"
-#include "ops/elementwise.h"
-#include "ops/random.h"
-#include "ops/reduce.h"
+#include "minidl/models/models.h"
+#include "minidl/nn/nn.h"
+#include "minidl/ops/elementwise.h"
+#include "minidl/ops/random.h"
+#include "minidl/ops/reduce.h"
 #include "test_util.h"
 
 namespace minidl {

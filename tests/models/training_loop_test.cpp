@@ -3,12 +3,12 @@
 // copies of one random prototype per class, so there is something to learn from the pixels.
 #include <vector>
 
-#include "models/models.h"
-#include "nn/nn.h"
-#include "ops/elementwise.h"
-#include "ops/random.h"
-#include "ops/shape.h"
-#include "optim/optim.h"
+#include "minidl/models/models.h"
+#include "minidl/nn/nn.h"
+#include "minidl/ops/elementwise.h"
+#include "minidl/ops/random.h"
+#include "minidl/ops/shape.h"
+#include "minidl/optim/optim.h"
 #include "test_util.h"
 
 namespace minidl {

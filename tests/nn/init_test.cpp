@@ -2,11 +2,11 @@
 #include <cmath>
 #include <vector>
 
-#include "core/autograd/grad_mode.h"
-#include "nn/init.h"
-#include "ops/elementwise.h"
-#include "ops/random.h"
-#include "ops/reduce.h"
+#include "minidl/core/autograd/grad_mode.h"
+#include "minidl/nn/init.h"
+#include "minidl/ops/elementwise.h"
+#include "minidl/ops/random.h"
+#include "minidl/ops/reduce.h"
 #include "test_util.h"
 
 namespace minidl {

@@ -5,14 +5,14 @@
 #include <string>
 #include <vector>
 
-#include "nn/nn.h"
-#include "ops/conv.h"
-#include "ops/elementwise.h"
-#include "ops/loss.h"
-#include "ops/pool.h"
-#include "ops/random.h"
-#include "ops/reduce.h"
-#include "ops/shape.h"
+#include "minidl/nn/nn.h"
+#include "minidl/ops/conv.h"
+#include "minidl/ops/elementwise.h"
+#include "minidl/ops/loss.h"
+#include "minidl/ops/pool.h"
+#include "minidl/ops/random.h"
+#include "minidl/ops/reduce.h"
+#include "minidl/ops/shape.h"
 #include "test_util.h"
 
 namespace minidl {

@@ -5,10 +5,10 @@
 #include <filesystem>
 #include <string>
 
-#include "models/models.h"
-#include "nn/nn.h"
-#include "ops/random.h"
-#include "ops/reduce.h"
+#include "minidl/models/models.h"
+#include "minidl/nn/nn.h"
+#include "minidl/ops/random.h"
+#include "minidl/ops/reduce.h"
 #include "test_modules.h"
 #include "test_util.h"
 

@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "nn/nn.h"
-#include "ops/elementwise.h"
-#include "ops/random.h"
-#include "ops/reduce.h"
+#include "minidl/nn/nn.h"
+#include "minidl/ops/elementwise.h"
+#include "minidl/ops/random.h"
+#include "minidl/ops/reduce.h"
 #include "test_util.h"
 #include "test_modules.h"
 

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "core/tensor.h"
-#include "models/lenet.h"
-#include "nn/safetensors.h"
-#include "nn/serialize.h"
+#include "minidl/core/tensor.h"
+#include "minidl/models/lenet.h"
+#include "minidl/nn/safetensors.h"
+#include "minidl/nn/serialize.h"
 
 namespace {
 

@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "nn/nn.h"
-#include "ops/random.h"
+#include "minidl/nn/nn.h"
+#include "minidl/ops/random.h"
 #include "test_modules.h"
 #include "test_util.h"
 

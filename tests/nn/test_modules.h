@@ -1,7 +1,7 @@
 #pragma once
 // Small modules shared by the nn tests.
-#include "nn/nn.h"
-#include "ops/elementwise.h"
+#include "minidl/nn/nn.h"
+#include "minidl/ops/elementwise.h"
 
 namespace minidl::testing {
 

@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "core/autocast.h"
-#include "ops/conv.h"
-#include "ops/elementwise.h"
-#include "ops/linalg.h"
-#include "ops/loss.h"
-#include "ops/reduce.h"
+#include "minidl/core/autocast.h"
+#include "minidl/ops/conv.h"
+#include "minidl/ops/elementwise.h"
+#include "minidl/ops/linalg.h"
+#include "minidl/ops/loss.h"
+#include "minidl/ops/reduce.h"
 #include "test_util.h"
 
 namespace minidl {

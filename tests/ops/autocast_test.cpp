@@ -6,16 +6,16 @@
 #include <thread>
 #include <vector>
 
-#include "core/autocast.h"
-#include "core/autograd/grad_mode.h"
-#include "core/autograd/node.h"
-#include "ops/autocast_policy.h"
-#include "ops/conv.h"
-#include "ops/elementwise.h"
-#include "ops/linalg.h"
-#include "ops/loss.h"
-#include "ops/norm.h"
-#include "ops/reduce.h"
+#include "minidl/core/autocast.h"
+#include "minidl/core/autograd/grad_mode.h"
+#include "minidl/core/autograd/node.h"
+#include "minidl/ops/autocast_policy.h"
+#include "minidl/ops/conv.h"
+#include "minidl/ops/elementwise.h"
+#include "minidl/ops/linalg.h"
+#include "minidl/ops/loss.h"
+#include "minidl/ops/norm.h"
+#include "minidl/ops/reduce.h"
 #include "test_util.h"
 
 namespace minidl {

@@ -5,11 +5,11 @@
 #include <gtest/gtest.h>
 
 #include "conv_test_cases.h"
-#include "core/autograd/node.h"
-#include "core/cuda/caching_allocator.h"
-#include "core/cuda/stream.h"
-#include "ops/conv.h"
-#include "ops/linalg.h"
+#include "minidl/core/autograd/node.h"
+#include "minidl/core/cuda/caching_allocator.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/ops/conv.h"
+#include "minidl/ops/linalg.h"
 #include "test_util.h"
 
 namespace minidl {

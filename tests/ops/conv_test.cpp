@@ -1,7 +1,7 @@
 // conv2d on the CPU: hand-worked values and gradients, a direct-loop reference across the case
 // table and dtypes, layouts, chunked batches, degenerate shapes, every argument error, and f64
 // gradient checks over the case table.
-#include "ops/conv.h"
+#include "minidl/ops/conv.h"
 
 #include <gtest/gtest.h>
 
@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "conv_test_cases.h"
-#include "core/autograd/gradcheck.h"
-#include "core/autograd/node.h"
-#include "ops/elementwise.h"
+#include "minidl/core/autograd/gradcheck.h"
+#include "minidl/core/autograd/node.h"
+#include "minidl/ops/elementwise.h"
 #include "test_util.h"
 
 namespace minidl {

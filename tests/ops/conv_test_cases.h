@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "core/tensor.h"
-#include "ops/conv.h"
+#include "minidl/core/tensor.h"
+#include "minidl/ops/conv.h"
 #include "test_util.h"
 
 namespace minidl::conv_testing {

@@ -6,10 +6,10 @@
 #include <cmath>
 #include <vector>
 
-#include "core/cuda/cuda.h"
-#include "core/generator.h"
-#include "ops/dropout.h"
-#include "ops/random.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/generator.h"
+#include "minidl/ops/dropout.h"
+#include "minidl/ops/random.h"
 #include "test_util.h"
 
 namespace minidl {

@@ -1,7 +1,7 @@
 // Dropout on the CPU: the fraction of zeros against a binomial bound, scaling, reproducibility
 // from the seed, the mask being the documented Philox draw, backward reusing the forward's mask,
 // the p == 0 / p == 1 / evaluation shortcuts, errors, and an f64 gradient check.
-#include "ops/dropout.h"
+#include "minidl/ops/dropout.h"
 
 #include <gtest/gtest.h>
 
@@ -9,11 +9,11 @@
 #include <limits>
 #include <vector>
 
-#include "core/autograd/gradcheck.h"
-#include "core/generator.h"
-#include "ops/elementwise.h"
-#include "ops/random.h"
-#include "ops/reduce.h"
+#include "minidl/core/autograd/gradcheck.h"
+#include "minidl/core/generator.h"
+#include "minidl/ops/elementwise.h"
+#include "minidl/ops/random.h"
+#include "minidl/ops/reduce.h"
 #include "test_util.h"
 
 namespace minidl {

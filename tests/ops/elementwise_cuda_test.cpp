@@ -8,8 +8,8 @@
 #include <functional>
 #include <string>
 
-#include "core/autograd/grad_mode.h"
-#include "ops/elementwise.h"
+#include "minidl/core/autograd/grad_mode.h"
+#include "minidl/ops/elementwise.h"
 #include "test_util.h"
 
 namespace minidl {

@@ -1,7 +1,7 @@
 // Element-wise ops on the CPU: values against std:: math and hand-worked results, broadcasting,
 // strided and large inputs, dtypes (16-bit floats, integers, bool results), in-place methods,
 // error messages, and f64 gradient checks (contiguous, transposed and broadcast inputs).
-#include "ops/elementwise.h"
+#include "minidl/ops/elementwise.h"
 
 #include <gtest/gtest.h>
 
@@ -10,8 +10,8 @@
 #include <limits>
 #include <string>
 
-#include "core/autograd/grad_mode.h"
-#include "core/autograd/gradcheck.h"
+#include "minidl/core/autograd/grad_mode.h"
+#include "minidl/core/autograd/gradcheck.h"
 #include "test_util.h"
 
 namespace minidl {

@@ -2,10 +2,10 @@
 // computation while a counter lives; counters nest; nothing counts outside them.
 #include <gtest/gtest.h>
 
-#include "ops/conv.h"
-#include "ops/flop_counter.h"
-#include "ops/linalg.h"
-#include "ops/random.h"
+#include "minidl/ops/conv.h"
+#include "minidl/ops/flop_counter.h"
+#include "minidl/ops/linalg.h"
+#include "minidl/ops/random.h"
 #include "test_util.h"
 
 namespace minidl {

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "core/cuda/stream.h"
-#include "ops/linalg.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/ops/linalg.h"
 #include "test_util.h"
 
 namespace minidl {

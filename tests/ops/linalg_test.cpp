@@ -1,13 +1,13 @@
 // matmul and linear on the CPU: hand-worked values, a naive triple-loop reference across
 // layouts (transposed, strided, broadcast batch, vectors) and dtypes, errors, hand-worked
 // gradients, and f64 gradient checks.
-#include "ops/linalg.h"
+#include "minidl/ops/linalg.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "core/autograd/gradcheck.h"
+#include "minidl/core/autograd/gradcheck.h"
 #include "test_util.h"
 
 namespace minidl {

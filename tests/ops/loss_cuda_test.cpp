@@ -7,7 +7,7 @@
 #include <cmath>
 #include <functional>
 
-#include "ops/loss.h"
+#include "minidl/ops/loss.h"
 #include "test_util.h"
 
 namespace minidl {

@@ -1,12 +1,12 @@
 // softmax, log_softmax and the losses on the CPU: hand-worked values, stability, layouts,
 // errors, and f64 gradient checks.
-#include "ops/loss.h"
+#include "minidl/ops/loss.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "core/autograd/gradcheck.h"
+#include "minidl/core/autograd/gradcheck.h"
 #include "test_util.h"
 
 namespace minidl {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/cuda/cuda.h"
-#include "ops/norm.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/ops/norm.h"
 #include "test_util.h"
 
 namespace minidl {

@@ -2,7 +2,7 @@
 // running-statistics update with momentum and the unbiased variance), evaluation mode, ranks and
 // layouts, mixed precision, errors, and f64 gradient checks in training and evaluation, with
 // and without the affine parameters.
-#include "ops/norm.h"
+#include "minidl/ops/norm.h"
 
 #include <gtest/gtest.h>
 
@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "core/autograd/gradcheck.h"
-#include "ops/elementwise.h"
+#include "minidl/core/autograd/gradcheck.h"
+#include "minidl/ops/elementwise.h"
 #include "test_util.h"
 
 namespace minidl {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/cuda/cuda.h"
-#include "ops/pool.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/ops/pool.h"
 #include "test_util.h"
 
 namespace minidl {

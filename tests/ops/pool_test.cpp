@@ -1,7 +1,7 @@
 // Pooling on the CPU: values against small cases worked out by hand, layouts (channels-last,
 // permuted views, unbatched input), errors, and f64 gradient checks over a table of window
 // geometries and layouts.
-#include "ops/pool.h"
+#include "minidl/ops/pool.h"
 
 #include <gtest/gtest.h>
 
@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/autograd/gradcheck.h"
-#include "ops/reduce.h"
+#include "minidl/core/autograd/gradcheck.h"
+#include "minidl/ops/reduce.h"
 #include "test_util.h"
 
 namespace minidl {

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "ops/random.h"
+#include "minidl/ops/random.h"
 #include "test_util.h"
 
 namespace minidl {

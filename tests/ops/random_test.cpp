@@ -1,4 +1,4 @@
-#include "ops/random.h"
+#include "minidl/ops/random.h"
 
 #include <gtest/gtest.h>
 
@@ -6,8 +6,8 @@
 #include <cmath>
 #include <thread>
 
-#include "core/generator.h"
-#include "core/philox.h"
+#include "minidl/core/generator.h"
+#include "minidl/core/philox.h"
 #include "test_util.h"
 
 namespace minidl {

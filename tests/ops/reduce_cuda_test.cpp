@@ -7,9 +7,9 @@
 #include <functional>
 #include <limits>
 
-#include "core/cuda/cuda.h"
-#include "core/cuda/stream.h"
-#include "ops/reduce.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/ops/reduce.h"
 #include "test_util.h"
 
 namespace minidl {

@@ -1,7 +1,7 @@
 // Reductions on the CPU: values against hand-worked results and a naive reference, dtypes,
 // layouts (non-adjacent dims, transposed inputs, rows longer than one work block), errors, and
 // f64 gradient checks.
-#include "ops/reduce.h"
+#include "minidl/ops/reduce.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <limits>
 #include <numeric>
 
-#include "core/autograd/gradcheck.h"
+#include "minidl/core/autograd/gradcheck.h"
 #include "test_util.h"
 
 namespace minidl {

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "ops/shape.h"
+#include "minidl/ops/shape.h"
 #include "test_util.h"
 
 namespace minidl {

@@ -1,12 +1,12 @@
 // cat, stack, index_select and one_hot on the CPU: hand-worked values, non-contiguous inputs,
 // errors, hand-worked gradients and f64 gradient checks.
-#include "ops/shape.h"
+#include "minidl/ops/shape.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "core/autograd/gradcheck.h"
+#include "minidl/core/autograd/gradcheck.h"
 #include "test_util.h"
 
 namespace minidl {

@@ -3,15 +3,15 @@
 // undefined"). One call per op family's shared checks.
 #include <gtest/gtest.h>
 
-#include "ops/conv.h"
-#include "ops/dropout.h"
-#include "ops/elementwise.h"
-#include "ops/linalg.h"
-#include "ops/loss.h"
-#include "ops/norm.h"
-#include "ops/pool.h"
-#include "ops/reduce.h"
-#include "ops/shape.h"
+#include "minidl/ops/conv.h"
+#include "minidl/ops/dropout.h"
+#include "minidl/ops/elementwise.h"
+#include "minidl/ops/linalg.h"
+#include "minidl/ops/loss.h"
+#include "minidl/ops/norm.h"
+#include "minidl/ops/pool.h"
+#include "minidl/ops/reduce.h"
+#include "minidl/ops/shape.h"
 #include "test_util.h"
 
 namespace minidl {

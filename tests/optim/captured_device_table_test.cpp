@@ -1,13 +1,13 @@
 // The table a captured CUDA graph reads (optim/captured_device_table.h), with its "device" on
 // the CPU: the first upload copies everything, later ones only the bytes the host changed.
-#include "optim/captured_device_table.h"
+#include "minidl/optim/captured_device_table.h"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <vector>
 
-#include "optim/sgd_math.h"
+#include "minidl/optim/sgd_math.h"
 
 namespace minidl::optim {
 namespace {

@@ -10,18 +10,18 @@
 #include <string>
 #include <vector>
 
-#include "core/autocast.h"
-#include "core/cuda/cuda.h"
-#include "core/cuda/graph.h"
-#include "core/cuda/stream.h"
-#include "models/lenet.h"
-#include "ops/conv.h"
-#include "ops/elementwise.h"
-#include "ops/loss.h"
-#include "ops/random.h"
-#include "optim/grad_scaler.h"
-#include "optim/lr_scheduler.h"
-#include "optim/sgd.h"
+#include "minidl/core/autocast.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/graph.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/models/lenet.h"
+#include "minidl/ops/conv.h"
+#include "minidl/ops/elementwise.h"
+#include "minidl/ops/loss.h"
+#include "minidl/ops/random.h"
+#include "minidl/optim/grad_scaler.h"
+#include "minidl/optim/lr_scheduler.h"
+#include "minidl/optim/sgd.h"
 #include "test_util.h"
 
 namespace minidl {

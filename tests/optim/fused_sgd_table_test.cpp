@@ -1,6 +1,6 @@
 // The host side of the fused CUDA SGD step (Note [Fused SGD table]): the table's layout, its
 // chunks covering every element exactly once, and the chunk cache. Runs without a GPU.
-#include "optim/fused_sgd_table.h"
+#include "minidl/optim/fused_sgd_table.h"
 
 #include <gtest/gtest.h>
 

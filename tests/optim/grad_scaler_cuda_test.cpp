@@ -10,10 +10,10 @@
 #include <limits>
 #include <vector>
 
-#include "core/cuda/cuda.h"
-#include "ops/reduce.h"
-#include "optim/grad_scaler.h"
-#include "optim/sgd.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/ops/reduce.h"
+#include "minidl/optim/grad_scaler.h"
+#include "minidl/optim/sgd.h"
 #include "test_util.h"
 
 namespace minidl {

@@ -9,14 +9,14 @@
 #include <sstream>
 #include <vector>
 
-#include "core/autocast.h"
-#include "core/autograd/grad_mode.h"
-#include "core/logging.h"
-#include "ops/elementwise.h"
-#include "ops/reduce.h"
-#include "optim/grad_scaler.h"
-#include "optim/scalar_map.h"
-#include "optim/sgd.h"
+#include "minidl/core/autocast.h"
+#include "minidl/core/autograd/grad_mode.h"
+#include "minidl/core/logging.h"
+#include "minidl/ops/elementwise.h"
+#include "minidl/ops/reduce.h"
+#include "minidl/optim/grad_scaler.h"
+#include "minidl/optim/scalar_map.h"
+#include "minidl/optim/sgd.h"
 #include "test_util.h"
 
 namespace minidl {

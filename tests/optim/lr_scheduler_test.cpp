@@ -1,6 +1,6 @@
 // Learning-rate schedulers: the lr of every epoch against values worked out by hand from each
 // closed form, the lr written into the optimizer, state_dict round trips and their errors.
-#include "optim/lr_scheduler.h"
+#include "minidl/optim/lr_scheduler.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "optim/sgd.h"
+#include "minidl/optim/sgd.h"
 #include "test_util.h"
 
 namespace minidl::optim {

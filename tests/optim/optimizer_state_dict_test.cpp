@@ -1,7 +1,7 @@
 // Optimizer state: state_dict() / load_state_dict() round trips exactly and a reloaded optimizer
 // continues bit for bit; the flat form (named tensors + JSON scalars) round trips, also through
 // a safetensors file; and loading refuses state that does not fit, changing nothing.
-#include "optim/optimizer_state_dict.h"
+#include "minidl/optim/optimizer_state_dict.h"
 
 #include <gtest/gtest.h>
 
@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "nn/safetensors.h"
-#include "optim/scalar_map.h"
-#include "optim/sgd.h"
+#include "minidl/nn/safetensors.h"
+#include "minidl/optim/scalar_map.h"
+#include "minidl/optim/sgd.h"
 #include "test_util.h"
 
 namespace minidl::optim {

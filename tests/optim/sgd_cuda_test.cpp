@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "optim/fused_sgd_table.h"
-#include "optim/sgd.h"
+#include "minidl/optim/fused_sgd_table.h"
+#include "minidl/optim/sgd.h"
 #include "test_util.h"
 
 namespace minidl::optim {

@@ -2,16 +2,16 @@
 // Nesterov, momentum with weight decay) against values worked out by hand from
 // torch.optim.SGD's rule; parameter groups with their own options; dtypes and layouts;
 // autograd interplay (versions, no graph); and the errors for invalid options and parameters.
-#include "optim/sgd.h"
+#include "minidl/optim/sgd.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "core/autograd/grad_mode.h"
-#include "ops/elementwise.h"
-#include "ops/reduce.h"
+#include "minidl/core/autograd/grad_mode.h"
+#include "minidl/ops/elementwise.h"
+#include "minidl/ops/reduce.h"
 #include "test_util.h"
 
 namespace minidl::optim {

@@ -8,12 +8,12 @@
 #include <sstream>
 #include <vector>
 
-#include "core/cuda/cuda.h"
-#include "ops/elementwise.h"
-#include "ops/random.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/ops/elementwise.h"
+#include "minidl/ops/random.h"
 #include "test_util.h"
-#include "tools/bench/cupti_activity_recorder.h"
-#include "tools/bench/device_time_summary.h"
+#include "minidl/tools/bench/cupti_activity_recorder.h"
+#include "minidl/tools/bench/device_time_summary.h"
 
 namespace minidl::tools {
 namespace {

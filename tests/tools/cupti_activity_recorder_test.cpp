@@ -2,9 +2,9 @@
 // (tests/tools/cupti_activity_recorder_cuda_test.cpp tests the recording itself on a GPU.)
 #include <gtest/gtest.h>
 
-#include "core/cuda/cuda.h"
+#include "minidl/core/cuda/cuda.h"
 #include "test_util.h"
-#include "tools/bench/cupti_activity_recorder.h"
+#include "minidl/tools/bench/cupti_activity_recorder.h"
 
 namespace minidl::tools {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "test_util.h"
-#include "tools/bench/device_time_summary.h"
+#include "minidl/tools/bench/device_time_summary.h"
 
 namespace minidl::tools {
 namespace {

@@ -43,10 +43,10 @@
 #include <string>
 #include <vector>
 
-#include "minidl.h"
-#include "ops/flop_counter.h"
-#include "tools/bench/cupti_activity_recorder.h"
-#include "tools/bench/device_time_summary.h"
+#include "minidl/minidl.h"
+#include "minidl/ops/flop_counter.h"
+#include "minidl/tools/bench/cupti_activity_recorder.h"
+#include "minidl/tools/bench/device_time_summary.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
-#include "tools/bench/cupti_activity_recorder.h"
+#include "minidl/tools/bench/cupti_activity_recorder.h"
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 #if MINIDL_WITH_CUPTI
 #include <cupti.h>
@@ -15,8 +15,8 @@
 #include <unordered_map>
 #include <utility>
 
-#include "core/demangle.h"
-#include "core/logging.h"
+#include "minidl/core/demangle.h"
+#include "minidl/core/logging.h"
 #endif
 
 namespace minidl::tools {

@@ -8,7 +8,7 @@
 // does not link CUPTI, and there the constructor throws.
 #include <vector>
 
-#include "tools/bench/device_time_summary.h"
+#include "minidl/tools/bench/device_time_summary.h"
 
 namespace minidl::tools {
 

@@ -1,10 +1,10 @@
-#include "tools/bench/device_time_summary.h"
+#include "minidl/tools/bench/device_time_summary.h"
 
 #include <algorithm>
 #include <map>
 #include <utility>
 
-#include "core/error.h"
+#include "minidl/core/error.h"
 
 namespace minidl::tools {
 namespace {

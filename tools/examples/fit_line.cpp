@@ -6,7 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "minidl.h"
+#include "minidl/minidl.h"
 
 int main() {
   using namespace minidl;

@@ -2,7 +2,7 @@
 // Fashion-MNIST (--dataset fashion-mnist) where CIFAR-10 is not installed. Random crop and flip
 // augment the training images. See the README's "Training" section for the options and the
 // accuracies the defaults reach.
-#include "tools/trainers/trainer_program.h"
+#include "minidl/tools/trainers/trainer_program.h"
 
 int main(int argc, char** argv) {
   minidl::tools::TrainerProgram program;

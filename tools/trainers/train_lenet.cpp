@@ -1,7 +1,7 @@
 // train_lenet: LeNet-5 on Fashion-MNIST (from the Debian package dataset-fashion-mnist) or MNIST.
 // The defaults (6 epochs) reach about 0.90 test accuracy on Fashion-MNIST in a few CPU minutes;
 // see the README's "Training" section and tools/trainers/trainer_program.h for the options.
-#include "tools/trainers/trainer_program.h"
+#include "minidl/tools/trainers/trainer_program.h"
 
 int main(int argc, char** argv) {
   minidl::tools::TrainerProgram program;

@@ -1,4 +1,4 @@
-#include "tools/trainers/trainer_program.h"
+#include "minidl/tools/trainers/trainer_program.h"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -13,7 +13,7 @@
 #include <memory>
 #include <optional>
 
-#include "minidl.h"
+#include "minidl/minidl.h"
 
 namespace minidl::tools {
 

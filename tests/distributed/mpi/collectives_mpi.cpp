@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "distributed/distributed.h"
+#include "minidl/distributed/distributed.h"
 #include "test_util.h"
 
 namespace minidl {

@@ -3,17 +3,17 @@
 
 #include <vector>
 
-#include "distributed/distributed.h"
-#include "models/lenet.h"
-#include "nn/module.h"
-#include "nn/modules/batch_norm2d.h"
-#include "nn/modules/linear.h"
-#include "ops/elementwise.h"
-#include "ops/loss.h"
-#include "ops/random.h"
-#include "ops/reduce.h"
-#include "ops/shape.h"
-#include "optim/sgd.h"
+#include "minidl/distributed/distributed.h"
+#include "minidl/models/lenet.h"
+#include "minidl/nn/module.h"
+#include "minidl/nn/modules/batch_norm2d.h"
+#include "minidl/nn/modules/linear.h"
+#include "minidl/ops/elementwise.h"
+#include "minidl/ops/loss.h"
+#include "minidl/ops/random.h"
+#include "minidl/ops/reduce.h"
+#include "minidl/ops/shape.h"
+#include "minidl/optim/sgd.h"
 #include "test_util.h"
 
 namespace minidl {

@@ -18,12 +18,12 @@
 #include <string>
 #include <thread>
 
-#include "core/error.h"
-#include "distributed/distributed.h"
-#include "nn/modules/linear.h"
-#include "ops/random.h"
-#include "ops/reduce.h"
-#include "optim/sgd.h"
+#include "minidl/core/error.h"
+#include "minidl/distributed/distributed.h"
+#include "minidl/nn/modules/linear.h"
+#include "minidl/ops/random.h"
+#include "minidl/ops/reduce.h"
+#include "minidl/optim/sgd.h"
 
 namespace {
 

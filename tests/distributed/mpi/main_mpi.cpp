@@ -6,7 +6,7 @@
 
 #include <cstdio>
 
-#include "distributed/distributed.h"
+#include "minidl/distributed/distributed.h"
 
 namespace {
 

@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <span>
 
-#include "core/error.h"
-#include "data/cifar10_format.h"
+#include "minidl/core/error.h"
+#include "minidl/data/cifar10_format.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace minidl::data;

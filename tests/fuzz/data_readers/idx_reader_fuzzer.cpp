@@ -8,9 +8,9 @@
 #include <span>
 #include <vector>
 
-#include "core/error.h"
-#include "data/gzip.h"
-#include "data/idx_format.h"
+#include "minidl/core/error.h"
+#include "minidl/data/gzip.h"
+#include "minidl/data/idx_format.h"
 
 namespace {
 
