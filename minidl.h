@@ -1,10 +1,10 @@
 #pragma once
 // minidl's umbrella header: `#include <minidl/minidl.h>` gives a user program the whole public API.
-// Inside minidl itself, include the specific headers ("core/tensor.h") instead.
+// Inside minidl itself, include the specific headers ("minidl/core/tensor.h") instead.
 //
-// Kernel-level headers (ops/cpu/, ops/cuda/, core/cuda/check.h, core/parallel.h) are installed
-// but not included here: they need the CUDA runtime or OpenMP headers, and are for code that
-// writes kernels.
+// The public API is this header and what it includes: only those are installed
+// (tools/cmake/public_headers.cmake). Kernel-level headers (ops/cpu/, ops/cuda/,
+// core/cuda/check.h, core/thread_pool.h, data/loader/) are internal to minidl.
 
 // ---- core ----
 #include "minidl/core/autograd/engine.h"
@@ -22,6 +22,7 @@
 #include "minidl/core/error.h"
 #include "minidl/core/half.h"
 #include "minidl/core/logging.h"
+#include "minidl/core/parallel.h"
 #include "minidl/core/storage.h"
 #include "minidl/core/tensor.h"
 #include "minidl/core/tensor_options.h"

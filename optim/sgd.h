@@ -13,7 +13,7 @@
 // gradient, without dampening, and is saved in state_dict() as "momentum_buffer".
 //
 // step() runs under NoGradGuard and bumps the version of every parameter and buffer it writes.
-// CPU parameters are updated one by one, each loop split across OpenMP threads. CUDA parameters
+// CPU parameters are updated one by one, each loop split across the CPU threads. CUDA parameters
 // are updated by ONE fused kernel launch per (device, dtype) (one in all for an fp32 model):
 // see Note [Fused SGD table] in optim/fused_sgd_table.h. Parameters must be dense (contiguous,
 // channels-last or any other permutation without gaps); a gradient laid out differently from

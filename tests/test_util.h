@@ -1,7 +1,6 @@
 #pragma once
 // Helpers shared by the test suites.
 #include <gtest/gtest.h>
-#include <omp.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -12,6 +11,7 @@
 
 #include "minidl/core/cuda/cuda.h"
 #include "minidl/core/error.h"
+#include "minidl/core/parallel.h"
 #include "minidl/core/tensor.h"
 #include "minidl/ops/conv.h"
 
@@ -52,19 +52,19 @@ class DeterministicConvolutions {
   bool previous_;
 };
 
-// Sets OpenMP's thread count for the scope, to test how kernels split their work (more threads
-// than cores is fine: only the split changes).
+// Sets minidl's CPU thread count for the scope, to test how kernels split their work (more
+// threads than cores is fine: only the split changes).
 class ScopedThreadCount {
  public:
-  explicit ScopedThreadCount(int threads) : previous_(omp_get_max_threads()) {
-    omp_set_num_threads(threads);
+  explicit ScopedThreadCount(int64_t threads) : previous_(get_num_threads()) {
+    set_num_threads(threads);
   }
-  ~ScopedThreadCount() { omp_set_num_threads(previous_); }
+  ~ScopedThreadCount() { set_num_threads(previous_); }
   ScopedThreadCount(const ScopedThreadCount&) = delete;
   ScopedThreadCount& operator=(const ScopedThreadCount&) = delete;
 
  private:
-  int previous_;
+  int64_t previous_;
 };
 
 // |actual - expected| <= atol + rtol * |expected| for every element (llm.c's tolerance rule).

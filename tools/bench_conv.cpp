@@ -25,10 +25,6 @@
 
 #include "minidl/minidl.h"
 
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
-
 namespace {
 
 using namespace minidl;
@@ -219,9 +215,7 @@ int main(int argc, char** argv) {
   register_benchmarks(Device(kCPU), batch);
   if (minidl::cuda::is_available()) register_benchmarks(Device(kCUDA), batch);
 
-#if defined(_OPENMP)
-  benchmark::AddCustomContext("omp_max_threads", std::to_string(omp_get_max_threads()));
-#endif
+  benchmark::AddCustomContext("cpu_threads", std::to_string(minidl::get_num_threads()));
   benchmark::AddCustomContext("batch", batch ? std::to_string(*batch) : "per network");
   benchmark::AddCustomContext("cudnn_deterministic", minidl::cudnn_deterministic() ? "on" : "off");
   benchmark::AddCustomContext("allow_tf32", minidl::allow_tf32() ? "on" : "off");

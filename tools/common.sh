@@ -7,12 +7,6 @@ MINIDL_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck disable=SC2034  # used by the scripts that source this file
 MINIDL_JOBS=$(nproc)
 
-# OpenMP threads that spin after each parallel region take the cores OpenBLAS's own threads
-# need (and everything else on a shared machine): measured 614 img/s training LeNet with the
-# default policy against 1710 with passive waiting, on a loaded 2-core machine. Passive unless
-# the caller chose.
-export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
-
 # ccache (used by CMakeLists.txt when installed) keys on absolute paths, which is what lets the
 # e2e.install_subdirectory test reuse this build's compilations. (CCACHE_BASEDIR would let
 # clones in other directories share the cache, but it makes paths relative to each build

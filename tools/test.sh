@@ -83,7 +83,7 @@ minidl_timed "build/: ctest (all labels)" run_ctest build || main_status=$?
 
 # ---- 2. sanitizers over the unit tests ----
 # halt_on_error: the first finding ends the test program, so it fails. detect_leaks stays on:
-# LeakSanitizer reports only memory that nothing points to any more, and OpenMP's and
+# LeakSanitizer reports only memory that nothing points to any more, and minidl's and
 # OpenBLAS's thread pools and buffers stay reachable until exit, so they are not reported.
 export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:strict_init_order=1:check_initialization_order=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"

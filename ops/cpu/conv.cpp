@@ -13,7 +13,7 @@
 // and col2im adds the input-gradient columns back onto the input positions they were read
 // from. One GEMM per group and chunk keeps the GEMMs large even for small maps (ResNet's 4x4).
 //
-// Each OpenMP thread takes a share of the chunks and runs them start to end (im2col, GEMM,
+// Each CPU thread takes a share of the chunks and runs them start to end (im2col, GEMM,
 // reordering between the GEMM's [C_out, S*P] and the tensors' [S, C_out, P], col2im) with
 // OpenBLAS on the calling thread (ops/cpu/blas_threads.h). A chunk is small enough for its
 // columns to stay in the thread's L2 cache, but wide enough for an efficient GEMM, and there are
@@ -96,18 +96,18 @@ ChunkPlan plan_chunks(const ConvGeometry& g, size_t element_bytes) {
   const int64_t bytes_per_sample = g.column_rows() * plane * static_cast<int64_t>(element_bytes);
   const int64_t by_budget = kColumnBufferBytes / std::max<int64_t>(bytes_per_sample, 1);
   const int64_t for_width = (kMinChunkColumns + plane - 1) / plane;
-  const int64_t per_thread = (g.batch + max_threads() - 1) / max_threads();
+  const int64_t per_thread = (g.batch + get_num_threads() - 1) / get_num_threads();
   const int64_t max_columns = std::numeric_limits<blasint>::max();  // S * P fits a blasint
   ChunkPlan plan;
   plan.samples_per_chunk = std::clamp<int64_t>(
       std::min({std::max(by_budget, for_width), per_thread, max_columns / plane}), 1, g.batch);
   plan.num_chunks = (g.batch + plan.samples_per_chunk - 1) / plan.samples_per_chunk;
-  plan.num_tasks = std::min<int64_t>(plan.num_chunks, max_threads());
+  plan.num_tasks = std::min<int64_t>(plan.num_chunks, get_num_threads());
   return plan;
 }
 
 // Calls run_chunk(task, first, samples) for every chunk of samples [first, first + samples),
-// the tasks on OpenMP's threads.
+// the tasks on minidl's CPU threads.
 template <class Fn>
 void for_each_chunk(const ChunkPlan& plan, int64_t batch, const Fn& run_chunk) {
   use_calling_thread_blas();

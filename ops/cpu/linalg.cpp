@@ -15,7 +15,7 @@ namespace minidl::cpu {
 
 namespace {
 
-// OpenBLAS runs on the calling thread (ops/cpu/blas_threads.h), so the OpenMP threads split the
+// OpenBLAS runs on the calling thread (ops/cpu/blas_threads.h), so minidl's CPU threads split the
 // work: the matrices of a batch and, within each matrix, blocks of rows of c, each task at least
 // this many multiply-adds.
 constexpr int64_t kMultiplyAddsPerTask = 1 << 20;
@@ -57,8 +57,9 @@ void gemm_typed(const Tensor& a, const Tensor& b, const Tensor& c, double beta) 
   const int64_t a_batch_stride = a.stride(0), b_batch_stride = b.stride(0), c_batch_stride = n * m;
   const int64_t multiply_adds = n * m * k;
   // Rows [row_block * n / row_blocks, (row_block + 1) * n / row_blocks) of each matrix per item.
-  const int64_t row_blocks = std::clamp<int64_t>(multiply_adds / kMultiplyAddsPerTask, 1,
-                                                 std::max<int64_t>(1, std::min(n, max_threads())));
+  const int64_t most_blocks = std::max<int64_t>(1, std::min(n, get_num_threads()));
+  const int64_t row_blocks =
+      std::clamp<int64_t>(multiply_adds / kMultiplyAddsPerTask, 1, most_blocks);
   const int64_t row_stride_a = a.stride(1);  // between rows of a as the product reads it
   auto multiply = [&](int64_t first, int64_t last) {
     for (int64_t item = first; item < last; ++item) {

@@ -3,7 +3,7 @@
 //
 // strided_loop visits every element of a logical shape in row-major order and calls
 // fn(offsets), where offsets[k] is that element's offset (in elements) into operand k, from
-// the operand's own strides (0 on broadcast dimensions). The range is split over OpenMP
+// the operand's own strides (0 on broadcast dimensions). The range is split over minidl's CPU
 // threads; each thread walks its part with carried indices instead of dividing per element.
 #include <array>
 #include <cstdint>

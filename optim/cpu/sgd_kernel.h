@@ -8,7 +8,7 @@ namespace minidl::cpu {
 // Updates `param` (float32, float64, float16 or bfloat16) from `grad`, and `momentum_buffer`
 // unless `buffer_state` is kNone (then it may be undefined). All three have the same sizes and
 // strides and are dense (their elements fill numel() consecutive slots in some order), so the
-// loop runs over memory, split across OpenMP threads.
+// loop runs over memory, split across minidl's CPU threads.
 void sgd_update(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer,
                 const optim::SgdGroupParameters& group, optim::MomentumBufferState buffer_state);
 
