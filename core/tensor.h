@@ -7,10 +7,12 @@
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "minidl/core/device.h"
 #include "minidl/core/dtype.h"
+#include "minidl/core/indexing.h"
 #include "minidl/core/storage.h"
 #include "minidl/core/tensor_options.h"
 
@@ -123,6 +125,13 @@ class Tensor {
   Tensor contiguous() const;
   Tensor contiguous(MemoryFormat format) const;  // a copy unless already laid out so
 
+  // ---- indexing (views; core/indexing.cpp) ----
+  // x[i] is x.select(0, i), as in LibTorch.
+  Tensor operator[](int64_t index) const;
+  // x.index({Slice(1, None), 0, None, "..."}): integers, slices, None and Ellipsis, as
+  // torch::indexing (see core/indexing.h). No tensor indices: use index_select.
+  Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
+
   // ---- copies and conversion (ops/copy.cpp) ----
   Tensor to(Device device) const;
   Tensor to(DType dtype) const;
@@ -158,8 +167,13 @@ class Tensor {
   Tensor mean(const Shape& dims, bool keepdim = false) const;
   Tensor max() const;
   Tensor min() const;
+  // (values, int64 indices) along `dim`, as torch::max(x, dim).
+  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
+  std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
   Tensor argmax(int64_t dim, bool keepdim = false) const;
   Tensor matmul(const Tensor& other) const;
+  Tensor softmax(int64_t dim) const;
+  Tensor log_softmax(int64_t dim) const;
   // In-place arithmetic (no autograd; error on a tensor that requires grad in grad mode).
   Tensor& add_(const Tensor& other, double alpha = 1);
   Tensor& add_(double value);
@@ -194,7 +208,8 @@ Tensor full_like(const Tensor& t, double value);
 // [start, end) in steps of `step`; int64 unless options say otherwise.
 Tensor arange(double start, double end, double step = 1, TensorOptions options = kInt64);
 Tensor arange(double end, TensorOptions options = kInt64);
-// Copies numel(sizes) elements of dtype options.dtype() from host memory.
+// Copies numel(sizes) elements of dtype options.dtype() from host memory. To borrow memory
+// without a copy, as torch::from_blob, see core/from_blob.h.
 Tensor from_host(const void* data, const Shape& sizes, TensorOptions options = {});
 // A tensor holding `values` (1-D, or the given shape), dtype from T unless options say otherwise.
 template <class T>

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <numeric>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "minidl/core/autograd/function.h"
@@ -191,18 +192,24 @@ Tensor mean_impl(const Tensor& x, const std::vector<bool>& reduced, bool keepdim
   return out;
 }
 
-// max (kLargest) or min over the dims in `reduced` (all of them, or one). The gradient flows to
-// the first extreme element of each reduced run, where the returned index points.
+// max (kLargest) or min over the dims in `reduced` (all of them, or one): (values, indices),
+// indices along the reduced range (the flattened index when every dim is reduced). Indices are
+// computed when `want_indices` or when backward needs them; else the second tensor is
+// undefined. The gradient flows to the first extreme element of each reduced run, where the
+// index points: for the one-dim form that is PyTorch's max.dim backward (grad scattered to
+// `indices`); for all elements PyTorch shares the gradient evenly among ties instead.
 template <bool kLargest>
-Tensor extreme_impl(const Tensor& x, const std::vector<bool>& reduced, bool keepdim,
-                    std::optional<int64_t> dim) {
+std::tuple<Tensor, Tensor> extreme_impl(const Tensor& x, const std::vector<bool>& reduced,
+                                        bool keepdim, std::optional<int64_t> dim,
+                                        bool want_indices) {
   const char* op = kLargest ? "max" : "min";
   ReductionPlan plan = plan_reduction(x, reduced, keepdim, VisitOrder::Logical);
   check_nonempty(x, plan, op, dim);
   Tensor values = empty(plan.result_sizes, x.options());
-  const bool keep_indices = autograd::needs_grad({x});
-  Tensor indices =
-      keep_indices ? empty(plan.result_sizes, TensorOptions(kInt64).device(x.device())) : Tensor();
+  const bool needs_grad = autograd::needs_grad({x});
+  Tensor indices = want_indices || needs_grad
+                       ? empty(plan.result_sizes, TensorOptions(kInt64).device(x.device()))
+                       : Tensor();
   if (x.is_cpu()) {
     kLargest ? cpu::max_kernel(values, indices, plan.input)
              : cpu::min_kernel(values, indices, plan.input);
@@ -210,12 +217,16 @@ Tensor extreme_impl(const Tensor& x, const std::vector<bool>& reduced, bool keep
     kLargest ? cuda::max_kernel(values, indices, plan.input)
              : cuda::min_kernel(values, indices, plan.input);
   }
-  if (keep_indices) {
+  if (needs_grad) {
     // One dim or all dims is always a single run, so plan.input is x's own row-major layout
-    // and the scattered gradient needs no permute back.
+    // and the scattered gradient needs no permute back. The indices may be the caller's too:
+    // saving them makes a later in-place change to them an error at backward, not a wrong
+    // gradient.
     const Shape input_sizes = x.sizes(), layout = plan.input.sizes();
+    autograd::SavedTensor saved_indices(indices, op);
     autograd::record(values, kLargest ? "MaxBackward" : "MinBackward", {x},
-                     [input_sizes, layout, indices](const Tensor& grad) {
+                     [input_sizes, layout, saved_indices](const Tensor& grad) {
+                       const Tensor& indices = saved_indices.get();
                        Tensor grad_input = empty(layout, grad.options());
                        Tensor grad_rows = grad.contiguous();
                        if (grad.is_cpu()) {
@@ -226,7 +237,7 @@ Tensor extreme_impl(const Tensor& x, const std::vector<bool>& reduced, bool keep
                        return std::vector<Tensor>{grad_input.view(input_sizes)};
                      });
   }
-  return values;
+  return {values, want_indices ? indices : Tensor()};
 }
 
 Tensor argmax_impl(const Tensor& x, const std::vector<bool>& reduced, bool keepdim,
@@ -294,21 +305,21 @@ Tensor mean(const Tensor& x, const Shape& dims, bool keepdim) {
 }
 
 Tensor max(const Tensor& x) {
-  return extreme_impl<true>(x, all_dims(x, "max"), false, std::nullopt);
+  return std::get<0>(extreme_impl<true>(x, all_dims(x, "max"), false, std::nullopt, false));
 }
 // The single-dim reductions take the mask first: it checks x, and argument evaluation order
 // would let x.dim() below run before it.
-Tensor max(const Tensor& x, int64_t dim, bool keepdim) {
+std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim) {
   std::vector<bool> reduced = one_dim(x, dim, "max");
-  return extreme_impl<true>(x, reduced, keepdim, wrap_dim(dim, x.dim(), "max"));
+  return extreme_impl<true>(x, reduced, keepdim, wrap_dim(dim, x.dim(), "max"), true);
 }
 
 Tensor min(const Tensor& x) {
-  return extreme_impl<false>(x, all_dims(x, "min"), false, std::nullopt);
+  return std::get<0>(extreme_impl<false>(x, all_dims(x, "min"), false, std::nullopt, false));
 }
-Tensor min(const Tensor& x, int64_t dim, bool keepdim) {
+std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim) {
   std::vector<bool> reduced = one_dim(x, dim, "min");
-  return extreme_impl<false>(x, reduced, keepdim, wrap_dim(dim, x.dim(), "min"));
+  return extreme_impl<false>(x, reduced, keepdim, wrap_dim(dim, x.dim(), "min"), true);
 }
 
 Tensor argmax(const Tensor& x) {

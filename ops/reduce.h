@@ -2,6 +2,8 @@
 // Reductions over all elements or over the given dims (negative dims allowed), with keepdim.
 // Floating-point inputs accumulate in float32 (float64 for float64); sum of integer or bool
 // tensors gives int64, as PyTorch.
+#include <tuple>
+
 #include "minidl/core/tensor.h"
 
 namespace minidl {
@@ -10,11 +12,16 @@ Tensor sum(const Tensor& x);
 Tensor sum(const Tensor& x, const Shape& dims, bool keepdim = false);
 Tensor mean(const Tensor& x);
 Tensor mean(const Tensor& x, const Shape& dims, bool keepdim = false);
-// Over all elements, or along one dim (values only; gradient flows to the first max/min).
+// The largest (smallest) element; the gradient flows to the first one of equal extremes.
+// (PyTorch's max(x) shares it evenly among ties; on distinct values the two agree.)
 Tensor max(const Tensor& x);
-Tensor max(const Tensor& x, int64_t dim, bool keepdim = false);
 Tensor min(const Tensor& x);
-Tensor min(const Tensor& x, int64_t dim, bool keepdim = false);
+// Along one dim, as torch::max(x, dim): (values, indices), indices int64 along `dim` to the
+// first extreme element (NaN counts as the extreme). Only values are differentiable; their
+// gradient goes to the element each index selects, as PyTorch's max.dim backward.
+//   auto [values, indices] = max(logits, 1);
+std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim = false);
+std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim = false);
 // int64 index of the first maximum (over the flattened tensor when no dim is given).
 Tensor argmax(const Tensor& x);
 Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);

@@ -1,6 +1,7 @@
 // Tensor's math methods: each forwards to the free function of the same name.
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/linalg.h"
+#include "minidl/ops/loss.h"
 #include "minidl/ops/reduce.h"
 
 namespace minidl {
@@ -28,7 +29,15 @@ Tensor Tensor::mean() const { return minidl::mean(*this); }
 Tensor Tensor::mean(const Shape& dims, bool keepdim) const { return minidl::mean(*this, dims, keepdim); }
 Tensor Tensor::max() const { return minidl::max(*this); }
 Tensor Tensor::min() const { return minidl::min(*this); }
+std::tuple<Tensor, Tensor> Tensor::max(int64_t dim, bool keepdim) const {
+  return minidl::max(*this, dim, keepdim);
+}
+std::tuple<Tensor, Tensor> Tensor::min(int64_t dim, bool keepdim) const {
+  return minidl::min(*this, dim, keepdim);
+}
 Tensor Tensor::argmax(int64_t dim, bool keepdim) const { return minidl::argmax(*this, dim, keepdim); }
 Tensor Tensor::matmul(const Tensor& other) const { return minidl::matmul(*this, other); }
+Tensor Tensor::softmax(int64_t dim) const { return minidl::softmax(*this, dim); }
+Tensor Tensor::log_softmax(int64_t dim) const { return minidl::log_softmax(*this, dim); }
 
 }  // namespace minidl

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <tuple>
 
 #include "minidl/core/cuda/cuda.h"
 #include "minidl/core/cuda/stream.h"
@@ -61,8 +62,16 @@ TEST(ReduceCuda, MaxMinArgmaxMatchCpuExactly) {
     Tensor x = wiggly(c.sizes);
     Tensor gpu = x.cuda();
     const int64_t dim = c.dims[0];
-    EXPECT_TRUE(all_close(max(gpu, dim).cpu(), max(x, dim), 0, 0)) << c.path;
-    EXPECT_TRUE(all_close(min(gpu, dim, true).cpu(), min(x, dim, true), 0, 0)) << c.path;
+    auto [gpu_max, gpu_argmax] = max(gpu, dim);
+    auto [cpu_max, cpu_argmax] = max(x, dim);
+    EXPECT_TRUE(all_close(gpu_max.cpu(), cpu_max, 0, 0)) << c.path;
+    EXPECT_TRUE(gpu_argmax.is_cuda()) << c.path;
+    EXPECT_EQ(to_vector<int64_t>(gpu_argmax), to_vector<int64_t>(cpu_argmax)) << c.path;
+    auto [gpu_min, gpu_argmin] = min(gpu, dim, true);
+    auto [cpu_min, cpu_argmin] = min(x, dim, true);
+    EXPECT_TRUE(all_close(gpu_min.cpu(), cpu_min, 0, 0)) << c.path;
+    EXPECT_EQ(gpu_argmin.sizes(), cpu_argmin.sizes()) << c.path;
+    EXPECT_EQ(to_vector<int64_t>(gpu_argmin), to_vector<int64_t>(cpu_argmin)) << c.path;
     EXPECT_EQ(to_vector<int64_t>(argmax(gpu, dim)), to_vector<int64_t>(argmax(x, dim))) << c.path;
     EXPECT_EQ(max(gpu).item<float>(), max(x).item<float>()) << c.path;
     EXPECT_EQ(argmax(gpu).item<int64_t>(), argmax(x).item<int64_t>()) << c.path;
@@ -102,7 +111,9 @@ TEST(ReduceCuda, TransposedInputMatchesCpu) {
   Tensor x = wiggly({40, 30});
   Tensor gpu = x.cuda().t();
   EXPECT_TRUE(all_close(sum(gpu, {0}).cpu(), sum(x.t(), {0}), 1e-4, 1e-5));
-  EXPECT_TRUE(all_close(max(gpu, 1).cpu(), max(x.t(), 1), 0, 0));
+  EXPECT_TRUE(all_close(std::get<0>(max(gpu, 1)).cpu(), std::get<0>(max(x.t(), 1)), 0, 0));
+  EXPECT_EQ(to_vector<int64_t>(std::get<1>(gpu.min(1))),
+            to_vector<int64_t>(std::get<1>(x.t().min(1))));
 }
 
 // d sum(fn(x) * w) / dx on `device`, returned on the CPU, for a fixed weight w.
@@ -125,14 +136,30 @@ TEST(ReduceCuda, GradientsMatchCpu) {
        }},
       {"mean", [](const Tensor& t) { return mean(t, {1}, true); }},
       {"var", [](const Tensor& t) { return var(t, Shape{2}); }},
-      {"max", [](const Tensor& t) { return max(t, 1); }},
-      {"min", [](const Tensor& t) { return min(t, -1, true); }},
+      {"max", [](const Tensor& t) { return std::get<0>(max(t, 1)); }},
+      {"min", [](const Tensor& t) { return std::get<0>(min(t, -1, true)); }},
       {"max all", [](const Tensor& t) { return max(t).reshape({1}); }},
   };
   for (const auto& [name, fn] : ops)
     EXPECT_TRUE(
         all_close(gradient_on(Device(kCUDA), x, fn), gradient_on(Device(kCPU), x, fn), 1e-5, 1e-4))
         << name;
+}
+
+TEST(ReduceCuda, MaxMinDimTiesAndTheirGradientsMatchCpu) {
+  SKIP_WITHOUT_CUDA();
+  // Ties in every row and column: the index, and so the gradient, goes to the first one.
+  Tensor x = tensor({4, 4, 1, 0, 2, 2, 3, 3, 3}).view({3, 3});
+  for (int64_t dim : {0, 1}) {
+    auto [gpu_values, gpu_indices] = max(x.cuda(), dim);
+    auto [cpu_values, cpu_indices] = max(x, dim);
+    EXPECT_TRUE(all_close(gpu_values.cpu(), cpu_values, 0, 0)) << "dim " << dim;
+    EXPECT_EQ(to_vector<int64_t>(gpu_indices), to_vector<int64_t>(cpu_indices)) << "dim " << dim;
+    auto fn = [dim](const Tensor& t) { return std::get<0>(t.min(dim)); };
+    EXPECT_TRUE(
+        all_close(gradient_on(Device(kCUDA), x, fn), gradient_on(Device(kCPU), x, fn), 0, 0))
+        << "dim " << dim;
+  }
 }
 
 TEST(ReduceCuda, RunsOnTheCurrentStream) {

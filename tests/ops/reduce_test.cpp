@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <tuple>
 
 #include "minidl/core/autograd/gradcheck.h"
 #include "test_util.h"
@@ -67,6 +68,9 @@ double max_of(const std::vector<double>& v) { return *std::max_element(v.begin()
 double min_of(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
 double argmax_of(const std::vector<double>& v) {
   return static_cast<double>(std::max_element(v.begin(), v.end()) - v.begin());
+}
+double argmin_of(const std::vector<double>& v) {
+  return static_cast<double>(std::min_element(v.begin(), v.end()) - v.begin());
 }
 double sample_var_of(const std::vector<double>& v) {
   const double m = mean_of(v);
@@ -195,13 +199,13 @@ TEST(MaxMin, HandWorkedValuesAllElementsAndAlongADim) {
   EXPECT_EQ(max(x).item<float>(), 8.0f);
   EXPECT_EQ(min(x).item<float>(), -5.0f);
   EXPECT_EQ(x.max().item<float>(), 8.0f);
-  EXPECT_EQ(to_vector<float>(max(x, 1)), (std::vector<float>{7, 8}));
-  EXPECT_EQ(to_vector<float>(min(x, 0)), (std::vector<float>{2, -1, -5}));
-  EXPECT_EQ(to_vector<float>(max(x, -2, true)), (std::vector<float>{3, 8, 7}));
-  EXPECT_EQ(max(x, 0, true).sizes(), (Shape{1, 3}));
+  EXPECT_EQ(to_vector<float>(std::get<0>(max(x, 1))), (std::vector<float>{7, 8}));
+  EXPECT_EQ(to_vector<float>(std::get<0>(min(x, 0))), (std::vector<float>{2, -1, -5}));
+  EXPECT_EQ(to_vector<float>(std::get<0>(max(x, -2, true))), (std::vector<float>{3, 8, 7}));
+  EXPECT_EQ(std::get<0>(max(x, 0, true)).sizes(), (Shape{1, 3}));
   EXPECT_EQ(max(tensor(std::vector<int32_t>{4, 9, 1})).item<int32_t>(), 9);
-  EXPECT_EQ(min(x.t(), 1).sizes(), (Shape{3}));
-  EXPECT_EQ(to_vector<float>(min(x.t(), 1)), (std::vector<float>{2, -1, -5}));
+  EXPECT_EQ(std::get<0>(min(x.t(), 1)).sizes(), (Shape{3}));
+  EXPECT_EQ(to_vector<float>(std::get<0>(min(x.t(), 1))), (std::vector<float>{2, -1, -5}));
 }
 
 TEST(MaxMin, MatchReferenceOnEveryDimOfA3dTensor) {
@@ -211,8 +215,12 @@ TEST(MaxMin, MatchReferenceOnEveryDimOfA3dTensor) {
     Shape kept = sizes;
     kept.erase(kept.begin() + d);
     auto g = groups(wiggly(60), sizes, {d});
-    EXPECT_TRUE(all_close(max(x, d), reference(g, kept, max_of), 0, 0)) << "dim " << d;
-    EXPECT_TRUE(all_close(min(x, d), reference(g, kept, min_of), 0, 0)) << "dim " << d;
+    auto [max_values, max_indices] = max(x, d);
+    auto [min_values, min_indices] = min(x, d);
+    EXPECT_TRUE(all_close(max_values, reference(g, kept, max_of), 0, 0)) << "dim " << d;
+    EXPECT_TRUE(all_close(min_values, reference(g, kept, min_of), 0, 0)) << "dim " << d;
+    EXPECT_TRUE(all_close(max_indices, reference(g, kept, argmax_of), 0, 0)) << "dim " << d;
+    EXPECT_TRUE(all_close(min_indices, reference(g, kept, argmin_of), 0, 0)) << "dim " << d;
     EXPECT_TRUE(all_close(argmax(x, d), reference(g, kept, argmax_of), 0, 0)) << "dim " << d;
   }
 }
@@ -222,7 +230,7 @@ TEST(MaxMin, NaNPropagatesAsPyTorch) {
   Tensor x = tensor({1.0, nan, 3.0, 4.0, 5.0, 6.0}).view({2, 3});
   EXPECT_TRUE(std::isnan(max(x).item<float>()));
   EXPECT_TRUE(std::isnan(min(x).item<float>()));
-  std::vector<float> row_max = to_vector<float>(max(x, 1));
+  std::vector<float> row_max = to_vector<float>(std::get<0>(max(x, 1)));
   EXPECT_TRUE(std::isnan(row_max[0]));
   EXPECT_EQ(row_max[1], 6.0f);
   EXPECT_EQ(argmax(x).item<int64_t>(), 1);  // NaN counts as the maximum
@@ -246,10 +254,12 @@ TEST(MaxMin, EmptyReductionsAreErrorsNamingTheOp) {
   EXPECT_ERROR_CONTAINS(min(zeros({0})), "min: cannot reduce a tensor with no elements");
   EXPECT_ERROR_CONTAINS(argmax(zeros({2, 0})), "argmax: cannot reduce a tensor with no elements");
   EXPECT_ERROR_CONTAINS(
-      max(zeros({2, 0}), 1),
+      std::get<0>(max(zeros({2, 0}), 1)),
       "max: expected a non-empty dim to reduce, but dim 1 of shape [2, 0] has size 0");
   EXPECT_ERROR_CONTAINS(argmax(zeros({0, 2}), 0), "argmax: expected a non-empty dim to reduce");
-  EXPECT_EQ(max(zeros({0, 2}), 1).sizes(), (Shape{0}));  // only the reduced dim must be non-empty
+  // Only the reduced dim must be non-empty.
+  EXPECT_EQ(std::get<0>(max(zeros({0, 2}), 1)).sizes(), (Shape{0}));
+  EXPECT_EQ(std::get<1>(max(zeros({0, 2}), 1)).sizes(), (Shape{0}));
   EXPECT_ERROR_CONTAINS(max(zeros({2}), 1), "max: dimension out of range");
 }
 
@@ -258,8 +268,88 @@ TEST(MaxMin, GradientGoesToTheFirstExtremeElement) {
   max(x).backward();
   EXPECT_EQ(to_vector<float>(x.grad()), (std::vector<float>{0, 1, 0, 0}));
   Tensor y = tensor({2.0, 0.0, 0.0, 2.0, 1.0, 2.0}).view({2, 3}).requires_grad_();
-  min(y, 1).backward(ones({2}));
+  std::get<0>(min(y, 1)).backward(ones({2}));
   EXPECT_EQ(to_vector<float>(y.grad()), (std::vector<float>{0, 1, 0, 0, 1, 0}));
+}
+
+// ---- max(x, dim) and min(x, dim): (values, indices), as torch::max(x, dim) ----
+
+TEST(MaxMinDim, ReturnValuesAndInt64IndicesAlongTheDim) {
+  Tensor x = tensor({3, -1, 7, 2, 8, -5}).view({2, 3});  // [[3, -1, 7], [2, 8, -5]]
+  auto [row_max, row_argmax] = max(x, 1);
+  EXPECT_EQ(to_vector<float>(row_max), (std::vector<float>{7, 8}));
+  EXPECT_EQ(row_argmax.dtype(), kInt64);
+  EXPECT_EQ(to_vector<int64_t>(row_argmax), (std::vector<int64_t>{2, 1}));
+  auto [column_min, column_argmin] = min(x, 0);
+  EXPECT_EQ(to_vector<float>(column_min), (std::vector<float>{2, -1, -5}));
+  EXPECT_EQ(to_vector<int64_t>(column_argmin), (std::vector<int64_t>{1, 0, 1}));
+  auto [kept_values, kept_indices] = min(x, -1, /*keepdim=*/true);
+  EXPECT_EQ(kept_values.sizes(), (Shape{2, 1}));
+  EXPECT_EQ(kept_indices.sizes(), (Shape{2, 1}));
+  EXPECT_EQ(to_vector<float>(kept_values), (std::vector<float>{-1, -5}));
+  EXPECT_EQ(to_vector<int64_t>(kept_indices), (std::vector<int64_t>{1, 2}));
+  // The indices are where the values are: gathering x at them gives the values back.
+  for (int64_t row = 0; row < 2; ++row)
+    EXPECT_EQ(x.select(0, row).select(0, to_vector<int64_t>(row_argmax)[row]).item<float>(),
+              to_vector<float>(row_max)[row]);
+}
+
+TEST(MaxMinDim, TensorMethodsMatchTheFreeFunctions) {
+  Tensor x = wiggly_tensor({3, 4, 5});
+  for (int64_t dim : {0, 1, 2, -1}) {
+    for (bool keepdim : {false, true}) {
+      auto [method_values, method_indices] = x.max(dim, keepdim);
+      auto [values, indices] = max(x, dim, keepdim);
+      EXPECT_TRUE(all_close(method_values, values, 0, 0)) << dim << " " << keepdim;
+      EXPECT_EQ(to_vector<int64_t>(method_indices), to_vector<int64_t>(indices));
+      EXPECT_EQ(to_vector<int64_t>(indices), to_vector<int64_t>(argmax(x, dim, keepdim)));
+      auto [min_method_values, min_method_indices] = x.min(dim, keepdim);
+      auto [min_values, min_indices] = min(x, dim, keepdim);
+      EXPECT_TRUE(all_close(min_method_values, min_values, 0, 0)) << dim << " " << keepdim;
+      EXPECT_EQ(to_vector<int64_t>(min_method_indices), to_vector<int64_t>(min_indices));
+    }
+  }
+}
+
+TEST(MaxMinDim, TiesGiveTheFirstIndex) {
+  Tensor x = tensor({1, 5, 5, 5, 2, 5, 0, 0, 0}).view({3, 3});
+  EXPECT_EQ(to_vector<int64_t>(std::get<1>(max(x, 1))), (std::vector<int64_t>{1, 0, 0}));
+  EXPECT_EQ(to_vector<int64_t>(std::get<1>(min(x, 1))), (std::vector<int64_t>{0, 1, 0}));
+  EXPECT_EQ(to_vector<int64_t>(std::get<1>(max(x, 0))), (std::vector<int64_t>{1, 0, 0}));
+  // Across the work blocks of a long row, too.
+  EXPECT_EQ(std::get<1>(min(zeros({3, 50000}), 1)).sizes(), (Shape{3}));
+  EXPECT_EQ(to_vector<int64_t>(std::get<1>(min(zeros({3, 50000}), 1))),
+            (std::vector<int64_t>{0, 0, 0}));
+}
+
+TEST(MaxMinDim, IntegerInputsAndNaN) {
+  auto [values, indices] = max(tensor(std::vector<int32_t>{4, 9, 7, 9}, {2, 2}), 0);
+  EXPECT_EQ(values.dtype(), kInt32);
+  EXPECT_EQ(to_vector<int32_t>(values), (std::vector<int32_t>{7, 9}));
+  EXPECT_EQ(to_vector<int64_t>(indices), (std::vector<int64_t>{1, 0}));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto [nan_values, nan_indices] = min(tensor({1.0, nan, -3.0}), 0);
+  EXPECT_TRUE(std::isnan(nan_values.item<float>()));  // NaN wins, as in PyTorch
+  EXPECT_EQ(nan_indices.item<int64_t>(), 1);
+}
+
+TEST(MaxMinDim, GradientGoesToTheSelectedIndexOnly) {
+  // Ties: the whole gradient of each row goes to the element the index names (PyTorch's
+  // max.dim backward), not shared among the equal elements.
+  Tensor x = tensor({4.0, 4.0, 1.0, 0.0, 2.0, 2.0}).view({2, 3}).requires_grad_();
+  auto [values, indices] = max(x, 1);
+  EXPECT_EQ(to_vector<int64_t>(indices), (std::vector<int64_t>{0, 1}));
+  EXPECT_FALSE(indices.requires_grad());
+  ASSERT_TRUE(values.requires_grad());
+  values.backward(tensor({10.0, 20.0}));
+  EXPECT_EQ(to_vector<float>(x.grad()), (std::vector<float>{10, 0, 0, 0, 20, 0}));
+}
+
+TEST(MaxMinDim, ChangingTheReturnedIndicesInPlaceIsCaughtAtBackward) {
+  Tensor x = wiggly_tensor({2, 3}).requires_grad_();
+  auto [values, indices] = min(x, 1);
+  indices.add_(1);  // would send the gradient to the wrong elements
+  EXPECT_ERROR_CONTAINS(values.sum().backward(), "min backward: a tensor of shape [2]");
 }
 
 // ---- var ----
@@ -325,18 +415,21 @@ TEST(ReduceGradcheck, MaxAndMinAllElementsAndAlongDims) {
   Tensor x = wiggly_tensor({3, 4, 2}, kFloat64).requires_grad_();  // distinct values: no ties
   for (int64_t dim : {0, 1, -1}) {
     for (bool keepdim : {false, true}) {
-      auto mx = gradcheck([&](const std::vector<Tensor>& in) { return max(in[0], dim, keepdim); },
-                          inputs_of(x));
+      auto mx = gradcheck(
+          [&](const std::vector<Tensor>& in) { return std::get<0>(max(in[0], dim, keepdim)); },
+          inputs_of(x));
       EXPECT_TRUE(mx) << mx.message;
-      auto mn = gradcheck([&](const std::vector<Tensor>& in) { return min(in[0], dim, keepdim); },
-                          inputs_of(x));
+      auto mn = gradcheck(
+          [&](const std::vector<Tensor>& in) { return std::get<0>(min(in[0], dim, keepdim)); },
+          inputs_of(x));
       EXPECT_TRUE(mn) << mn.message;
     }
   }
   auto full_max = gradcheck([](const std::vector<Tensor>& in) { return max(in[0]); }, inputs_of(x));
   EXPECT_TRUE(full_max) << full_max.message;
   auto transposed = gradcheck(
-      [](const std::vector<Tensor>& in) { return min(in[0].transpose(0, 1), 0); }, inputs_of(x));
+      [](const std::vector<Tensor>& in) { return std::get<0>(min(in[0].transpose(0, 1), 0)); },
+      inputs_of(x));
   EXPECT_TRUE(transposed) << transposed.message;
 }
 

@@ -1,0 +1,119 @@
+// Basic indexing: a list of TensorIndex applied as a chain of views (select for an integer,
+// slice for a Slice, unsqueeze for None), left to right, as PyTorch's applySlicing does.
+#include "minidl/core/indexing.h"
+
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+#include "minidl/core/error.h"
+#include "minidl/core/tensor.h"
+
+namespace minidl {
+
+namespace indexing {
+
+Slice::Slice(std::optional<int64_t> start, std::optional<int64_t> stop,
+             std::optional<int64_t> step)
+    : start_(start.value_or(0)),
+      stop_(stop.value_or(std::numeric_limits<int64_t>::max())),
+      step_(step.value_or(1)) {
+  MINIDL_CHECK(step_ > 0, "Slice: step must be greater than zero, got ", step_,
+               " (PyTorch's tensor indexing has no negative steps either; use flip)");
+}
+
+std::string to_string(const Slice& slice) {
+  std::ostringstream out;
+  out << slice.start() << ':';
+  if (slice.stop() == std::numeric_limits<int64_t>::max()) out << "None";
+  else out << slice.stop();
+  out << ':' << slice.step();
+  return out.str();
+}
+
+TensorIndex::TensorIndex(const char* ellipsis) : kind_(Kind::Ellipsis) {
+  MINIDL_CHECK(ellipsis != nullptr && std::strcmp(ellipsis, "...") == 0,
+               "TensorIndex: expected \"...\" to represent an ellipsis index, but got \"",
+               ellipsis == nullptr ? "(null)" : ellipsis, "\"");
+}
+
+std::string to_string(const TensorIndex& index) {
+  switch (index.kind()) {
+    case TensorIndex::Kind::None: return "None";
+    case TensorIndex::Kind::Ellipsis: return "...";
+    case TensorIndex::Kind::Integer: return std::to_string(index.integer());
+    case TensorIndex::Kind::Slice: return to_string(index.slice());
+  }
+  return "?";
+}
+
+}  // namespace indexing
+
+namespace {
+
+std::string indices_str(const std::vector<indexing::TensorIndex>& indices) {
+  std::string out = "{";
+  for (size_t i = 0; i < indices.size(); ++i)
+    out += (i ? ", " : "") + indexing::to_string(indices[i]);
+  return out + "}";
+}
+
+}  // namespace
+
+Tensor Tensor::index(const std::vector<indexing::TensorIndex>& indices) const {
+  MINIDL_CHECK(defined(), "index: this tensor is undefined (default-constructed)");
+  int64_t consumed = 0;  // dims of *this that the integers and slices take
+  int ellipses = 0;
+  for (const indexing::TensorIndex& index : indices) {
+    if (index.is_integer() || index.is_slice()) ++consumed;
+    if (index.is_ellipsis()) ++ellipses;
+  }
+  MINIDL_CHECK(ellipses <= 1, "index: an index can only have a single ellipsis ('...'), got ",
+               indices_str(indices));
+  MINIDL_CHECK(consumed <= dim(), "index: too many indices for a tensor of dimension ", dim(),
+               " (shape ", sizes(), "): ", indices_str(indices));
+
+  Tensor result = *this;
+  int64_t result_dim = 0;  // where the next index applies in `result`
+  int64_t source_dim = 0;  // the same dim counted in *this, for error messages
+  for (const indexing::TensorIndex& index : indices) {
+    switch (index.kind()) {
+      case indexing::TensorIndex::Kind::Integer: {
+        const int64_t size = result.size(result_dim);
+        const int64_t i = index.integer();
+        MINIDL_CHECK(i >= -size && i < size, "index: index ", i,
+                     " is out of range for dimension ", source_dim, " with size ", size,
+                     " (tensor of shape ", sizes(), ", indices ", indices_str(indices), ")");
+        result = result.select(result_dim, i);  // the dim disappears
+        ++source_dim;
+        break;
+      }
+      case indexing::TensorIndex::Kind::Slice: {
+        const indexing::Slice& slice = index.slice();
+        result = result.slice(result_dim, slice.start(), slice.stop(), slice.step());
+        ++result_dim;
+        ++source_dim;
+        break;
+      }
+      case indexing::TensorIndex::Kind::None:
+        result = result.unsqueeze(result_dim);
+        ++result_dim;
+        break;
+      case indexing::TensorIndex::Kind::Ellipsis: {
+        const int64_t skipped = dim() - consumed;  // the dims "..." stands for
+        result_dim += skipped;
+        source_dim += skipped;
+        break;
+      }
+    }
+  }
+  return result;
+}
+
+Tensor Tensor::operator[](int64_t index) const {
+  MINIDL_CHECK(defined(), "operator[]: this tensor is undefined (default-constructed)");
+  MINIDL_CHECK(dim() > 0, "operator[]: cannot index a 0-d tensor (shape [])");
+  return select(0, index);
+}
+
+}  // namespace minidl
