@@ -29,58 +29,18 @@ import argparse
 import json
 import os
 import struct
-import subprocess
 import sys
+
+import python_venv  # tools/python_venv.py: the packages, from a virtual environment if need be
 
 EXIT_MISMATCH = 1
 EXIT_USAGE = 2
-EXIT_SKIP = 77
 PACKAGES = ["safetensors", "numpy"]
-REEXEC_MARKER = "MINIDL_SAFETENSORS_CHECK_IN_VENV"
 
 
 def fail_usage(message):
     print(f"read_safetensors_check: {message}", file=sys.stderr)
     sys.exit(EXIT_USAGE)
-
-
-def skip(message):
-    # CTest shows this line for a skipped test.
-    print(f"SKIPPED: {message}")
-    sys.exit(EXIT_SKIP)
-
-
-def venv_python(venv_dir):
-    return os.path.join(venv_dir, "bin", "python")
-
-
-def ensure_venv_and_reexec(venv_dir):
-    """Creates venv_dir with the packages (once; concurrent runs wait on a lock), then runs this
-    script again under it. Returns only if that cannot be done."""
-    if os.environ.get(REEXEC_MARKER):
-        skip(f"{', '.join(PACKAGES)} cannot be imported even in the virtual environment {venv_dir}")
-    import fcntl
-
-    os.makedirs(os.path.dirname(os.path.abspath(venv_dir)), exist_ok=True)
-    with open(os.path.abspath(venv_dir) + ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        python = venv_python(venv_dir)
-        if not os.path.exists(python):
-            created = subprocess.run([sys.executable, "-m", "venv", venv_dir],
-                                     capture_output=True, text=True)
-            if created.returncode != 0:
-                skip(f"cannot create a virtual environment in {venv_dir}: "
-                     f"{created.stderr.strip()}")
-        check = subprocess.run([python, "-c", "import safetensors, numpy"], capture_output=True)
-        if check.returncode != 0:
-            installed = subprocess.run(
-                [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-                + PACKAGES, capture_output=True, text=True)
-            if installed.returncode != 0:
-                skip(f"cannot pip install {' '.join(PACKAGES)} into {venv_dir}: "
-                     f"{installed.stderr.strip()[-500:]}")
-    env = dict(os.environ, **{REEXEC_MARKER: "1"})
-    os.execve(python, [python, os.path.abspath(__file__)] + sys.argv[1:], env)
 
 
 def parse_shape(text, where):
@@ -189,13 +149,7 @@ def main():
     parser.add_argument("--venv", metavar="DIR")
     args = parser.parse_args()
 
-    try:
-        import numpy  # noqa: F401
-        import safetensors  # noqa: F401
-    except ImportError:
-        if args.venv:
-            ensure_venv_and_reexec(args.venv)
-        skip(f"cannot import {' and '.join(PACKAGES)} (pass --venv DIR to install them there)")
+    python_venv.require(PACKAGES, venv_dir=args.venv)
 
     expected_tensors, expected_metadata, exact_names = {}, {}, args.exact_names
     if args.expect:
