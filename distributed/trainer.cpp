@@ -17,7 +17,6 @@
 #include "minidl/distributed/progress_line.h"
 #include "minidl/distributed/stop_signal.h"
 #include "minidl/distributed/training_checkpoint.h"
-#include "minidl/nn/modules/dropout.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/loss.h"
 #include "minidl/ops/reduce.h"
@@ -268,12 +267,13 @@ void Trainer::run_step(const Tensor& images, const Tensor& labels) {
 bool Trainer::cuda_graph_applies() const {
   const Device device = device_of(model_);
   if (!options_.cuda_graph() || !device.is_cuda() || world_size_ > 1) return false;
-  // A dropout mask drawn inside a replay would repeat the captured step's (core/cuda/graph.h).
-  for (const std::shared_ptr<nn::Module>& module : model_.ptr()->modules()) {
-    const auto* dropout = dynamic_cast<const nn::DropoutImpl*>(module.get());
-    if (dropout != nullptr && dropout->options.p() > 0) {
+  // Modules that draw random numbers each step (dropout) cannot be replayed (nn/module.h).
+  for (const auto& item : model_.ptr()->named_modules()) {
+    if (!item.value()->is_cuda_graph_safe()) {
       if (is_main_rank())
-        logger().info("the model has dropout: training steps run eagerly, without a CUDA graph");
+        logger().info("the model's module '{}' cannot be captured in a CUDA graph (it draws "
+                      "random numbers each step): training steps run eagerly",
+                      item.key().empty() ? "(the model)" : item.key());
       return false;
     }
   }

@@ -124,6 +124,14 @@ class Module : public std::enable_shared_from_this<Module> {
   // bias=true)"; operator<< prints the whole tree around it. Layers override it.
   virtual void pretty_print(std::ostream& out) const;
 
+  // ---- CUDA graphs ----
+  // Whether a training step through this module alone (not its children) may be captured in a
+  // CUDA graph and replayed: a module that draws random numbers each step says false, because a
+  // replay repeats the captured step's draws (core/cuda/graph.h). The Trainer captures a step
+  // only when every module of the model says true; a user's module that draws its own random
+  // numbers overrides this.
+  virtual bool is_cuda_graph_safe() const { return true; }
+
  private:
   void register_child(std::string name, std::shared_ptr<Module> module);
   void check_new_name(const std::string& name, const char* what) const;

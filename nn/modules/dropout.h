@@ -15,6 +15,8 @@ class DropoutImpl : public Module {
   explicit DropoutImpl(const DropoutOptions& options = {});
   Tensor forward(const Tensor& x);
   void pretty_print(std::ostream& out) const override;
+  // A mask drawn inside a replay would repeat the captured step's.
+  bool is_cuda_graph_safe() const override { return options.p() == 0; }
 
   DropoutOptions options;
 };

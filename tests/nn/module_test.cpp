@@ -262,5 +262,24 @@ TEST(ModuleHolder, EmptyAndDefaultConstructedHolders) {
   EXPECT_EQ(from_pointer->options.out_features(), 5);
 }
 
+// The Trainer captures a step in a CUDA graph only when every module says it may; modules that
+// draw random numbers each step say no, and a user's module can say so too.
+struct NoisyImpl : nn::Module {
+  Tensor forward(const Tensor& x) { return x + randn(x.sizes()); }
+  bool is_cuda_graph_safe() const override { return false; }
+};
+
+TEST(Module, SaysWhetherItsStepMayBeCapturedInACudaGraph) {
+  EXPECT_TRUE(nn::Linear(3, 2)->is_cuda_graph_safe());
+  EXPECT_TRUE(nn::Dropout(nn::DropoutOptions(0.0))->is_cuda_graph_safe());
+  EXPECT_FALSE(nn::Dropout(nn::DropoutOptions(0.5))->is_cuda_graph_safe());
+  EXPECT_FALSE(NoisyImpl().is_cuda_graph_safe());
+  nn::Sequential net{nn::Linear(3, 3), nn::Dropout(nn::DropoutOptions(0.2)), nn::Linear(3, 1)};
+  std::vector<std::string> unsafe;
+  for (const auto& item : net->named_modules())
+    if (!item.value()->is_cuda_graph_safe()) unsafe.push_back(item.key());
+  EXPECT_EQ(unsafe, std::vector<std::string>{"1"});
+}
+
 }  // namespace
 }  // namespace minidl
