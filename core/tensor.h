@@ -107,7 +107,7 @@ class Tensor {
   uint64_t version() const { return impl().storage->version(); }
   void bump_version() const { impl().storage->bump_version(); }
 
-  // ---- views (share storage; defined in ops/shape.cpp) ----
+  // ---- views (share storage; defined in ops/view.cpp) ----
   Tensor view(const Shape& shape) const;     // one size may be -1
   Tensor reshape(const Shape& shape) const;  // a view when possible, else a copy
   Tensor transpose(int64_t dim0, int64_t dim1) const;
@@ -194,7 +194,7 @@ std::ostream& operator<<(std::ostream& out, const Tensor& tensor);
 std::ostream& operator<<(std::ostream& out, const Shape& shape);  // [2, 3]
 std::string shape_str(const Shape& shape);
 
-// ---- factories (core/factories.cpp, random ones in core/random.cpp) ----
+// ---- factories (core/factories.cpp, random ones in ops/random.cpp) ----
 Tensor empty(const Shape& sizes, TensorOptions options = {});
 Tensor empty_strided(const Shape& sizes, const Shape& strides, TensorOptions options = {});
 Tensor empty(const Shape& sizes, TensorOptions options, MemoryFormat format);

@@ -25,10 +25,10 @@
 
 // Note [Faults]
 // What OpenMPI 4.1 does by itself, measured with a rank that fails in the middle of training
-// (tests/distributed/fault_test.sh): when a rank exits without MPI_Finalize (exit 0, exit 1),
-// aborts, or dies of SIGKILL or SIGTERM, mpirun sends SIGTERM to every other rank within about
-// 1.5 s, prints which rank failed ("process rank 1 ... exited on signal 9", or "Process name:
-// [[jobid,1],1] Exit code: 1"), and exits non-zero. What minidl adds:
+// (tests/distributed/mpi/run_fault_case.sh): when a rank exits without MPI_Finalize (exit 0,
+// exit 1), aborts, or dies of SIGKILL or SIGTERM, mpirun sends SIGTERM to every other rank within
+// about 1.5 s, prints which rank failed ("process rank 1 ... exited on signal 9", or "Process
+// name: [[jobid,1],1] Exit code: 1"), and exits non-zero. What minidl adds:
 //   - finalize() runs at exit, so a rank that calls exit() first tells its peers how many
 //     collectives it completed (Note [Collective timeouts], mpi_process_group.h): a peer in a
 //     later collective fails at once, naming it, and does not wait in MPI for a rank that is
