@@ -1,6 +1,6 @@
 #pragma once
 // The arithmetic of GradScaler, written once for the CPU loops (optim/cpu/amp_kernel.cpp) and
-// the CUDA kernels (optim/cuda/amp_unscale.cu), so the CPU tests check the math the GPU runs.
+// the CUDA kernels (optim/cuda/amp_kernel.cu), so the CPU tests check the math the GPU runs.
 //
 // Unscale: g = g * (1 / scale), computed in float; a gradient element that is inf or NaN
 // after the multiply (so inf or NaN before it, or overflowing a 16-bit gradient) marks the

@@ -1,7 +1,7 @@
 #pragma once
 // Note [Fused SGD table]
 // On CUDA, SGD updates every parameter of one (device, dtype) in one kernel launch (multi-tensor
-// apply). The kernel (optim/cuda/fused_sgd.cu) reads one table from device memory:
+// apply). The kernel (optim/cuda/sgd_kernel.cu) reads one table from device memory:
 //
 //   groups   SgdGroupParameters[num_groups]   lr, momentum, ... of each param group
 //   tensors  SgdTensorEntry[num_tensors]      param, grad and buffer pointers, numel, group

@@ -14,7 +14,7 @@
 #include "minidl/core/logging.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/optim/cpu/amp_kernel.h"
-#include "minidl/optim/cuda/amp_unscale.h"
+#include "minidl/optim/cuda/amp_kernel.h"
 
 namespace minidl::amp {
 

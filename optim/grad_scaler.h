@@ -40,7 +40,7 @@
 //
 // A step with the scaler can be captured into a CUDA graph (core/cuda/graph.h) once an eager
 // step has made the scaler's state: the unscale table is then the graph's own, uploaded before
-// the first replay (optim/cuda/amp_unscale.cu), and the scale lives on the device anyway.
+// the first replay (optim/cuda/amp_kernel.cu), and the scale lives on the device anyway.
 #include <cstdint>
 #include <memory>
 #include <unordered_map>

@@ -9,7 +9,7 @@
 #include "minidl/core/error.h"
 #include "minidl/optim/captured_device_table.h"
 #include "minidl/optim/cpu/sgd_kernel.h"
-#include "minidl/optim/cuda/fused_sgd.h"
+#include "minidl/optim/cuda/sgd_kernel.h"
 #include "minidl/optim/fused_sgd_table.h"
 
 namespace minidl::optim {

@@ -1,6 +1,6 @@
 #pragma once
 // The update of one element by SGD, written once for the CPU loop (optim/cpu/sgd_kernel.cpp)
-// and the fused CUDA kernel (optim/cuda/fused_sgd.cu), so the CPU tests check the math the GPU
+// and the fused CUDA kernel (optim/cuda/sgd_kernel.cu), so the CPU tests check the math the GPU
 // runs. It is torch.optim.SGD's rule, in its order, with g the gradient, p the parameter and
 // b the momentum buffer:
 //

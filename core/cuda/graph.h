@@ -27,7 +27,7 @@
 // - values the host decides each step must live in device memory that a replay hook refreshes
 //   before each replay, outside the graph: SGD's learning rate and other hyper-parameters, the
 //   addresses in its fused table and in GradScaler's unscale table (Note [Fused SGD under CUDA
-//   graph capture] in optim/sgd.cpp, optim/cuda/amp_unscale.cu). Anything else is frozen at its
+//   graph capture] in optim/sgd.cpp, optim/cuda/amp_kernel.cu). Anything else is frozen at its
 //   value during capture;
 // - what cannot be captured fails with an error naming the op: copies between host and device
 //   (item(), .to(kCPU), uploads from host memory), random ops (the Philox offset advances on

@@ -1,6 +1,6 @@
 #pragma once
 // GradScaler's CPU loops (the math is in optim/amp_math.h; the CUDA twins are in
-// optim/cuda/amp_unscale.h).
+// optim/cuda/amp_kernel.h).
 #include <vector>
 
 #include "minidl/core/tensor.h"

@@ -10,7 +10,7 @@
 #include "minidl/core/cuda/cuda.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/ops/cuda/loops.cuh"
-#include "minidl/optim/cuda/fused_sgd.h"
+#include "minidl/optim/cuda/sgd_kernel.h"
 
 namespace minidl::cuda {
 

@@ -25,7 +25,7 @@
 #include "minidl/core/cuda/stream.h"
 #include "minidl/ops/cuda/loops.cuh"
 #include "minidl/optim/captured_device_table.h"
-#include "minidl/optim/cuda/amp_unscale.h"
+#include "minidl/optim/cuda/amp_kernel.h"
 
 namespace minidl::cuda {
 
