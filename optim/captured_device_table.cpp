@@ -4,15 +4,34 @@
 #include <algorithm>
 #include <cstring>
 
+#include "minidl/core/cuda/caching_allocator.h"
 #include "minidl/core/cuda/pinned_allocator.h"
 #include "minidl/core/error.h"
+#include "minidl/core/from_blob.h"
 
 namespace minidl::optim {
 
+namespace {
+
+// The table's device memory. The host writes it before each replay and the graph reads it, so
+// during a capture it must not share bytes with any other block of the capture (Note [Memory
+// written between replays] in core/cuda/caching_allocator.cpp). A CPU table (tests) is a plain
+// host tensor.
+Tensor table_buffer(size_t nbytes, Device device) {
+  const auto length = static_cast<int64_t>(nbytes);
+  const TensorOptions options = TensorOptions(kUInt8).device(device);
+  if (!device.is_cuda()) return empty({length}, options);
+  std::shared_ptr<void> memory =
+      cuda::CachingAllocator::allocate_replay_input_shared(nbytes, device.index);
+  void* data = memory.get();
+  return from_blob(data, {length}, [memory = std::move(memory)](void*) {}, options);
+}
+
+}  // namespace
+
 CapturedDeviceTable::CapturedDeviceTable(std::vector<std::byte> image, Device device)
     : image_(std::move(image)),
-      device_buffer_(empty({static_cast<int64_t>(image_.size())},
-                           TensorOptions(kUInt8).device(device))),
+      device_buffer_(table_buffer(image_.size(), device)),
       changed_end_(image_.size()) {}
 
 void CapturedDeviceTable::write(size_t offset, const void* data, size_t size) {

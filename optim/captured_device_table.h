@@ -6,9 +6,11 @@
 // The graph bakes in the table's device address, never its contents. The host keeps the bytes
 // (the image); a replay hook calls upload_changes() before each replay, which copies what
 // changed since the last upload to the device, on the replay's stream and outside the graph.
-// Made while a step is being captured, the device memory comes from the graph's private pool,
-// and the hook that holds the table lives as long as the graph, so eager code never gets it: an
-// eager step between replays uploads its own table elsewhere.
+// Made while a step is being captured, the device memory comes from a new segment of the
+// graph's private pool, so no other block of the capture shares its bytes (Note [Memory written
+// between replays] in core/cuda/caching_allocator.cpp), and the hook that holds the table lives
+// as long as the graph, so eager code never gets it: an eager step between replays uploads its
+// own table elsewhere.
 #include <cstddef>
 #include <cstdint>
 #include <vector>

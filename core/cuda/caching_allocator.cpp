@@ -57,6 +57,15 @@
 //   Tensors allocated before a capture and used by it (parameters, optimizer state, static
 //   inputs) live in the general pools: they must outlive the graph, as in PyTorch.
 //
+// Note [Memory written between replays]
+//   Reusing a block freed earlier in the same capture is safe for memory the graph both writes
+//   and reads, not for memory the host writes before each replay (the fused SGD table and the
+//   GradScaler's, optim/captured_device_table.h): the upload runs before the graph, and the
+//   replay's own earlier kernels would then overwrite it with whatever the freed block held
+//   (the first GPU run's replays read such garbage pointers). allocate_replay_input therefore
+//   takes its block from a new segment of the private pool, whose bytes no allocation of any
+//   capture has used; the rest of that segment serves later allocations as usual.
+//
 // Note [No driver calls that break a capture]
 //   During a capture the driver refuses calls that may synchronise with, or query, work that is
 //   being captured: cudaFree and cudaEventQuery among them, and an event recorded on a
@@ -100,8 +109,9 @@ struct DeviceCachingAllocator::Block {
   std::vector<EventHandle> pending_events;  // after free: wait for these before reuse
 
   bool whole_segment() const { return prev == nullptr && next == nullptr; }
-  // Free and in a pool (not waiting for other streams).
-  bool cached() const { return !in_use && pending_events.empty(); }
+  // Free and in a pool: not waiting for other streams, neither for their events nor, when it
+  // was freed during a capture, for the end of the capture (then other_streams is not empty).
+  bool cached() const { return !in_use && other_streams.empty() && pending_events.empty(); }
 };
 
 // The blocks of one MempoolId (Note [CUDA graph private pools]).
@@ -217,21 +227,12 @@ DeviceCachingAllocator::~DeviceCachingAllocator() {
 
 void* DeviceCachingAllocator::allocate(size_t nbytes, StreamHandle stream) {
   std::lock_guard lock(mutex_);
-  PrivatePool* private_pool = nullptr;
-  if (capture_underway())
-    private_pool = private_pool_for(stream);
-  else
-    do_work_deferred_by_captures();
-  const size_t size = round_size(nbytes);
-  Block* block = take_best_fit(pool_for(private_pool, size), stream, size);
-  if (block == nullptr) block = allocate_segment(size, stream, private_pool);
-  if (block == nullptr) throw_out_of_memory(nbytes, size, segment_size(size));
-  if (worth_splitting(*block, size)) split(block, size);
-  block->in_use = true;
-  if (private_pool != nullptr) ++private_pool->blocks_out;
-  active_blocks_.emplace(block->ptr, block);
-  add_allocated(block->size);
-  return block->ptr;
+  return allocate_locked(nbytes, stream, /*untouched_by_capture=*/false);
+}
+
+void* DeviceCachingAllocator::allocate_replay_input(size_t nbytes, StreamHandle stream) {
+  std::lock_guard lock(mutex_);
+  return allocate_locked(nbytes, stream, /*untouched_by_capture=*/true);
 }
 
 void DeviceCachingAllocator::free(void* ptr) {
@@ -319,6 +320,27 @@ void DeviceCachingAllocator::reset_peak_stats() {
 
 // ---- private; the mutex is held ----
 
+// `untouched_by_capture`: see Note [Memory written between replays].
+void* DeviceCachingAllocator::allocate_locked(size_t nbytes, StreamHandle stream,
+                                              bool untouched_by_capture) {
+  PrivatePool* private_pool = nullptr;
+  if (capture_underway())
+    private_pool = private_pool_for(stream);
+  else
+    do_work_deferred_by_captures();
+  const size_t size = round_size(nbytes);
+  const bool fresh_segment = untouched_by_capture && private_pool != nullptr;
+  Block* block = fresh_segment ? nullptr : take_best_fit(pool_for(private_pool, size), stream, size);
+  if (block == nullptr) block = allocate_segment(size, stream, private_pool);
+  if (block == nullptr) throw_out_of_memory(nbytes, size, segment_size(size));
+  if (worth_splitting(*block, size)) split(block, size);
+  block->in_use = true;
+  if (private_pool != nullptr) ++private_pool->blocks_out;
+  active_blocks_.emplace(block->ptr, block);
+  add_allocated(block->size);
+  return block->ptr;
+}
+
 DeviceCachingAllocator::PrivatePool* DeviceCachingAllocator::private_pool_for(
     StreamHandle stream) {
   const DeviceMemory::CaptureStatus status = memory_->capture_status(stream);
@@ -366,6 +388,7 @@ DeviceCachingAllocator::Block* DeviceCachingAllocator::allocate_segment(
     // The device is full. No segment can go back during a capture (Note [No driver calls that
     // break a capture]); otherwise give back what the cache holds and try once more.
     if (capture_underway()) return nullptr;
+    wait_for_blocks_awaiting_events();
     release_cached_segments();
     ptr = memory_->allocate(bytes);
     if (ptr == nullptr) return nullptr;
@@ -456,6 +479,21 @@ void DeviceCachingAllocator::process_completed_events() {
     return true;
   };
   std::erase_if(blocks_awaiting_events_, finished_waiting);
+}
+
+// Before declaring the device full, as PyTorch's allocator does: blocks that other streams were
+// still using when freed become free once those streams pass their events, so wait for that
+// (a host synchronisation, on the way to an out-of-memory error only) and return them.
+void DeviceCachingAllocator::wait_for_blocks_awaiting_events() {
+  for (Block* block : blocks_awaiting_events_) {
+    for (EventHandle event : block->pending_events) {
+      memory_->synchronize_event(event);
+      memory_->release_event(event);
+    }
+    block->pending_events.clear();
+    return_to_pool(block);
+  }
+  blocks_awaiting_events_.clear();
 }
 
 // The general pools only: a private pool's segments belong to its graphs.
@@ -564,10 +602,10 @@ DeviceCachingAllocator& CachingAllocator::for_device(int device) {
   return *allocators[static_cast<size_t>(device)];
 }
 
-std::shared_ptr<void> CachingAllocator::allocate_shared(size_t nbytes, int device) {
-  require_available("CUDA allocation");
-  DeviceCachingAllocator& allocator = for_device(device);
-  void* ptr = allocator.allocate(nbytes, current_stream_handle(device));
+namespace {
+
+// `ptr`, from `allocator`, as a shared_ptr whose deleter returns it there.
+std::shared_ptr<void> owned_by(DeviceCachingAllocator& allocator, void* ptr) {
   return std::shared_ptr<void>(ptr, [&allocator](void* p) {
     try {
       allocator.free(p);
@@ -575,6 +613,20 @@ std::shared_ptr<void> CachingAllocator::allocate_shared(size_t nbytes, int devic
       logger().error("CUDA caching allocator: free failed: {}", error.what());
     }
   });
+}
+
+}  // namespace
+
+std::shared_ptr<void> CachingAllocator::allocate_shared(size_t nbytes, int device) {
+  require_available("CUDA allocation");
+  DeviceCachingAllocator& allocator = for_device(device);
+  return owned_by(allocator, allocator.allocate(nbytes, current_stream_handle(device)));
+}
+
+std::shared_ptr<void> CachingAllocator::allocate_replay_input_shared(size_t nbytes, int device) {
+  require_available("CUDA allocation");
+  DeviceCachingAllocator& allocator = for_device(device);
+  return owned_by(allocator, allocator.allocate_replay_input(nbytes, current_stream_handle(device)));
 }
 
 MemoryStats memory_stats(int device) { return CachingAllocator::for_device(device).stats(); }

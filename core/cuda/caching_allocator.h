@@ -61,6 +61,9 @@ class DeviceCachingAllocator {
   // use on `stream`. Throws minidl::Error when the device is out of memory even after the
   // cache was returned to it.
   void* allocate(size_t nbytes, StreamHandle stream);
+  // Memory that the host writes before each replay of the graph being captured on `stream`,
+  // and the graph reads (Note [Memory written between replays]); outside a capture, allocate().
+  void* allocate_replay_input(size_t nbytes, StreamHandle stream);
   // Returns a block from allocate() to its pool (see Note [Using memory on another stream]).
   void free(void* ptr);
   // Marks the block at `ptr` as used by `stream` as well as its own: when freed, it is reused
@@ -93,6 +96,7 @@ class DeviceCachingAllocator {
   using BlockPool = std::set<Block*, bool (*)(const Block*, const Block*)>;
 
   bool capture_underway() const { return !pools_of_captures_.empty(); }
+  void* allocate_locked(size_t nbytes, StreamHandle stream, bool untouched_by_capture);
   PrivatePool* private_pool_for(StreamHandle stream);
   BlockPool& pool_for(PrivatePool* private_pool, size_t size);
   BlockPool& pool_of(const Block& block);
@@ -104,6 +108,7 @@ class DeviceCachingAllocator {
   void record_events_of_other_streams(Block* block);
   void do_work_deferred_by_captures();
   void process_completed_events();
+  void wait_for_blocks_awaiting_events();
   void release_cached_segments();
   void free_private_pool_if_unused(MempoolId id);
   void free_segment(Block* block);
@@ -133,6 +138,8 @@ class CachingAllocator {
   // Memory on `device`, associated with the device's current stream. The deleter returns the
   // block to the pool for reuse by that stream.
   static std::shared_ptr<void> allocate_shared(size_t nbytes, int device);
+  // Likewise through allocate_replay_input (Note [Memory written between replays]).
+  static std::shared_ptr<void> allocate_replay_input_shared(size_t nbytes, int device);
   static DeviceCachingAllocator& for_device(int device);
 };
 

@@ -80,6 +80,10 @@ class CudaDeviceMemory final : public DeviceMemory {
     return true;
   }
 
+  void synchronize_event(EventHandle event) override {
+    MINIDL_CUDA_CHECK(cudaEventSynchronize(event));
+  }
+
   void release_event(EventHandle event) override {
     std::lock_guard lock(events_mutex_);
     spare_events_.push_back(event);  // reused: creating events is a driver call

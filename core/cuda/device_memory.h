@@ -25,6 +25,9 @@ class DeviceMemory {
   // for blocks that other streams used (Note [Using memory on another stream]).
   virtual EventHandle record_event(StreamHandle stream) = 0;
   virtual bool event_completed(EventHandle event) = 0;
+  // Blocks the host until `event` has passed (the allocator's last resort before running out
+  // of memory; never during a capture).
+  virtual void synchronize_event(EventHandle event) = 0;
   virtual void release_event(EventHandle event) = 0;
 
   // Free and total bytes of the device, for out-of-memory messages; {0, 0} when unknown.

@@ -190,6 +190,20 @@ TEST(CachingAllocator, OutOfMemoryFreesTheCacheAndRetries) {
   f.allocator->free(second);
 }
 
+TEST(CachingAllocator, OutOfMemoryFirstWaitsForBlocksOtherStreamsWereUsing) {
+  Fixture f(40 * kMiB);
+  void* used_on_b = f.allocator->allocate(16 * kMiB, kStreamA);
+  f.allocator->record_stream(used_on_b, kStreamB);
+  f.allocator->free(used_on_b);  // waits for stream B's event, which has not passed
+  // 30 MiB fits only once that block is back and its segment returned to the driver.
+  void* big = f.allocator->allocate(30 * kMiB, kStreamA);
+  EXPECT_NE(big, nullptr);
+  EXPECT_EQ(f.fake->synchronize_event_calls, 1);
+  EXPECT_EQ(f.fake->released_events, 1);
+  EXPECT_EQ(f.allocator->stats().num_device_frees, 1u);
+  f.allocator->free(big);
+}
+
 TEST(CachingAllocator, OutOfMemorySaysWhatWasAskedAllocatedAndReserved) {
   Fixture f(40 * kMiB);
   void* held = f.allocator->allocate(30 * kMiB, kStreamA);

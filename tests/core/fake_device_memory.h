@@ -43,6 +43,10 @@ class FakeDeviceMemory final : public DeviceMemory {
     ++event_completed_calls;
     return pending_events_.count(reinterpret_cast<uintptr_t>(event)) == 0;
   }
+  void synchronize_event(EventHandle event) override {
+    ++synchronize_event_calls;
+    pending_events_.erase(reinterpret_cast<uintptr_t>(event));
+  }
   void release_event(EventHandle) override { ++released_events; }
   void complete_all_events() { pending_events_.clear(); }
   CaptureStatus capture_status(StreamHandle stream) override {
@@ -59,6 +63,7 @@ class FakeDeviceMemory final : public DeviceMemory {
   int released_events = 0;
   int record_event_calls = 0;
   int event_completed_calls = 0;
+  int synchronize_event_calls = 0;
   int capture_status_calls = 0;
 
  private:

@@ -238,6 +238,65 @@ TEST(GraphPool, PrivateBlocksCountInTheStatistics) {
   EXPECT_EQ(f.allocator->stats().reserved_bytes, 0u);
 }
 
+// Note [Memory written between replays]: the host uploads such a table before the replay, so a
+// block that earlier kernels of the same graph write (one freed during the capture) would be
+// overwritten before the graph reads it.
+TEST(GraphPool, MemoryWrittenBetweenReplaysSharesNoBytesWithTheCapturesOtherBlocks) {
+  Fixture f;
+  const MempoolId pool = new_mempool_id();
+  FakeCapture capture(f, kStreamA, pool);
+  void* temporary = f.allocator->allocate(4096, kStreamA);  // e.g. an activation
+  f.allocator->free(temporary);
+  void* table = f.allocator->allocate_replay_input(4096, kStreamA);
+  const auto begin = reinterpret_cast<uintptr_t>(table);
+  const auto freed = reinterpret_cast<uintptr_t>(temporary);
+  EXPECT_TRUE(freed + 4096 <= begin || begin + 4096 <= freed)
+      << "the table overlaps a block freed earlier in the capture";
+  EXPECT_EQ(f.allocator->stats().num_device_allocations, 2u);  // a segment of its own
+  void* later = f.allocator->allocate(4096, kStreamA);  // the segments' rest serves the capture
+  EXPECT_EQ(f.allocator->stats().num_device_allocations, 2u);
+  for (void* p : {later, table}) f.allocator->free(p);
+  capture.end();
+  f.allocator->release_pool(pool);
+}
+
+TEST(GraphPool, MemoryWrittenBetweenReplaysIsOrdinaryMemoryOutsideACapture) {
+  Fixture f;
+  void* cached = f.allocator->allocate(4096, kStreamA);
+  f.allocator->free(cached);
+  void* table = f.allocator->allocate_replay_input(4096, kStreamA);
+  EXPECT_EQ(table, cached);
+  f.allocator->free(table);
+}
+
+// A block freed during a capture after another stream used it waits for the end of the capture
+// (its events cannot be recorded before). Freeing its neighbour must not merge it back into the
+// pool: the merged block would be handed out while the other stream may still read it, and the
+// parked bookkeeping would then point at a deleted block.
+TEST(GraphPool, ABlockWaitingForTheEndOfACaptureIsNotMergedWithItsNeighbour) {
+  Fixture f;
+  void* x = f.allocator->allocate(4096, kStreamA);
+  void* y = f.allocator->allocate(4096, kStreamA);  // x's neighbour in the same segment
+  ASSERT_EQ(static_cast<char*>(x) + 4096, static_cast<char*>(y));
+  f.allocator->record_stream(y, kStreamB);
+  const StreamHandle capturing = fake_stream(0x300);
+  const MempoolId pool = new_mempool_id();
+  FakeCapture capture(f, capturing, pool);
+  f.allocator->free(y);  // parked until the capture ends
+  f.allocator->free(x);
+  void* wide = f.allocator->allocate(8192, kStreamA);
+  const auto begin = reinterpret_cast<uintptr_t>(wide);
+  const auto parked = reinterpret_cast<uintptr_t>(y);
+  EXPECT_TRUE(parked + 4096 <= begin || begin + 8192 <= parked)
+      << "a block stream B may still read was handed out again";
+  capture.end();
+  f.allocator->free(wide);
+  f.fake->complete_all_events();
+  void* after = f.allocator->allocate(4096, kStreamA);  // records and processes y's event
+  f.allocator->free(after);
+  f.allocator->release_pool(pool);
+}
+
 TEST(GraphPool, MempoolIdsAreNeverZeroAndNeverRepeat) {
   const MempoolId a = new_mempool_id(), b = new_mempool_id();
   EXPECT_NE(a, 0u);

@@ -13,6 +13,10 @@ tag="minidl-fault-$$-${RANDOM}"
 log=$(mktemp "${TMPDIR:-/tmp}/minidl-fault-${case}.XXXXXX")
 trap 'rm -f "${log}"' EXIT
 
+# Seconds between two `date +%s.%N` readings, with awk: bc is not on every machine (the first GPU
+# machine had none, and every case failed on an empty duration).
+seconds_between() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+
 fail() {
   echo "---- output of the run ----"
   cat "${log}"
@@ -31,7 +35,7 @@ end=$(date +%s.%N)
 sleep 1  # let the launcher reap its children
 leftover=$(pgrep -f -- "${tag}" || true)
 
-echo "mpirun exit status ${status}, $(echo "${end} - ${start}" | bc) s in all"
+echo "mpirun exit status ${status}, $(seconds_between "${start}" "${end}") s in all"
 [[ ${status} -ne 0 ]] || fail "mpirun exited 0"
 # 124: the outer timeout stopped it (137 is no sign: mpirun returns it when a rank got SIGKILL).
 [[ ${status} -ne 124 ]] || fail "the run hung (stopped by the outer timeout)"
@@ -39,9 +43,9 @@ echo "mpirun exit status ${status}, $(echo "${end} - ${start}" | bc) s in all"
 
 fault_line=$(grep -m1 "^FAULT rank ${failing} at " "${log}") || fail "the fault was never injected"
 fault_time=$(sed -E 's/^FAULT rank [0-9]+ at ([0-9.]+):.*/\1/' <<<"${fault_line}")
-after_fault=$(echo "${end} - ${fault_time}" | bc)
+after_fault=$(seconds_between "${fault_time}" "${end}")
 echo "mpirun ended ${after_fault} s after the fault"
-(( $(echo "${after_fault} < 30" | bc) )) || fail "the job took ${after_fault} s after the fault"
+awk -v t="${after_fault}" 'BEGIN { exit !(t < 30) }' || fail "the job took ${after_fault} s after the fault"
 
 # What names rank 1, from each survivor r:
 #   exit0, exit1: the collective error ("rank 1 has left the job");
