@@ -57,3 +57,6 @@
 
 // ---- distributed ----
 #include "minidl/distributed/distributed.h"
+
+// ---- train ----
+#include "minidl/train/train.h"

@@ -63,7 +63,7 @@ class LRScheduler {
   void load_state_dict(const ScalarMap& state);
   // What the schedule is, apart from where it stands: state_dict() without "last_epoch" and
   // "last_lrs". Two schedulers with equal schedule() give every epoch the same lr, so a training
-  // loop compares a checkpoint's with the one a resumed run built (distributed::Trainer).
+  // loop compares a checkpoint's with the one a resumed run built (train::Trainer).
   ScalarMap schedule() const;
 
  protected:

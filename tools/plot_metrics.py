@@ -3,7 +3,7 @@
 
     python3 tools/plot_metrics.py runs/metrics.jsonl -o curves.png [--title "LeNet"]
 
-The file holds one JSON object per epoch (distributed/metrics_log.h): epoch, train_loss,
+The file holds one JSON object per epoch (train/metrics_log.h): epoch, train_loss,
 test_loss, test_accuracy, ... Needs matplotlib (pip install matplotlib).
 """
 import argparse

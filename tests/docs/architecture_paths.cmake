@@ -17,7 +17,7 @@
 #      repository and placeholders (`ops/<family>.cpp`, `checkpoint-<step>.safetensors`);
 #   2. and one of these holds:
 #      a. its first segment is a top-level folder of the repository, followed by "/":
-#         .ci core data distributed docs include models nn ops optim tests tools;
+#         .ci core data distributed docs include models nn ops optim tests tools train;
 #      b. it starts with "minidl/" (an include's spelling): it is checked as include/<T>, which
 #         the source tree's include/minidl/ links resolve;
 #      c. it is one of the top-level files: CMakeLists.txt README.md minidl.h .gitignore;
@@ -42,7 +42,7 @@ if(NOT EXISTS "${doc_file}")
   message(FATAL_ERROR "architecture_paths: ${doc_file} does not exist")
 endif()
 
-set(top_level_folders .ci core data distributed docs include models nn ops optim tests tools)
+set(top_level_folders .ci core data distributed docs include models nn ops optim tests tools train)
 set(top_level_files CMakeLists.txt README.md minidl.h .gitignore)
 list(JOIN top_level_folders "|" folder_alternatives)
 string(REPLACE "." "\\." folder_alternatives "${folder_alternatives}")

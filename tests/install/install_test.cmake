@@ -71,7 +71,7 @@ if(MODE STREQUAL "package")
   # The installed headers: the public API, under include/minidl/, and nothing internal.
   file(GLOB_RECURSE installed RELATIVE "${prefix}/include" "${prefix}/include/*")
   foreach(header minidl/minidl.h minidl/core/tensor.h minidl/nn/module.h minidl/data/dataset.h
-                 minidl/distributed/trainer.h)
+                 minidl/train/trainer.h)
     if(NOT header IN_LIST installed)
       message(FATAL_ERROR "cmake --install did not install include/${header}")
     endif()

@@ -335,7 +335,7 @@ data::DataLoader make_train_loader(std::shared_ptr<const data::Dataset> train_se
 // ---- what the run reports ----
 
 void print_summary(const CommandLine& line, const Device& device,
-                   const distributed::TrainingResult& result) {
+                   const train::TrainingResult& result) {
   nlohmann::ordered_json summary;
   summary["model"] = line.model;
   summary["dataset"] = line.dataset;
@@ -366,8 +366,8 @@ void check_combinations(const CommandLine& line) {
 // The outputs are checked before the data loads, so that a mistyped path fails at once.
 void check_outputs(const CommandLine& line) {
   if (!line.checkpoint_dir.empty())
-    distributed::check_writable_directory(line.checkpoint_dir, "--checkpoint-dir");
-  if (!line.metrics.empty()) distributed::check_writable_file(line.metrics, "--metrics");
+    train::check_writable_directory(line.checkpoint_dir, "--checkpoint-dir");
+  if (!line.metrics.empty()) train::check_writable_file(line.metrics, "--metrics");
 }
 
 // A batch larger than the training set would make every epoch one short batch. train_size: the
@@ -419,10 +419,10 @@ int train(const TrainerProgram& program, const CommandLine& line) {
   std::unique_ptr<optim::LRScheduler> schedule =
       make_schedule(line, optimizer, train_loader.num_batches());
 
-  distributed::TrainerOptions options;
+  train::TrainerOptions options;
   options.epochs(line.epochs)
       .max_steps(line.max_steps)
-      .progress(line.no_progress ? distributed::ProgressMode::kNone : distributed::ProgressMode::kAuto)
+      .progress(line.no_progress ? train::ProgressMode::kNone : train::ProgressMode::kAuto)
       .log_every(line.log_every)
       .metrics_path(line.metrics)
       .checkpoint_dir(line.checkpoint_dir)
@@ -435,13 +435,13 @@ int train(const TrainerProgram& program, const CommandLine& line) {
       .precision(line.precision == "fp16"   ? kFloat16
                  : line.precision == "bf16" ? kBFloat16
                                             : kFloat32);
-  distributed::Trainer trainer(model, optimizer, train_loader, test_loader, options);
+  train::Trainer trainer(model, optimizer, train_loader, test_loader, options);
   trainer.set_scheduler(schedule.get());
   logger().info("{}: {} on {} ({} training, {} test images), {} epochs of {} steps, batch {} x "
                 "{} ranks, {}", program.name, line.model, line.dataset, train_set->size(),
                 test_set->size(), line.epochs, train_loader.num_batches(), line.batch_size,
                 distributed::world_size(), device.str());
-  const distributed::TrainingResult result = trainer.fit();
+  const train::TrainingResult result = trainer.fit();
 
   if (result.stop_signal) {
     const std::string where = result.last_checkpoint.empty()
@@ -449,7 +449,7 @@ int train(const TrainerProgram& program, const CommandLine& line) {
                                   : "checkpoint saved to " + result.last_checkpoint.string() +
                                         "; continue with --resume auto";
     std::fprintf(stderr, "%s: stopped by %s after step %lld; %s\n", program.name.c_str(),
-                 distributed::signal_name(*result.stop_signal).c_str(),
+                 train::signal_name(*result.stop_signal).c_str(),
                  static_cast<long long>(result.steps), where.c_str());
     return 128 + *result.stop_signal;
   }

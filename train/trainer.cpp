@@ -1,4 +1,4 @@
-#include "minidl/distributed/trainer.h"
+#include "minidl/train/trainer.h"
 
 #include <spdlog/spdlog.h>
 
@@ -13,16 +13,16 @@
 #include "minidl/core/generator.h"
 #include "minidl/core/logging.h"
 #include "minidl/distributed/init.h"
-#include "minidl/distributed/output_paths.h"
-#include "minidl/distributed/progress_line.h"
-#include "minidl/distributed/stop_signal.h"
-#include "minidl/distributed/training_checkpoint.h"
+#include "minidl/train/output_paths.h"
+#include "minidl/train/progress_line.h"
+#include "minidl/train/stop_signal.h"
+#include "minidl/train/training_checkpoint.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/loss.h"
 #include "minidl/ops/reduce.h"
 #include "minidl/optim/scalar_map.h"
 
-namespace minidl::distributed {
+namespace minidl::train {
 
 namespace fs = std::filesystem;
 
@@ -92,7 +92,7 @@ Trainer::Trainer(nn::AnyModule model, optim::Optimizer& optimizer, data::DataLoa
                options_.keep_checkpoints());
   MINIDL_CHECK(options_.resume() != "auto" || !options_.checkpoint_dir().empty(),
                "Trainer: resume \"auto\" needs a checkpoint directory");
-  if (is_initialized() && distributed::world_size() > 1) {
+  if (distributed::is_initialized() && distributed::world_size() > 1) {
     rank_ = distributed::rank();
     world_size_ = distributed::world_size();
     ddp_.emplace(model_);  // collective: rank 0's weights on every rank
@@ -107,7 +107,7 @@ std::pair<double, int64_t> Trainer::global_train_loss() const {
   const double loss_sum = train_loss_sum_.item<double>();
   if (world_size_ == 1) return {loss_sum, train_samples_};
   Tensor sums = tensor({loss_sum, static_cast<double>(train_samples_)}, kFloat64);
-  default_process_group(Device(kCPU))->all_reduce(sums);
+  distributed::default_process_group(Device(kCPU))->all_reduce(sums);
   return {sums.data_ptr<double>()[0], static_cast<int64_t>(sums.data_ptr<double>()[1])};
 }
 
@@ -401,7 +401,7 @@ TrainingResult Trainer::fit() {
   const bool checkpoints = !options_.checkpoint_dir().empty();
 
   // From here to the end of fit(), the training stream of the graph is current (see
-  // distributed/train_step_graph.h): the loaders deliver to it, evaluation runs on it.
+  // train/train_step_graph.h): the loaders deliver to it, evaluation runs on it.
   std::optional<TrainStepGraph> step_graph;
   if (cuda_graph_applies())
     step_graph.emplace(device_of(model_).index, train_loader_.options().batch_size(),
@@ -495,4 +495,4 @@ TrainingResult Trainer::fit() {
   return result;
 }
 
-}  // namespace minidl::distributed
+}  // namespace minidl::train

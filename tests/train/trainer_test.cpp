@@ -1,4 +1,4 @@
-// distributed::Trainer on the CPU: a resumed run continues bit for bit (after an epoch, after a
+// train::Trainer on the CPU: a resumed run continues bit for bit (after an epoch, after a
 // SIGINT mid-epoch, after max_steps), checkpoints rotate, and resuming from the wrong file is a
 // clear error. The model is small but has everything a checkpoint must carry: momentum, a
 // schedule, batch-norm buffers, dropout's random numbers, and shuffled, augmented batches.
@@ -18,17 +18,17 @@
 #include "minidl/core/generator.h"
 #include "minidl/data/dataloader.h"
 #include "minidl/data/synthetic_dataset.h"
-#include "minidl/distributed/metrics_log.h"
-#include "minidl/distributed/stop_signal.h"
-#include "minidl/distributed/trainer.h"
-#include "minidl/distributed/training_checkpoint.h"
+#include "minidl/train/metrics_log.h"
+#include "minidl/train/stop_signal.h"
+#include "minidl/train/trainer.h"
+#include "minidl/train/training_checkpoint.h"
 #include "minidl/nn/nn.h"
 #include "minidl/nn/serialize.h"
 #include "minidl/ops/random.h"
 #include "minidl/optim/optim.h"
 #include "test_util.h"
 
-namespace minidl::distributed {
+namespace minidl::train {
 namespace {
 
 namespace fs = std::filesystem;
@@ -485,4 +485,4 @@ TEST(MetricsLog, AResumedRunKeepsTheEpochsBeforeItsCheckpoint) {
 }
 
 }  // namespace
-}  // namespace minidl::distributed
+}  // namespace minidl::train

@@ -1,4 +1,4 @@
-#include "minidl/distributed/training_checkpoint.h"
+#include "minidl/train/training_checkpoint.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -13,7 +13,7 @@
 #include "minidl/core/error.h"
 #include "minidl/optim/scalar_map.h"
 
-namespace minidl::distributed {
+namespace minidl::train {
 
 namespace fs = std::filesystem;
 
@@ -232,4 +232,4 @@ std::vector<fs::path> remove_stale_temporaries(const fs::path& directory) {
   return removed;
 }
 
-}  // namespace minidl::distributed
+}  // namespace minidl::train

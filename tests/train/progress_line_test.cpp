@@ -1,7 +1,7 @@
 // ProgressLine: lines redrawn in place on a person's terminal only. A rank that mpirun started
 // writes plain lines even when its stdout is a pseudo-terminal (mpirun gives it one whatever
 // mpirun's own output is), so no escape codes reach the logs of a multi-process run.
-#include "minidl/distributed/progress_line.h"
+#include "minidl/train/progress_line.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -16,7 +16,7 @@
 #include "minidl/core/logging.h"
 #include "test_util.h"
 
-namespace minidl::distributed {
+namespace minidl::train {
 namespace {
 
 // The subordinate side of a new pseudo-terminal, as a FILE*: what isatty() calls a terminal.
@@ -79,4 +79,4 @@ TEST(ProgressLine, PlainLinesInAFileHaveNoEscapeCodes) {
 }
 
 }  // namespace
-}  // namespace minidl::distributed
+}  // namespace minidl::train

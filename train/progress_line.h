@@ -9,9 +9,9 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "minidl/distributed/trainer_options.h"
+#include "minidl/train/trainer_options.h"
 
-namespace minidl::distributed {
+namespace minidl::train {
 
 class ProgressLine {
  public:
@@ -42,4 +42,4 @@ class ProgressLine {
   bool line_open_ = false;
 };
 
-}  // namespace minidl::distributed
+}  // namespace minidl::train

@@ -1,4 +1,4 @@
-// distributed::Trainer on a GPU with its step in a CUDA graph (TrainerOptions::cuda_graph):
+// train::Trainer on a GPU with its step in a CUDA graph (TrainerOptions::cuda_graph):
 // the same weights and metrics as eager steps, with a last, smaller batch per epoch (run eagerly
 // between replays), batch norm, a schedule, and float16 with a GradScaler; and a model with
 // dropout trains eagerly. Skipped without a GPU.
@@ -9,14 +9,14 @@
 
 #include "minidl/data/dataloader.h"
 #include "minidl/data/synthetic_dataset.h"
-#include "minidl/distributed/trainer.h"
+#include "minidl/train/trainer.h"
 #include "minidl/nn/nn.h"
 #include "minidl/ops/conv.h"
 #include "minidl/ops/random.h"
 #include "minidl/optim/optim.h"
 #include "test_util.h"
 
-namespace minidl::distributed {
+namespace minidl::train {
 namespace {
 
 constexpr int64_t kBatchSize = 32;
@@ -92,4 +92,4 @@ TEST(TrainerCudaGraph, AModelWithDropoutTrainsEagerly) {
 }
 
 }  // namespace
-}  // namespace minidl::distributed
+}  // namespace minidl::train

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string>
 
-namespace minidl::distributed {
+namespace minidl::train {
 
 struct EpochMetrics {
   int64_t epoch = 0;  // 1 for the first epoch
@@ -38,4 +38,4 @@ class MetricsLog {
   std::ofstream out_;
 };
 
-}  // namespace minidl::distributed
+}  // namespace minidl::train

@@ -1,8 +1,8 @@
-#include "minidl/distributed/stop_signal.h"
+#include "minidl/train/stop_signal.h"
 
 #include <atomic>
 
-namespace minidl::distributed {
+namespace minidl::train {
 
 namespace {
 
@@ -47,4 +47,4 @@ std::string signal_name(int signal_number) {
   }
 }
 
-}  // namespace minidl::distributed
+}  // namespace minidl::train

@@ -7,9 +7,9 @@
 //   optim::SGD optimizer(model->parameters(), optim::SGDOptions(0.05).momentum(0.9));
 //   data::DataLoader train(train_set, data::DataLoaderOptions(128).shuffle(true)...);
 //   data::DataLoader test(test_set, data::DataLoaderOptions(1000)...);
-//   distributed::Trainer trainer(model, optimizer, train, test,
-//                                distributed::TrainerOptions().epochs(10).checkpoint_dir("runs"));
-//   distributed::TrainingResult result = trainer.fit();
+//   train::Trainer trainer(model, optimizer, train, test,
+//                          train::TrainerOptions().epochs(10).checkpoint_dir("runs"));
+//   train::TrainingResult result = trainer.fit();
 //
 // The model, the loaders and the optimizer are the caller's, already on their device; batches
 // must arrive as float images (normalise them in the loader). One step is: zero the gradients,
@@ -18,7 +18,7 @@
 // step. Nothing in it reads a value back to
 // the host: the running loss sums on the device and is read only when a progress line is due
 // and at the end of the epoch. On a GPU, full batches replay the step from a CUDA graph
-// (TrainerOptions::cuda_graph, distributed/train_step_graph.h).
+// (TrainerOptions::cuda_graph, train/train_step_graph.h).
 //
 // Data parallel: after distributed::init() under mpirun with several ranks, the trainer wraps
 // the model in DistributedDataParallel (rank 0's weights everywhere, gradients averaged in
@@ -35,7 +35,7 @@
 // sum. The loaders' order and augmentation depend only on their seeds and the epoch, and a
 // loader can start mid-epoch (DataLoader::set_start_batch), so a run resumed from any
 // checkpoint takes the same steps on the same batches as one that never stopped: on the CPU its
-// weights and metrics come out bit for bit the same (tests/distributed/trainer_test.cpp).
+// weights and metrics come out bit for bit the same (tests/train/trainer_test.cpp).
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -46,15 +46,15 @@
 #include "minidl/core/tensor.h"
 #include "minidl/data/dataloader.h"
 #include "minidl/distributed/distributed_data_parallel.h"
-#include "minidl/distributed/metrics_log.h"
-#include "minidl/distributed/train_step_graph.h"
-#include "minidl/distributed/trainer_options.h"
+#include "minidl/train/metrics_log.h"
+#include "minidl/train/train_step_graph.h"
+#include "minidl/train/trainer_options.h"
 #include "minidl/nn/any_module.h"
 #include "minidl/optim/grad_scaler.h"
 #include "minidl/optim/lr_scheduler.h"
 #include "minidl/optim/optimizer.h"
 
-namespace minidl::distributed {
+namespace minidl::train {
 
 struct Evaluation {
   double loss = 0;      // mean cross-entropy
@@ -147,7 +147,7 @@ class Trainer {
   TrainerOptions options_;
   int rank_ = 0;
   int world_size_ = 1;
-  std::optional<DistributedDataParallel> ddp_;  // world size > 1
+  std::optional<distributed::DistributedDataParallel> ddp_;  // world size > 1
   amp::GradScaler scaler_;                      // enabled for float16 only
 
   // Where the run is: the epoch in progress, its next batch, the steps taken, and the epoch's
@@ -164,4 +164,4 @@ class Trainer {
   int64_t last_finite_step_ = 0;
 };
 
-}  // namespace minidl::distributed
+}  // namespace minidl::train

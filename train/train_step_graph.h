@@ -19,7 +19,7 @@
 #include "minidl/core/cuda/stream.h"
 #include "minidl/core/tensor.h"
 
-namespace minidl::distributed {
+namespace minidl::train {
 
 // Eager steps of full batches before the capture.
 inline constexpr int64_t kGraphWarmupSteps = 2;
@@ -60,4 +60,4 @@ class TrainStepGraph {
   cuda::CudaGraph graph_;
 };
 
-}  // namespace minidl::distributed
+}  // namespace minidl::train

@@ -1,4 +1,4 @@
-#include "minidl/distributed/metrics_log.h"
+#include "minidl/train/metrics_log.h"
 
 #include <nlohmann/json.hpp>
 
@@ -7,7 +7,7 @@
 
 #include "minidl/core/error.h"
 
-namespace minidl::distributed {
+namespace minidl::train {
 
 namespace fs = std::filesystem;
 
@@ -58,4 +58,4 @@ void MetricsLog::append(const EpochMetrics& metrics) {
   MINIDL_CHECK(out_.good(), "metrics file ", path_.string(), ": writing failed");
 }
 
-}  // namespace minidl::distributed
+}  // namespace minidl::train

@@ -1,11 +1,11 @@
-#include "minidl/distributed/progress_line.h"
+#include "minidl/train/progress_line.h"
 
 #include <algorithm>
 #include <string>
 
 #include "minidl/core/logging.h"
 
-namespace minidl::distributed {
+namespace minidl::train {
 
 namespace {
 
@@ -77,4 +77,4 @@ void ProgressLine::end_epoch() {
   std::fflush(out_);
 }
 
-}  // namespace minidl::distributed
+}  // namespace minidl::train

@@ -27,7 +27,7 @@
 #include "minidl/optim/lr_scheduler.h"
 #include "minidl/optim/optimizer.h"
 
-namespace minidl::distributed {
+namespace minidl::train {
 
 inline constexpr const char* kTrainingCheckpointFormat = "minidl-training-checkpoint-1";
 
@@ -83,4 +83,4 @@ void check_training_checkpoint_file(const std::filesystem::path& path);
 // shared by several hosts a dead process of another host whose pid is alive here is left alone.
 std::vector<std::filesystem::path> remove_stale_temporaries(const std::filesystem::path& directory);
 
-}  // namespace minidl::distributed
+}  // namespace minidl::train

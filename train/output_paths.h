@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <string_view>
 
-namespace minidl::distributed {
+namespace minidl::train {
 
 // `directory` is a directory that can be written to, or does not exist yet and can be created
 // (its nearest existing ancestor is a writable directory). Throws minidl::Error naming `option`
@@ -17,4 +17,4 @@ void check_writable_directory(const std::filesystem::path& directory, std::strin
 // created. Throws minidl::Error naming `option` and the path otherwise.
 void check_writable_file(const std::filesystem::path& file, std::string_view option);
 
-}  // namespace minidl::distributed
+}  // namespace minidl::train

@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-namespace minidl::distributed {
+namespace minidl::train {
 
 class StopSignalGuard {
  public:
@@ -32,4 +32,4 @@ class StopSignalGuard {
 // "SIGINT", "SIGTERM", or "signal <n>".
 std::string signal_name(int signal_number);
 
-}  // namespace minidl::distributed
+}  // namespace minidl::train

@@ -1,7 +1,7 @@
 #pragma once
 // How Trainer::fit runs, as a small struct with chained setters:
 //
-//   distributed::TrainerOptions().epochs(10).checkpoint_dir("runs/lenet").resume("auto")
+//   train::TrainerOptions().epochs(10).checkpoint_dir("runs/lenet").resume("auto")
 //       .metrics_path("runs/lenet/metrics.jsonl").model_name("lenet")
 #include <cstdint>
 #include <filesystem>
@@ -10,7 +10,7 @@
 #include "minidl/core/dtype.h"
 #include "minidl/optim/grad_scaler.h"
 
-namespace minidl::distributed {
+namespace minidl::train {
 
 // How progress inside an epoch is shown (the line after each epoch is always printed).
 enum class ProgressMode {
@@ -29,9 +29,9 @@ class TrainerOptions {
   TrainerOptions& progress(ProgressMode value) { progress_ = value; return *this; }
   // Steps between plain progress lines.
   TrainerOptions& log_every(int64_t value) { log_every_ = value; return *this; }
-  // A JSON object per epoch is appended here (see distributed/metrics_log.h). Empty: none.
+  // A JSON object per epoch is appended here (see train/metrics_log.h). Empty: none.
   TrainerOptions& metrics_path(std::filesystem::path value) { metrics_path_ = std::move(value); return *this; }
-  // Where training checkpoints go (see distributed/training_checkpoint.h). Empty: none.
+  // Where training checkpoints go (see train/training_checkpoint.h). Empty: none.
   TrainerOptions& checkpoint_dir(std::filesystem::path value) { checkpoint_dir_ = std::move(value); return *this; }
   // A checkpoint after every this many epochs; there is always one at the end of the run.
   TrainerOptions& checkpoint_every(int64_t value) { checkpoint_every_ = value; return *this; }
@@ -53,7 +53,7 @@ class TrainerOptions {
   // The GradScaler's settings for float16 (init_scale, growth_interval, ...); its enabled() is
   // ignored: the scaler is on for float16 and off otherwise.
   TrainerOptions& grad_scaler(amp::GradScalerOptions value) { grad_scaler_ = value; return *this; }
-  // Capture the training step in a CUDA graph and replay it (distributed/train_step_graph.h),
+  // Capture the training step in a CUDA graph and replay it (train/train_step_graph.h),
   // where that applies: a model on a GPU, one process (no data parallelism), and no nn::Dropout
   // with p > 0 (its random mask cannot be replayed). A model that calls the functional dropout
   // itself needs cuda_graph(false). Replays compute what eager steps compute; they only skip
@@ -96,4 +96,4 @@ class TrainerOptions {
   bool cuda_graph_ = true;
 };
 
-}  // namespace minidl::distributed
+}  // namespace minidl::train

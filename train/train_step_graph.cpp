@@ -1,5 +1,5 @@
-// The Trainer's step in a CUDA graph (see distributed/train_step_graph.h).
-#include "minidl/distributed/train_step_graph.h"
+// The Trainer's step in a CUDA graph (see train/train_step_graph.h).
+#include "minidl/train/train_step_graph.h"
 
 #include <spdlog/spdlog.h>
 
@@ -9,7 +9,7 @@
 #include "minidl/core/error.h"
 #include "minidl/core/logging.h"
 
-namespace minidl::distributed {
+namespace minidl::train {
 
 TrainStepGraph::TrainStepGraph(int device, int64_t batch_size, Step step, int64_t warmup_steps)
     : previous_stream_(cuda::current_stream(device)),
@@ -74,4 +74,4 @@ void TrainStepGraph::capture(const Tensor& images, const Tensor& labels) {
                 "replays from now on", batch_size_);
 }
 
-}  // namespace minidl::distributed
+}  // namespace minidl::train

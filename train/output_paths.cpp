@@ -1,4 +1,4 @@
-#include "minidl/distributed/output_paths.h"
+#include "minidl/train/output_paths.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 
 #include "minidl/core/error.h"
 
-namespace minidl::distributed {
+namespace minidl::train {
 
 namespace fs = std::filesystem;
 
@@ -88,4 +88,4 @@ void check_writable_file(const fs::path& file, std::string_view option) {
   check_writable(file, option, Kind::kFile);
 }
 
-}  // namespace minidl::distributed
+}  // namespace minidl::train
