@@ -28,12 +28,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kLossSumName = "train_loss_sum";
-constexpr const char* kSamplesKey = "train_samples";
-constexpr const char* kWorldSizeKey = "world_size";
-constexpr const char* kPrecisionKey = "precision";
-constexpr const char* kGradScalerKey = "grad_scaler";
-
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -151,22 +145,10 @@ void Trainer::restore(const fs::path& path) {
   TrainingCheckpoint checkpoint =
       load_training_checkpoint(path, *model_.ptr(), optimizer_, scheduler_,
                                options_.model_name(), options_.dataset_name());
-  const Tensor* loss_sum = nullptr;
-  for (const auto& [name, tensor] : checkpoint.tensors)
-    if (name == kLossSumName) loss_sum = &tensor;
-  MINIDL_CHECK(loss_sum != nullptr && loss_sum->numel() == 1 && loss_sum->dtype() == kFloat32,
-               "checkpoint ", path.string(), ": expected the float32 scalar trainer.",
-               kLossSumName);
-  const auto samples = checkpoint.metadata.find(kSamplesKey);
-  MINIDL_CHECK(samples != checkpoint.metadata.end(), "checkpoint ", path.string(),
-               ": expected the entry \"", kSamplesKey, "\"");
-  const auto saved_precision = checkpoint.metadata.find(kPrecisionKey);
   const std::string precision = precision_name(options_.precision());
-  MINIDL_CHECK(saved_precision != checkpoint.metadata.end() &&
-                   saved_precision->second == precision,
-               "checkpoint ", path.string(), " was trained in ",
-               saved_precision == checkpoint.metadata.end() ? "?" : saved_precision->second,
-               " precision, but this run uses ", precision, "; resume with the same precision");
+  MINIDL_CHECK(checkpoint.precision == precision, "checkpoint ", path.string(), " was trained in ",
+               checkpoint.precision, " precision, but this run uses ", precision,
+               "; resume with the same precision");
   // Note [Resuming changes nothing]: a resumed run takes the steps a straight run would have.
   // The checkpoint's schedule continues; one that is not the schedule this run was given (other
   // epochs, steps per epoch or learning rate) would silently become another run, so it is refused.
@@ -177,15 +159,11 @@ void Trainer::restore(const fs::path& path) {
                 "; resume with the settings of the run that wrote it (epochs, batch size, "
                 "learning rate and schedule), or start a new run");
   if (scaler_.is_enabled()) {
-    const auto scaler_state = checkpoint.metadata.find(kGradScalerKey);
-    MINIDL_CHECK(scaler_state != checkpoint.metadata.end(), "checkpoint ", path.string(),
+    MINIDL_CHECK(checkpoint.grad_scaler.has_value(), "checkpoint ", path.string(),
                  ": expected the GradScaler's state of a float16 run, found none");
-    scaler_.load_state_dict(optim::scalar_map_from_json(
-        scaler_state->second, "checkpoint " + path.string() + " grad_scaler"));
+    scaler_.load_state_dict(*checkpoint.grad_scaler);
   }
-  const auto saved_world = checkpoint.metadata.find(kWorldSizeKey);
-  const int64_t saved_world_size =
-      saved_world == checkpoint.metadata.end() ? 1 : std::stoll(saved_world->second);
+  const int64_t saved_world_size = checkpoint.world_size;
   // A checkpoint taken mid-epoch on another number of ranks: the ranks' shards interleave
   // one shuffled order, so the same number of samples in is about the same place in it.
   if (saved_world_size != world_size_ && checkpoint.batch > 0) {
@@ -202,8 +180,8 @@ void Trainer::restore(const fs::path& path) {
   epoch_ = checkpoint.epoch;
   batch_ = checkpoint.batch;
   step_ = checkpoint.step;
-  train_loss_sum_ = loss_sum->reshape({}).to(device_of(model_));
-  train_samples_ = std::stoll(samples->second);
+  train_loss_sum_ = checkpoint.train_loss_sum.reshape({}).to(device_of(model_));
+  train_samples_ = checkpoint.train_samples;
   if (!is_main_rank()) {  // the saved sum is over every rank: rank 0 carries it on
     train_loss_sum_.zero_();
     train_samples_ = 0;
@@ -224,13 +202,12 @@ fs::path Trainer::save_checkpoint() {
   checkpoint.step = step_;
   checkpoint.generator = default_generator().state();
   // One process saves its sum tensor itself, so that a resumed run continues bit for bit.
-  checkpoint.tensors.emplace_back(kLossSumName, world_size_ == 1
-                                                    ? train_loss_sum_
-                                                    : scalar_tensor(loss_sum, kFloat32));
-  checkpoint.metadata[kSamplesKey] = std::to_string(samples);
-  checkpoint.metadata[kWorldSizeKey] = std::to_string(world_size_);
-  checkpoint.metadata[kPrecisionKey] = precision_name(options_.precision());
-  if (scaler_.is_enabled()) checkpoint.metadata[kGradScalerKey] = optim::to_json(scaler_.state_dict());
+  checkpoint.train_loss_sum =
+      world_size_ == 1 ? train_loss_sum_ : scalar_tensor(loss_sum, kFloat32);
+  checkpoint.train_samples = samples;
+  checkpoint.world_size = world_size_;
+  checkpoint.precision = precision_name(options_.precision());
+  if (scaler_.is_enabled()) checkpoint.grad_scaler = scaler_.state_dict();
   fs::create_directories(options_.checkpoint_dir());
   save_training_checkpoint(path, *model_.ptr(), optimizer_, scheduler_, checkpoint);
   prune_checkpoints(options_.checkpoint_dir(), options_.keep_checkpoints());
@@ -376,6 +353,40 @@ TrainingResult Trainer::finished_result(const fs::path& checkpoint, Clock::time_
   return result;
 }
 
+// What one fit() keeps from epoch to epoch.
+struct Trainer::FitRun {
+  FitRun(Trainer& trainer, Clock::time_point start_time)
+      : start(start_time),
+        progress(trainer.is_main_rank() ? trainer.options_.progress() : ProgressMode::kNone,
+                 trainer.options_.log_every()) {
+    const TrainerOptions& options = trainer.options_;
+    if (!options.metrics_path().empty() && trainer.is_main_rank())
+      metrics_log.emplace(options.metrics_path(), trainer.epoch_);
+    if (options.handle_signals() && trainer.world_size_ == 1) signals.emplace();
+    // From here to the end of fit(), the training stream of the graph is current (see
+    // train/train_step_graph.h): the loaders deliver to it, evaluation runs on it.
+    if (trainer.cuda_graph_applies())
+      step_graph.emplace(device_of(trainer.model_).index,
+                         trainer.train_loader_.options().batch_size(),
+                         [&trainer](const Tensor& images, const Tensor& labels) {
+                           trainer.run_step(images, labels);
+                         });
+  }
+  std::optional<int> stop_signal() const {
+    return signals ? signals->requested() : std::nullopt;
+  }
+  TrainStepGraph* graph() { return step_graph ? &*step_graph : nullptr; }
+
+  Clock::time_point start;
+  std::optional<MetricsLog> metrics_log;
+  std::optional<StopSignalGuard> signals;
+  std::optional<TrainStepGraph> step_graph;
+  ProgressLine progress;
+  TrainingResult result;
+  double train_seconds = 0;  // in training passes, over the run
+  int64_t images = 0;        // trained by this rank, over the run
+};
+
 TrainingResult Trainer::fit() {
   const Clock::time_point run_start = Clock::now();
   epoch_ = batch_ = step_ = train_samples_ = 0;
@@ -391,107 +402,100 @@ TrainingResult Trainer::fit() {
       logger().info("resumed from {}: epoch {}, batch {}, step {}", from->string(), epoch_ + 1,
                     batch_, step_);
   }
-
-  std::optional<MetricsLog> metrics_log;
-  if (!options_.metrics_path().empty() && is_main_rank())
-    metrics_log.emplace(options_.metrics_path(), epoch_);
-  std::optional<StopSignalGuard> signals;
-  if (options_.handle_signals() && world_size_ == 1) signals.emplace();
-  auto stop_signal = [&] { return signals ? signals->requested() : std::nullopt; };
-  const bool checkpoints = !options_.checkpoint_dir().empty();
-
-  // From here to the end of fit(), the training stream of the graph is current (see
-  // train/train_step_graph.h): the loaders deliver to it, evaluation runs on it.
-  std::optional<TrainStepGraph> step_graph;
-  if (cuda_graph_applies())
-    step_graph.emplace(device_of(model_).index, train_loader_.options().batch_size(),
-                       [this](const Tensor& images, const Tensor& labels) {
-                         run_step(images, labels);
-                       });
-  TrainStepGraph* graph = step_graph ? &*step_graph : nullptr;
-
-  TrainingResult result;
-  ProgressLine progress(is_main_rank() ? options_.progress() : ProgressMode::kNone,
-                        options_.log_every());
-  double train_seconds = 0;
-  int64_t images_this_run = 0;
+  FitRun run(*this, run_start);
   while (!finished()) {
-    const Clock::time_point epoch_start = Clock::now();
-    if (batch_ == 0) {
-      train_loss_sum_.zero_();
-      train_samples_ = 0;
-    }
-    train_loader_.set_epoch(epoch_);
-    train_loader_.set_start_batch(batch_);
-    model_.ptr()->train();
-    progress.start_epoch(epoch_ + 1, options_.epochs(), train_loader_.num_batches(), batch_);
-    int64_t images_this_pass = 0;
-    for (const data::Batch& batch : train_loader_) {
-      train_step(batch, graph);
-      batch_ = batch.batch_index + 1;
-      images_this_pass += batch.size();
-      if (progress.due(batch_))
-        progress.show(batch_, train_loss_sum_.item<double>() / static_cast<double>(train_samples_),
-                      static_cast<double>(images_this_pass) / seconds_since(epoch_start));
-      // Every rank at the same steps: the check is collective under data parallelism.
-      if (step_ % options_.log_every() == 0) check_finite_loss();
-      if (stop_signal() || reached_max_steps()) break;
-    }
-    progress.end_epoch();
-    const double pass_seconds = seconds_since(epoch_start);
-    train_seconds += pass_seconds;
-    images_this_run += images_this_pass;
-
-    if (stop_signal()) {  // mid-epoch: save where we are, without evaluating
-      result.stop_signal = stop_signal();
-      if (checkpoints) result.last_checkpoint = save_checkpoint();
+    const EpochPass pass = train_pass(run);
+    if (run.stop_signal()) {  // mid-epoch: save where we are, without evaluating
+      run.result.stop_signal = run.stop_signal();
+      if (!options_.checkpoint_dir().empty()) run.result.last_checkpoint = save_checkpoint();
       break;
     }
-    const auto [loss_sum, samples] = check_finite_loss();
-    result.test = evaluate();
-    // A step that made the weights non-finite can still have had a finite loss itself.
-    MINIDL_CHECK(std::isfinite(result.test.loss), "Trainer: the test loss after step ", step_,
-                 " (epoch ", epoch_ + 1, ") is ", result.test.loss, ": the model's weights are "
-                 "no longer finite. Stopping without a checkpoint (the newest one, if any, is "
-                 "from before). Try a lower learning rate");
-    EpochMetrics metrics;
-    metrics.epoch = epoch_ + 1;
-    metrics.step = step_;
-    metrics.lr = last_step_lr_;
-    metrics.train_loss = samples > 0 ? loss_sum / static_cast<double>(samples) : 0;
-    metrics.test_loss = result.test.loss;
-    metrics.test_accuracy = result.test.accuracy;
-    metrics.images_per_sec =
-        pass_seconds > 0 ? static_cast<double>(images_this_pass * world_size_) / pass_seconds : 0;
-    metrics.seconds = seconds_since(epoch_start);
-    metrics.precision = precision_name(options_.precision());
-    print_epoch_line(metrics, batch_);
-    if (metrics_log) metrics_log->append(metrics);
-    result.history.push_back(metrics);
-
-    // An epoch cut short by max_steps stays the epoch in progress, so that a resumed run with
-    // more steps finishes it.
-    const bool finished = batch_ == train_loader_.num_batches();
-    const int64_t finished_epoch = epoch_ + 1;
-    if (finished) {
-      ++epoch_;
-      batch_ = 0;
-    }
-    const bool last = epoch_ == options_.epochs() || reached_max_steps();
-    const bool due = finished && finished_epoch % options_.checkpoint_every() == 0;
-    if (checkpoints && (last || due || stop_signal())) result.last_checkpoint = save_checkpoint();
-    if (stop_signal()) {
-      result.stop_signal = stop_signal();
-      break;
-    }
+    if (!end_epoch(run, pass)) break;
   }
+  return summary(run);
+}
+
+Trainer::EpochPass Trainer::train_pass(FitRun& run) {
+  EpochPass pass;
+  pass.start = Clock::now();
+  if (batch_ == 0) {
+    train_loss_sum_.zero_();
+    train_samples_ = 0;
+  }
+  train_loader_.set_epoch(epoch_);
+  train_loader_.set_start_batch(batch_);
+  model_.ptr()->train();
+  run.progress.start_epoch(epoch_ + 1, options_.epochs(), train_loader_.num_batches(), batch_);
+  for (const data::Batch& batch : train_loader_) {
+    train_step(batch, run.graph());
+    batch_ = batch.batch_index + 1;
+    pass.images += batch.size();
+    if (run.progress.due(batch_))
+      run.progress.show(batch_,
+                        train_loss_sum_.item<double>() / static_cast<double>(train_samples_),
+                        static_cast<double>(pass.images) / seconds_since(pass.start));
+    // Every rank at the same steps: the check is collective under data parallelism.
+    if (step_ % options_.log_every() == 0) check_finite_loss();
+    if (run.stop_signal() || reached_max_steps()) break;
+  }
+  run.progress.end_epoch();
+  pass.seconds = seconds_since(pass.start);
+  run.train_seconds += pass.seconds;
+  run.images += pass.images;
+  return pass;
+}
+
+bool Trainer::end_epoch(FitRun& run, const EpochPass& pass) {
+  const auto [loss_sum, samples] = check_finite_loss();
+  run.result.test = evaluate();
+  // A step that made the weights non-finite can still have had a finite loss itself.
+  MINIDL_CHECK(std::isfinite(run.result.test.loss), "Trainer: the test loss after step ", step_,
+               " (epoch ", epoch_ + 1, ") is ", run.result.test.loss, ": the model's weights are "
+               "no longer finite. Stopping without a checkpoint (the newest one, if any, is "
+               "from before). Try a lower learning rate");
+  EpochMetrics metrics;
+  metrics.epoch = epoch_ + 1;
+  metrics.step = step_;
+  metrics.lr = last_step_lr_;
+  metrics.train_loss = samples > 0 ? loss_sum / static_cast<double>(samples) : 0;
+  metrics.test_loss = run.result.test.loss;
+  metrics.test_accuracy = run.result.test.accuracy;
+  metrics.images_per_sec =
+      pass.seconds > 0 ? static_cast<double>(pass.images * world_size_) / pass.seconds : 0;
+  metrics.seconds = seconds_since(pass.start);
+  metrics.precision = precision_name(options_.precision());
+  print_epoch_line(metrics, batch_);
+  if (run.metrics_log) run.metrics_log->append(metrics);
+  run.result.history.push_back(metrics);
+
+  // An epoch cut short by max_steps stays the epoch in progress, so that a resumed run with
+  // more steps finishes it.
+  const bool finished = batch_ == train_loader_.num_batches();
+  const int64_t finished_epoch = epoch_ + 1;
+  if (finished) {
+    ++epoch_;
+    batch_ = 0;
+  }
+  const bool last = epoch_ == options_.epochs() || reached_max_steps();
+  const bool due = finished && finished_epoch % options_.checkpoint_every() == 0;
+  if (!options_.checkpoint_dir().empty() && (last || due || run.stop_signal()))
+    run.result.last_checkpoint = save_checkpoint();
+  if (run.stop_signal()) {
+    run.result.stop_signal = run.stop_signal();
+    return false;
+  }
+  return true;
+}
+
+TrainingResult Trainer::summary(FitRun& run) const {
+  TrainingResult result = std::move(run.result);
   result.epochs = epoch_;
   result.steps = step_;
-  result.images_trained = images_this_run * world_size_;
+  result.images_trained = run.images * world_size_;
   result.train_images_per_sec =
-      train_seconds > 0 ? static_cast<double>(result.images_trained) / train_seconds : 0;
-  result.wall_seconds = seconds_since(run_start);
-  if (graph != nullptr) result.graph_replays = static_cast<int64_t>(graph->replays());
+      run.train_seconds > 0 ? static_cast<double>(result.images_trained) / run.train_seconds : 0;
+  result.wall_seconds = seconds_since(run.start);
+  if (run.graph() != nullptr) result.graph_replays = static_cast<int64_t>(run.graph()->replays());
   return result;
 }
 

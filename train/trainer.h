@@ -116,6 +116,20 @@ class Trainer {
   std::optional<std::filesystem::path> newest_valid_checkpoint() const;
   // Checks the checkpoint directory and the metrics path, and removes stale temporaries.
   void prepare_outputs() const;
+  // fit() in epoch-sized parts. FitRun holds what lives from the first epoch to the last (the
+  // metrics log, the signal guard, the captured step, the progress line, the result so far).
+  struct FitRun;
+  struct EpochPass {
+    Clock::time_point start;
+    int64_t images = 0;  // trained by this rank
+    double seconds = 0;
+  };
+  // Trains from batch_ to the end of epoch_, or until a stop signal or max_steps.
+  EpochPass train_pass(FitRun& run);
+  // After a pass: evaluates, logs the epoch's metrics, moves to the next epoch when this one is
+  // complete and saves the checkpoints due. False when a stop signal ends the run.
+  bool end_epoch(FitRun& run, const EpochPass& pass);
+  TrainingResult summary(FitRun& run) const;
   // The result of resuming a run that has nothing left to train: its evaluation.
   TrainingResult finished_result(const std::filesystem::path& checkpoint,
                                  Clock::time_point run_start);

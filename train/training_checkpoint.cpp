@@ -21,7 +21,7 @@ namespace {
 
 constexpr const char* kModelPrefix = "model.";
 constexpr const char* kOptimizerPrefix = "optimizer.";
-constexpr const char* kTrainerPrefix = "trainer.";
+constexpr const char* kLossSumName = "trainer.train_loss_sum";
 
 bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
 
@@ -52,15 +52,6 @@ int64_t parse_count(const serialize::SafetensorsMetadata& metadata, const std::s
   return static_cast<int64_t>(value);
 }
 
-// The metadata keys this file writes itself; the rest belong to the loop.
-bool is_own_key(const std::string& key) {
-  static const char* const kOwnKeys[] = {"format", "model", "dataset", "epoch", "batch",
-                                         "step", "generator_seed", "generator_offset",
-                                         "optimizer", "scheduler"};
-  return std::any_of(std::begin(kOwnKeys), std::end(kOwnKeys),
-                     [&](const char* own) { return key == own; });
-}
-
 }  // namespace
 
 void save_training_checkpoint(const fs::path& path, const nn::Module& model,
@@ -72,15 +63,12 @@ void save_training_checkpoint(const fs::path& path, const nn::Module& model,
     tensors.emplace_back(kModelPrefix + item.key(), item.value());
   const optim::OptimizerStateDict optimizer_state = optimizer.state_dict();
   for (auto& entry : optimizer_state.tensors(kOptimizerPrefix)) tensors.push_back(entry);
-  for (const auto& [name, tensor] : checkpoint.tensors)
-    tensors.emplace_back(kTrainerPrefix + name, tensor);
+  MINIDL_CHECK(checkpoint.train_loss_sum.defined() && checkpoint.train_loss_sum.numel() == 1 &&
+                   checkpoint.train_loss_sum.dtype() == kFloat32,
+               "save_training_checkpoint: expected train_loss_sum as a float32 scalar");
+  tensors.emplace_back(kLossSumName, checkpoint.train_loss_sum);
 
   serialize::SafetensorsMetadata metadata;
-  for (const auto& [key, value] : checkpoint.metadata) {
-    MINIDL_CHECK(!is_own_key(key), "save_training_checkpoint: the metadata key \"", key,
-                 "\" is reserved for the checkpoint itself");
-    metadata[key] = value;
-  }
   metadata["format"] = kTrainingCheckpointFormat;
   metadata["model"] = checkpoint.model;
   metadata["dataset"] = checkpoint.dataset;
@@ -91,6 +79,10 @@ void save_training_checkpoint(const fs::path& path, const nn::Module& model,
   metadata["generator_offset"] = std::to_string(checkpoint.generator.offset);
   metadata["optimizer"] = optim::to_json(optimizer_state.scalars());
   if (scheduler != nullptr) metadata["scheduler"] = optim::to_json(scheduler->state_dict());
+  metadata["train_samples"] = std::to_string(checkpoint.train_samples);
+  metadata["world_size"] = std::to_string(checkpoint.world_size);
+  metadata["precision"] = checkpoint.precision;
+  if (checkpoint.grad_scaler) metadata["grad_scaler"] = optim::to_json(*checkpoint.grad_scaler);
   serialize::write_safetensors(path, tensors, metadata);
 }
 
@@ -146,8 +138,15 @@ TrainingCheckpoint load_training_checkpoint(const fs::path& path, nn::Module& mo
   if (scheduler != nullptr)
     scheduler_state = optim::scalar_map_from_json(required(metadata, "scheduler", path),
                                                   "checkpoint " + path.string() + " scheduler");
-  for (const auto& [key, value] : metadata)
-    if (!is_own_key(key)) checkpoint.metadata[key] = value;
+  checkpoint.train_samples = parse_count(metadata, "train_samples", path);
+  // Written since data-parallel checkpoints were; a checkpoint without it is of one process.
+  checkpoint.world_size = metadata.count("world_size") ? parse_count(metadata, "world_size", path) : 1;
+  MINIDL_CHECK(checkpoint.world_size >= 1, "checkpoint ", path.string(),
+               ": expected \"world_size\" >= 1, found ", checkpoint.world_size);
+  checkpoint.precision = required(metadata, "precision", path);
+  if (const auto scaler = metadata.find("grad_scaler"); scaler != metadata.end())
+    checkpoint.grad_scaler = optim::scalar_map_from_json(
+        scaler->second, "checkpoint " + path.string() + " grad_scaler");
 
   nn::Module::NamedTensors model_state("Tensor name");
   serialize::NamedTensorList optimizer_tensors;
@@ -156,13 +155,16 @@ TrainingCheckpoint load_training_checkpoint(const fs::path& path, nn::Module& mo
       model_state.insert(name.substr(std::char_traits<char>::length(kModelPrefix)), tensor);
     else if (starts_with(name, kOptimizerPrefix))
       optimizer_tensors.emplace_back(name, tensor);
-    else if (starts_with(name, kTrainerPrefix))
-      checkpoint.tensors.emplace_back(name.substr(std::char_traits<char>::length(kTrainerPrefix)),
-                                      tensor);
+    else if (name == kLossSumName)
+      checkpoint.train_loss_sum = tensor;
     else
       MINIDL_CHECK(false, "checkpoint ", path.string(), ": unexpected tensor \"", name,
-                   "\" (expected names starting with model., optimizer. or trainer.)");
+                   "\" (expected names starting with model. or optimizer., or ", kLossSumName,
+                   ")");
   }
+  MINIDL_CHECK(checkpoint.train_loss_sum.defined() && checkpoint.train_loss_sum.numel() == 1 &&
+                   checkpoint.train_loss_sum.dtype() == kFloat32,
+               "checkpoint ", path.string(), ": expected the float32 scalar ", kLossSumName);
   try {
     const optim::OptimizerStateDict optimizer_state =
         optim::OptimizerStateDict::from_flat(optimizer_tensors, optimizer_scalars, kOptimizerPrefix);

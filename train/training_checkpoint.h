@@ -4,13 +4,19 @@
 //
 //   tensors   "model.<state_dict key>"        the model's parameters and buffers
 //             "optimizer.state.<i>.<key>"      the optimizer's per-parameter state
-//             "trainer.<name>"                 the loop's own tensors (running sums)
+//             "trainer.train_loss_sum"         the epoch's running loss sum (float32 scalar)
 //   metadata  "format"      kTrainingCheckpointFormat
 //             "model", "dataset"              what was trained on what; resuming checks both
 //             "epoch", "batch", "step"        the epoch in progress, its next batch, steps taken
-//             "generator"                     the default generator's {"seed", "offset"}
+//             "generator_seed", "generator_offset"  the default generator's state
 //             "optimizer", "scheduler"        their scalar state as JSON (optim/scalar_map.h)
-//             anything else the loop adds (a GradScaler's state, say)
+//             "train_samples"                 the samples behind train_loss_sum
+//             "world_size"                    the ranks that trained it (1 when absent)
+//             "precision"                     "fp32", "fp16" or "bf16"
+//             "grad_scaler"                   the GradScaler's state as JSON (fp16 runs only)
+//
+// This file is the schema: every name above is written and read here and nowhere else, and
+// TrainingCheckpoint carries each as a typed field.
 //
 // A checkpoint directory holds files named checkpoint-<step, 9 digits>.safetensors; the newest
 // is the one with the most steps. Files being written have other names until they are complete,
@@ -26,6 +32,7 @@
 #include "minidl/nn/safetensors.h"
 #include "minidl/optim/lr_scheduler.h"
 #include "minidl/optim/optimizer.h"
+#include "minidl/optim/scalar_map.h"
 
 namespace minidl::train {
 
@@ -39,8 +46,11 @@ struct TrainingCheckpoint {
   int64_t batch = 0;  // the next batch of that epoch
   int64_t step = 0;   // optimizer steps taken so far
   GeneratorState generator;
-  serialize::NamedTensorList tensors;       // the loop's own tensors, names without "trainer."
-  serialize::SafetensorsMetadata metadata;  // the loop's own entries beyond those above
+  Tensor train_loss_sum;      // float32 scalar: the epoch's running loss sum over every rank
+  int64_t train_samples = 0;  // the samples behind it
+  int64_t world_size = 1;
+  std::string precision;                         // "fp32", "fp16" or "bf16"
+  std::optional<optim::ScalarMap> grad_scaler;  // its state_dict, in fp16 runs
 };
 
 // Writes model, optimizer, scheduler (when not null) and `checkpoint` to `path`, atomically.
