@@ -12,6 +12,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <exception>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -22,6 +23,7 @@
 #include "minidl/core/cuda/cuda.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/core/logging.h"
+#include "minidl/distributed/collective_watch.h"
 
 namespace minidl::distributed {
 
@@ -66,16 +68,9 @@ struct NcclProcessGroup::Impl {
   cuda::Stream stream;  // the communication stream
   uint64_t sequence = 0;
 
-  // One queued collective, watched until its event has passed.
-  struct Pending {
-    std::shared_ptr<cuda::Event> done;
-    Clock::time_point deadline;
-    std::string description;
-  };
-
   mutable std::mutex mutex;
   std::condition_variable stop_requested;
-  std::vector<Pending> pending;
+  std::vector<WatchedCollective> pending;  // queued collectives, until their events have passed
   std::string failure;
   bool aborted = false;
   bool stopping = false;
@@ -100,6 +95,9 @@ struct NcclProcessGroup::Impl {
     ncclCommAbort(comm);
   }
 
+  // Nothing may leave this thread (std::terminate, and the peers would wait for the whole
+  // timeout): a failing event query, or anything else that throws, breaks the group through
+  // fail(), which aborts the communicator.
   void run_watchdog() {
     cudaSetDevice(device);
     std::unique_lock lock(mutex);
@@ -107,26 +105,29 @@ struct NcclProcessGroup::Impl {
       stop_requested.wait_for(lock, kWatchdogPeriod);
       if (stopping || aborted) continue;
       std::string error;
-      const Clock::time_point now = Clock::now();
-      std::erase_if(pending, [&](const Pending& p) {
-        if (p.done->query()) return true;
-        if (error.empty() && now > p.deadline)
-          error = "rank " + std::to_string(rank) + ": " + p.description + " timed out after " +
-                  std::to_string(std::chrono::duration<double>(options.timeout()).count()) +
-                  " s (MINIDL_COLLECTIVE_TIMEOUT_S); a peer did not arrive or has failed";
-        return false;
-      });
-      ncclResult_t async_error = ncclSuccess;
-      if (error.empty() && ncclCommGetAsyncError(comm, &async_error) == ncclSuccess &&
-          async_error != ncclSuccess && async_error != ncclInProgress)
-        error = "rank " + std::to_string(rank) + ": NCCL reported an asynchronous error: " +
-                ncclGetErrorString(async_error) + " (" + ncclGetLastError(comm) + ")";
+      try {
+        error = check_watched_collectives(pending, Clock::now(), rank, options.timeout());
+        if (error.empty()) error = asynchronous_error();
+      } catch (const std::exception& caught) {
+        error = "rank " + std::to_string(rank) + ": the nccl process group's watchdog failed: " +
+                caught.what();
+      }
       if (!error.empty()) {
         lock.unlock();
         fail(error);
         lock.lock();
       }
     }
+  }
+
+  // NCCL's own error of the communicator (a peer's connection lost, say), or empty.
+  std::string asynchronous_error() const {
+    ncclResult_t async_error = ncclSuccess;
+    if (ncclCommGetAsyncError(comm, &async_error) != ncclSuccess || async_error == ncclSuccess ||
+        async_error == ncclInProgress)
+      return {};
+    return "rank " + std::to_string(rank) + ": NCCL reported an asynchronous error: " +
+           ncclGetErrorString(async_error) + " (" + ncclGetLastError(comm) + ")";
   }
 
   void throw_if_failed() const {
@@ -141,8 +142,12 @@ namespace {
 // after it, or, for a barrier, also waits on the host.
 class NcclWork final : public Work {
  public:
-  NcclWork(NcclProcessGroup::Impl* group, std::shared_ptr<cuda::Event> done, bool host_waits)
-      : group_(group), done_(std::move(done)), host_waits_(host_waits) {}
+  NcclWork(NcclProcessGroup::Impl* group, std::shared_ptr<cuda::Event> done,
+           std::string description, bool host_waits)
+      : group_(group),
+        done_(std::move(done)),
+        description_(std::move(description)),
+        host_waits_(host_waits) {}
 
   void wait() override {
     group_->throw_if_failed();
@@ -151,18 +156,28 @@ class NcclWork final : public Work {
     if (host_waits_) {
       // Polled, not synchronised, so a timeout (the watchdog aborts the communicator) or an
       // error elsewhere ends the wait.
-      while (!done_->query()) {
-        group_->throw_if_failed();
-        std::this_thread::sleep_for(std::chrono::microseconds(100));
-      }
+      while (!finished_or_failed()) std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
     group_->throw_if_failed();
   }
-  bool is_completed() override { return done_->query() || !group_->failure_now().empty(); }
+  bool is_completed() override { return finished_or_failed(); }
 
  private:
+  // A query that throws (a fault on the device) breaks the group, as it does in the watchdog,
+  // so that every waiter gets the one error that names the collective.
+  bool finished_or_failed() {
+    if (!group_->failure_now().empty()) return true;
+    try {
+      return done_->query();
+    } catch (const std::exception& error) {
+      group_->fail(collective_failed_on_device(group_->rank, description_, error.what()));
+      return true;
+    }
+  }
+
   NcclProcessGroup::Impl* group_;
   std::shared_ptr<cuda::Event> done_;
+  std::string description_;
   bool host_waits_;
 };
 
@@ -235,14 +250,17 @@ std::shared_ptr<Work> run_collective(NcclProcessGroup::Impl& group, const std::s
   for (const Tensor& tensor : tensors) cuda::record_stream(*tensor.storage(), group.stream);
   auto done = std::make_shared<cuda::Event>();
   done->record(group.stream);
+  std::string description;
   {
     std::lock_guard lock(group.mutex);
     ++group.sequence;
-    group.pending.push_back({done, std::chrono::steady_clock::now() + group.options.timeout(),
-                             what + " (collective #" + std::to_string(group.sequence) +
-                                 " of the nccl process group)"});
+    description =
+        what + " (collective #" + std::to_string(group.sequence) + " of the nccl process group)";
+    group.pending.push_back({[done] { return done->query(); },
+                             std::chrono::steady_clock::now() + group.options.timeout(),
+                             description});
   }
-  return std::make_shared<NcclWork>(&group, std::move(done), host_waits);
+  return std::make_shared<NcclWork>(&group, std::move(done), std::move(description), host_waits);
 }
 
 std::string describe(const char* op, const Tensor& tensor) {

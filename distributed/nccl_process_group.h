@@ -10,10 +10,12 @@
 // memory out again before the collective has run.
 //
 // Faults: a watchdog thread polls every pending collective's event and
-// ncclCommGetAsyncError. A collective not finished `timeout` after it was queued, or an
-// asynchronous NCCL error, aborts the communicator (ncclCommAbort, which also ends the
-// kernels waiting for peers) and breaks the group: the error is logged at once, and wait() and
-// every later collective throw it.
+// ncclCommGetAsyncError. A collective not finished `timeout` after it was queued, a query of
+// its event that fails (a fault on the device, such as a kernel's trap), or an asynchronous
+// NCCL error, aborts the communicator (ncclCommAbort, which also ends the kernels waiting for
+// peers) and breaks the group: the error, naming the collective, is logged at once, and wait()
+// and every later collective throw it. Nothing thrown leaves the watchdog thread
+// (distributed/collective_watch.h).
 #include <memory>
 
 #include "minidl/distributed/process_group.h"

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "minidl/core/cuda/cuda.h"
@@ -28,14 +29,35 @@
     }                                                                                     \
   } while (0)
 
-// In CUDA tests: skips, saying why, when no GPU can be used.
-#define SKIP_WITHOUT_CUDA()                                                               \
-  do {                                                                                    \
-    if (!::minidl::cuda::is_built()) GTEST_SKIP() << "minidl was built without CUDA";    \
-    if (!::minidl::cuda::is_available()) GTEST_SKIP() << "no CUDA device is available";  \
+// In CUDA tests: skips, saying why, when no GPU can be used; fails instead when the
+// environment says a GPU is there (MINIDL_EXPECT_GPU=1, see cuda_test_disposition).
+#define SKIP_WITHOUT_CUDA()                                                                  \
+  do {                                                                                       \
+    switch (::minidl::testing::cuda_test_disposition(::minidl::cuda::device_count(),         \
+                                                     std::getenv("MINIDL_EXPECT_GPU"))) {    \
+      case ::minidl::testing::CudaTestDisposition::kRun: break;                              \
+      case ::minidl::testing::CudaTestDisposition::kSkip:                                    \
+        GTEST_SKIP() << "no CUDA device is available ("                                      \
+                     << ::minidl::cuda::unavailable_reason() << ")";                         \
+      case ::minidl::testing::CudaTestDisposition::kFail:                                    \
+        GTEST_FAIL() << "MINIDL_EXPECT_GPU=1, but no CUDA device is available ("             \
+                     << ::minidl::cuda::unavailable_reason() << "); not skipping";           \
+    }                                                                                        \
   } while (0)
 
 namespace minidl::testing {
+
+// What a CUDA test does where it starts (SKIP_WITHOUT_CUDA).
+enum class CudaTestDisposition { kRun, kSkip, kFail };
+
+// Runs with a device. Without one it skips, unless `expect_gpu_env` (MINIDL_EXPECT_GPU's value,
+// null when unset) is "1": on a machine meant to have a GPU (the GPU kit sets it) each CUDA test
+// fails instead, so a driver too old for this build cannot pass the GPU run by skipping it.
+inline CudaTestDisposition cuda_test_disposition(int device_count, const char* expect_gpu_env) {
+  if (device_count > 0) return CudaTestDisposition::kRun;
+  const bool gpu_expected = expect_gpu_env != nullptr && std::string_view(expect_gpu_env) == "1";
+  return gpu_expected ? CudaTestDisposition::kFail : CudaTestDisposition::kSkip;
+}
 
 // cuDNN's deterministic convolution algorithms for the scope, so that two runs of the same
 // computation on a GPU agree to the bit.

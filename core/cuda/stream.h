@@ -15,13 +15,17 @@ using EventHandle = CUevent_st*;    // cudaEvent_t
 // A stream owned by minidl (created non-blocking on `device`), or the null stream.
 class Stream {
  public:
-  Stream() = default;  // the default (legacy null) stream of the current device
+  Stream() = default;  // the legacy null stream of device 0, as default_stream(0)
   static Stream create(int device);          // a new non-blocking stream
   static Stream default_stream(int device);  // the legacy null stream of `device`
   StreamHandle handle() const { return handle_; }
   int device() const { return device_; }
   void synchronize() const;
-  friend bool operator==(const Stream& a, const Stream& b) { return a.handle_ == b.handle_; }
+  // The same stream: the same handle on the same device. Every device's legacy default stream
+  // has the null handle, so the handle alone would take two devices' default streams for one.
+  friend bool operator==(const Stream& a, const Stream& b) {
+    return a.handle_ == b.handle_ && a.device_ == b.device_;
+  }
 
  private:
   Stream(std::shared_ptr<CUstream_st> owner, int device);

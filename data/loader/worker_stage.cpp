@@ -9,6 +9,8 @@
 #include <mutex>
 #include <string>
 
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/pinned_allocator.h"
 #include "minidl/core/error.h"
 #include "minidl/core/logging.h"
 #include "minidl/data/loader/host_batch.h"
@@ -36,12 +38,15 @@ struct WorkerStage::SharedState {
       : dataset(std::move(dataset_)),
         plan(std::move(plan_)),
         options(options_),
+        cuda_device(worker_cuda_device(options_.pin_memory, cuda::pinned_memory_is_page_locked(),
+                                       cuda::current_device())),
         workers(static_cast<size_t>(options_.num_workers)),
         current_sample(static_cast<size_t>(options_.num_workers)) {}
 
   const std::shared_ptr<const Dataset> dataset;
   const std::shared_ptr<const EpochPlan> plan;
   const WorkerStageOptions options;
+  const std::optional<int> cuda_device;  // what each worker selects first (see the Note)
   std::atomic<bool> stopping{false};  // also read by build_host_batch between samples
 
   std::mutex mutex;                        // guards everything below but current_sample
@@ -65,6 +70,7 @@ namespace {
 using SharedState = WorkerStage::SharedState;
 
 void run_worker(const std::shared_ptr<SharedState>& state, int worker) {
+  bool device_selected = false;
   try {
     for (;;) {
       int64_t k = 0;
@@ -80,6 +86,12 @@ void run_worker(const std::shared_ptr<SharedState>& state, int worker) {
       }
       FinishedBatch result;
       try {
+        // Here rather than at the thread's start, so that a failure reaches the caller with
+        // the batch, as a dataset's error does.
+        if (state->cuda_device && !device_selected) {
+          cuda::set_device(*state->cuda_device);
+          device_selected = true;
+        }
         result.batch = build_host_batch(
             *state->dataset,
             {state->plan->batch(k), state->plan->epoch(), k, state->options.pin_memory},
@@ -111,6 +123,11 @@ void run_worker(const std::shared_ptr<SharedState>& state, int worker) {
 }
 
 }  // namespace
+
+std::optional<int> worker_cuda_device(bool pin_memory, bool page_locked, int caller_device) {
+  if (!pin_memory || !page_locked) return std::nullopt;
+  return caller_device;
+}
 
 WorkerStage::WorkerStage(std::shared_ptr<const Dataset> dataset,
                          std::shared_ptr<const EpochPlan> plan, const WorkerStageOptions& options)

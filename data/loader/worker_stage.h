@@ -18,8 +18,14 @@
 //     finished batches and joins the workers. A worker stuck inside a dataset read for longer
 //     than `timeout` is detached and logged rather than waited for: it shares ownership of
 //     everything it uses, so it finishes safely whenever its read returns.
+//   - With pinned batches and a GPU, the pinned pool's cudaHostAlloc and event queries run on
+//     the workers' threads. A thread that never selected a device would create a CUDA context
+//     on GPU 0 for them (in every rank, under mpirun), so each worker first selects the device
+//     of the thread that made the stage (the rank's own GPU once distributed::init() has run),
+//     as PyTorch's pin-memory thread does.
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -35,6 +41,11 @@ struct WorkerStageOptions {
   bool pin_memory = true;
   std::chrono::milliseconds timeout{0};  // zero: wait forever
 };
+
+// The CUDA device a worker selects before it builds a batch (see the Note), or none when the
+// workers do not touch a GPU: batches not pinned, or the pinned pool without a GPU
+// (`page_locked` false).
+std::optional<int> worker_cuda_device(bool pin_memory, bool page_locked, int caller_device);
 
 class WorkerStage final : public BatchStage {
  public:

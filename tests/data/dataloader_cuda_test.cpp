@@ -1,9 +1,14 @@
 // The DataLoader with a CUDA target: the same batches as on the CPU, through the copy stream,
-// the device-resident mode and device augmentation; pinned blocks are recycled.
+// the device-resident mode and device augmentation; pinned blocks are recycled; workers run on
+// the device of the thread that starts them.
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <mutex>
+#include <set>
 #include <vector>
 
+#include "minidl/core/cuda/cuda.h"
 #include "minidl/core/cuda/pinned_allocator.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/data/dataloader.h"
@@ -98,6 +103,49 @@ TEST(DataLoaderCuda, LeavingEarlyWithCopiesInFlightEndsCleanly) {
   }
   cuda::synchronize();
   EXPECT_EQ(one_pass(loader).size(), 20u);
+}
+
+// Records the CUDA device current on the thread that reads each sample.
+class DeviceRecordingDataset final : public Dataset {
+ public:
+  explicit DeviceRecordingDataset(std::shared_ptr<const Dataset> inner)
+      : inner_(std::move(inner)) {}
+  int64_t size() const override { return inner_->size(); }
+  ImageSpec image_spec() const override { return inner_->image_spec(); }
+  int64_t read(int64_t index, int64_t epoch, void* image) const override {
+    {
+      std::lock_guard lock(mutex_);
+      devices_.insert(cuda::current_device());
+    }
+    return inner_->read(index, epoch, image);
+  }
+  std::set<int> devices() const {
+    std::lock_guard lock(mutex_);
+    return devices_;
+  }
+
+ private:
+  std::shared_ptr<const Dataset> inner_;
+  mutable std::mutex mutex_;
+  mutable std::set<int> devices_;
+};
+
+// A worker allocates pinned memory and queries events; on a thread that never selected a
+// device that would put a context on GPU 0, in every rank under mpirun.
+TEST(DataLoaderCuda, WorkersRunOnTheDeviceOfTheThreadThatStartsThem) {
+  SKIP_WITHOUT_CUDA();
+  if (cuda::device_count() < 2)
+    GTEST_SKIP() << "needs two CUDA devices (with one, every thread is on device 0), found "
+                 << cuda::device_count();
+  const int last = cuda::device_count() - 1;
+  const int previous = cuda::current_device();
+  cuda::set_device(last);
+  auto dataset =
+      std::make_shared<DeviceRecordingDataset>(make_synthetic_dataset(512, {1, 28, 28}, 10, 4));
+  DataLoader loader(dataset, DataLoaderOptions(64).num_workers(3).device(Device(kCUDA, last)));
+  EXPECT_EQ(one_pass(loader).size(), 8u);
+  cuda::set_device(previous);
+  EXPECT_EQ(dataset->devices(), std::set<int>{last});
 }
 
 }  // namespace
