@@ -31,15 +31,15 @@ constexpr std::array kAutocastPolicy{
     PolicyEntry{AutocastOp::Sum, CastPolicy::Float32, "sum"},
     PolicyEntry{AutocastOp::Mean, CastPolicy::Float32, "mean"},
     PolicyEntry{AutocastOp::Var, CastPolicy::Float32, "var"},
-    // The input only: batch_norm already computes its statistics in float32 and keeps the
-    // running statistics (updated in place) in their own dtype.
-    PolicyEntry{AutocastOp::BatchNorm, CastPolicy::Float32, "batch_norm"},
+    // batch_norm is not here, as in PyTorch: it runs in its input's dtype, computing statistics
+    // in float32 and keeping float32 parameters and running statistics as they are, so a
+    // 16-bit activation stays 16-bit through it (and the ReLU and residual add after it).
 };
 
 constexpr bool rows_follow_enum_order() {
   for (size_t i = 0; i < kAutocastPolicy.size(); ++i)
     if (static_cast<size_t>(kAutocastPolicy[i].op) != i) return false;
-  return kAutocastPolicy.back().op == AutocastOp::BatchNorm;
+  return kAutocastPolicy.back().op == AutocastOp::Var;
 }
 static_assert(rows_follow_enum_order(),
               "kAutocastPolicy must have one row per AutocastOp, in declaration order");
@@ -50,14 +50,30 @@ bool is_16bit_float(DType dtype) { return dtype == kFloat16 || dtype == kBFloat1
 
 bool is_parameter(const Tensor& t) { return t.is_leaf() && t.requires_grad(); }
 
+// `t` converted to `target` and laid out in `format` (channels-last) by one copy, where to()
+// then contiguous(format) would take two passes over it. Differentiable as to(): the gradient
+// is converted back to t's dtype (a layout change passes it through unchanged).
+Tensor cast_and_lay_out(const Tensor& t, DType target, MemoryFormat format) {
+  Tensor out = empty(t.sizes(), t.options().dtype(target), format);
+  {
+    NoGradGuard no_grad;
+    out.copy_(t);
+  }
+  const DType from = t.dtype();
+  autograd::record(out, "ToCopyBackward", {t},
+                   [from](const Tensor& grad) { return std::vector<Tensor>{grad.to(from)}; });
+  return out;
+}
+
 Tensor cast_input(const Tensor& t, DType target, MemoryFormat format) {
   if (!t.defined() || !t.is_floating_point() || t.dtype() == kFloat64) return t;
   if (target == kFloat32 && !is_16bit_float(t.dtype())) return t;
   const bool laid_out = format == MemoryFormat::Contiguous || t.is_contiguous(format);
   if (t.dtype() == target && laid_out) return t;
   if (t.dtype() == kFloat32 && is_parameter(t)) return cached_cast(t, target, format);
-  const Tensor cast = t.to(target);
-  return format == MemoryFormat::Contiguous ? cast : cast.contiguous(format);
+  if (t.dtype() == target) return t.contiguous(format);
+  if (format == MemoryFormat::Contiguous) return t.to(target);
+  return cast_and_lay_out(t, target, format);
 }
 
 }  // namespace

@@ -30,7 +30,8 @@
 
 namespace minidl::amp {
 
-// Every op that consults the policy. Ops not listed run in the dtype of their inputs.
+// Every op that consults the policy. Ops not listed run in the dtype of their inputs
+// (batch_norm among them, as in PyTorch: 16-bit input, float32 statistics and parameters).
 enum class AutocastOp {
   Conv2d,
   Linear,
@@ -43,7 +44,6 @@ enum class AutocastOp {
   Sum,
   Mean,
   Var,
-  BatchNorm,
 };
 
 enum class CastPolicy {

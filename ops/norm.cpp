@@ -12,7 +12,6 @@
 
 #include "minidl/core/autograd/function.h"
 #include "minidl/core/cuda/build.h"
-#include "minidl/ops/autocast_policy.h"
 #include "minidl/ops/cpu/norm.h"
 #include "minidl/ops/cuda/norm.h"
 #include "minidl/ops/elementwise.h"
@@ -219,8 +218,6 @@ std::vector<Tensor> batch_norm_backward(const BackwardState& state, const Tensor
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                   const Tensor& weight, const Tensor& bias, bool training, double momentum,
                   double eps) {
-  if (amp::AutocastCall cast{amp::AutocastOp::BatchNorm, {input}})
-    return batch_norm(cast[0], running_mean, running_var, weight, bias, training, momentum, eps);
   check_arguments(input, running_mean, running_var, weight, bias, training, momentum, eps);
   const DType acc = acc_dtype(input.dtype());
   const MemoryFormat format =

@@ -16,7 +16,10 @@ namespace minidl {
 // input's dtype or, for float16/bfloat16 input, float32 (mixed precision keeps parameters in
 // float32). weight and bias may be undefined (no affine transform); so may both running
 // statistics in training (not tracked). Statistics are computed in float32 (float64 for float64
-// input). The output keeps the input's memory format (channels-last stays channels-last).
+// input). The output has the input's dtype, under autocast too (as in PyTorch, batch_norm is
+// outside the autocast policy: a 16-bit activation stays 16-bit, its statistics and float32
+// parameters stay float32). The output keeps the input's memory format (channels-last stays
+// channels-last).
 // Differentiable with respect to input, weight and bias; backward keeps the input, the batch
 // mean and 1 / sqrt(var + eps).
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,

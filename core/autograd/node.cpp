@@ -12,6 +12,13 @@ namespace {
 
 std::atomic<uint64_t> next_sequence_nr{0};
 
+// A new tensor holding `t`'s values, dense in `format`.
+Tensor copy_in_layout(const Tensor& t, MemoryFormat format) {
+  Tensor copy = empty(t.sizes(), t.options(), format);
+  copy.copy_(t);
+  return copy;
+}
+
 // Moves each edge that holds the last reference to its node into `orphans`. The other edges
 // stay: dropping them destroys nothing.
 void take_last_references(std::vector<std::shared_ptr<Node>>& edges,
@@ -75,12 +82,15 @@ std::vector<Tensor> AccumulateGrad::backward(const Tensor& grad_output) {
                leaf.sizes(), " has shape ", grad_output.sizes());
   Tensor current = leaf.grad();
   if (!current.defined()) {
-    // Own the gradient: a tensor the graph may still alias (e.g. add's backward passes the
-    // same gradient to both inputs) is copied, a private temporary is taken as is.
+    // Own the gradient, laid out as the leaf is (a channels-last leaf gets a channels-last
+    // .grad, as in PyTorch): a private temporary in that layout is taken as is; a tensor the
+    // graph may still alias (e.g. add's backward passes the same gradient to both inputs) or
+    // one in another layout is copied.
+    const MemoryFormat format = leaf.suggest_memory_format();
     const bool private_temporary = grad_output.impl_ptr().use_count() == 1 &&
                                    grad_output.storage().use_count() == 1 &&
-                                   grad_output.is_contiguous();
-    leaf.set_grad(private_temporary ? grad_output : grad_output.clone());
+                                   grad_output.is_contiguous(format);
+    leaf.set_grad(private_temporary ? grad_output : copy_in_layout(grad_output, format));
   } else {
     current.add_(grad_output);
   }

@@ -29,6 +29,7 @@
 #include <type_traits>
 
 #include "minidl/core/parallel.h"
+#include "minidl/ops/ceil_div.h"
 #include "minidl/ops/cpu/blas_threads.h"
 
 namespace minidl::cpu {
@@ -133,7 +134,6 @@ struct OutputRange {
 };
 
 OutputRange inside_input(int64_t offset, int64_t stride, int64_t in_size, int64_t out_size) {
-  auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };  // a >= 0, b > 0
   const int64_t begin = offset >= 0 ? 0 : ceil_div(-offset, stride);
   const int64_t end = offset >= in_size ? 0 : ceil_div(in_size - offset, stride);
   const int64_t clamped_end = std::min(end, out_size);

@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "minidl/ops/cpu/loops.h"
+#include "minidl/ops/iteration_shape.h"
 
 namespace minidl::cpu {
 
@@ -32,6 +33,28 @@ To convert(From value) {
   }
 }
 
+// strided_loop's arguments (outermost dimension first) for walking the operands (dst first) in
+// dst's memory order with contiguous dimensions merged (Note [Element-wise geometry]): stores
+// run with unit stride into any layout, and a conversion or fill of contiguous tensors is one
+// run.
+template <size_t N>
+struct MemoryOrderLoop {
+  Shape sizes;
+  std::array<Shape, N> strides;
+};
+
+template <size_t N>
+MemoryOrderLoop<N> memory_order_loop(const Shape& sizes,
+                                     const std::array<const Shape*, N>& strides) {
+  const IterationShape<N> shape = make_iteration_shape<N>(sizes, strides);
+  MemoryOrderLoop<N> loop;
+  for (int64_t d = shape.ndim() - 1; d >= 0; --d) {
+    loop.sizes.push_back(shape.sizes[d]);
+    for (size_t k = 0; k < N; ++k) loop.strides[k].push_back(shape.strides[d][k]);
+  }
+  return loop;
+}
+
 }  // namespace
 
 void copy_kernel(const Tensor& dst, const Tensor& src) {
@@ -40,26 +63,28 @@ void copy_kernel(const Tensor& dst, const Tensor& src) {
     std::memcpy(dst.data_ptr(), src.data_ptr(), dst.nbytes());
     return;
   }
+  const MemoryOrderLoop<2> loop =
+      memory_order_loop<2>(dst.sizes(), {&dst.strides(), &src.strides()});
   visit_dtype(dst.dtype(), [&](auto dst_zero) {
     using To = decltype(dst_zero);
     visit_dtype(src.dtype(), [&](auto src_zero) {
       using From = decltype(src_zero);
       To* out = static_cast<To*>(dst.data_ptr());
       const From* in = static_cast<const From*>(src.data_ptr());
-      strided_loop<2>(dst.sizes(), {dst.strides(), src.strides()},
-                      [&](const std::array<int64_t, 2>& at) {
-                        out[at[0]] = convert<To>(in[at[1]]);
-                      });
+      strided_loop<2>(loop.sizes, loop.strides, [&](const std::array<int64_t, 2>& at) {
+        out[at[0]] = convert<To>(in[at[1]]);
+      });
     });
   });
 }
 
 void fill_kernel(const Tensor& dst, double value) {
+  const MemoryOrderLoop<1> loop = memory_order_loop<1>(dst.sizes(), {&dst.strides()});
   visit_dtype(dst.dtype(), [&](auto zero) {
     using T = decltype(zero);
     const T fill = convert<T>(value);
     T* out = static_cast<T*>(dst.data_ptr());
-    strided_loop<1>(dst.sizes(), {dst.strides()},
+    strided_loop<1>(loop.sizes, loop.strides,
                     [&](const std::array<int64_t, 1>& at) { out[at[0]] = fill; });
   });
 }

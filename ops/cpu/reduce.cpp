@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "minidl/core/parallel.h"
+#include "minidl/ops/ceil_div.h"
 #include "minidl/ops/reduce_ops.h"
 
 namespace minidl::cpu {
@@ -22,8 +23,6 @@ constexpr int64_t kBlockElements = 16384;
 constexpr int64_t kLanes = 8;
 // Outputs one task of a column reduction (inner > 1) works on side by side.
 constexpr int64_t kStripWidth = 64;
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 struct Geometry {
   int64_t outer, reduce, inner;

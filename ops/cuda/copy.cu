@@ -1,12 +1,13 @@
-// CUDA copies: the strided dtype-converting element kernel, fill, host<->device and peer
-// copies. Everything runs on the current stream of the tensors' device.
+// CUDA copies: the strided dtype-converting element copy, fill, host<->device and peer copies.
+// Everything runs on the current stream of the tensors' device.
 //
-// Conventions: a kernel sees at most kMaxDims dimensions after coalescing (dimensions that are
-// contiguous with each other in every operand are merged, size-1 dimensions dropped), with
-// sizes and strides in elements passed by value. One thread per element, grid-stride loop.
+// The element copy and fill are launch_elementwise (ops/cuda/loops.cuh) with a converting (or
+// constant) functor, so they walk the destination in its memory order (Note [Element-wise
+// geometry]): a layout-changing copy (NCHW to channels-last, as autocast makes for every
+// convolution input) stores with unit stride and gathers its reads, and a dtype conversion
+// between contiguous tensors is one flat loop.
 #include <cuda_runtime.h>
 
-#include <array>
 #include <type_traits>
 
 #include "minidl/core/cuda/check.h"
@@ -16,76 +17,12 @@
 #include "minidl/core/cuda/stream.h"
 #include "minidl/core/half.h"
 #include "minidl/ops/cuda/copy.h"
+#include "minidl/ops/cuda/device_dtype.h"
+#include "minidl/ops/cuda/loops.cuh"
 
 namespace minidl::cuda {
 
 namespace {
-
-constexpr int kMaxDims = 8;
-constexpr int kThreadsPerBlock = 256;
-constexpr int64_t kMaxBlocks = 65536;  // the grid-stride loop covers the rest
-
-// ---- layout ----
-
-// Sizes and the strides of N operands (in elements), for a kernel argument.
-template <int N>
-struct StridedLayout {
-  int ndim = 0;
-  int64_t sizes[kMaxDims] = {};
-  int64_t strides[N][kMaxDims] = {};
-};
-
-template <int N>
-StridedLayout<N> coalesced_layout(const Shape& sizes, const std::array<Shape, N>& strides,
-                                  const char* op) {
-  // Walk from the innermost dimension out; merge a dimension into the one inside it when,
-  // for every operand, stepping it is the same as running off the end of the inner one.
-  std::vector<int64_t> merged_sizes;
-  std::vector<std::array<int64_t, N>> merged_strides;
-  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
-    if (sizes[d] == 1) continue;
-    std::array<int64_t, N> dim_strides;
-    for (int k = 0; k < N; ++k) dim_strides[k] = strides[k][d];
-    bool mergeable = !merged_sizes.empty();
-    for (int k = 0; k < N && mergeable; ++k)
-      mergeable = dim_strides[k] == merged_strides.back()[k] * merged_sizes.back();
-    if (mergeable) {
-      merged_sizes.back() *= sizes[d];
-    } else {
-      merged_sizes.push_back(sizes[d]);
-      merged_strides.push_back(dim_strides);
-    }
-  }
-  MINIDL_CHECK(merged_sizes.size() <= static_cast<size_t>(kMaxDims), op, ": CUDA kernels support ",
-               "up to ", kMaxDims, " non-mergeable dimensions, got ", merged_sizes.size(),
-               " for shape ", sizes, "; call contiguous() first");
-  StridedLayout<N> layout;
-  layout.ndim = static_cast<int>(merged_sizes.size());
-  for (int d = 0; d < layout.ndim; ++d) {  // back to outermost-first order
-    const size_t from = merged_sizes.size() - 1 - static_cast<size_t>(d);
-    layout.sizes[d] = merged_sizes[from];
-    for (int k = 0; k < N; ++k) layout.strides[k][d] = merged_strides[from][k];
-  }
-  return layout;
-}
-
-// Offsets (in elements) of logical element `index` into each operand.
-template <int N>
-__device__ __forceinline__ void element_offsets(const StridedLayout<N>& layout, int64_t index,
-                                                int64_t (&offsets)[N]) {
-  for (int k = 0; k < N; ++k) offsets[k] = 0;
-  for (int d = layout.ndim - 1; d >= 0; --d) {
-    const int64_t size = layout.sizes[d];
-    const int64_t i = index % size;
-    index /= size;
-    for (int k = 0; k < N; ++k) offsets[k] += i * layout.strides[k][d];
-  }
-}
-
-unsigned int grid_for(int64_t numel) {
-  const int64_t blocks = (numel + kThreadsPerBlock - 1) / kThreadsPerBlock;
-  return static_cast<unsigned int>(blocks < kMaxBlocks ? blocks : kMaxBlocks);
-}
 
 // ---- conversion: the same rules as the CPU copy (ops/cpu/copy.cpp) ----
 
@@ -112,30 +49,16 @@ MINIDL_HOST_DEVICE To convert(From value) {
   }
 }
 
-// ---- kernels ----
-
 template <class To, class From>
-__global__ void copy_strided_kernel(To* out, const From* in, StridedLayout<2> layout,
-                                    int64_t numel) {
-  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel;
-       i += step) {
-    int64_t offsets[2];
-    element_offsets(layout, i, offsets);
-    out[offsets[0]] = convert<To>(in[offsets[1]]);
-  }
-}
+struct Convert {
+  __device__ To operator()(From value) const { return convert<To>(value); }
+};
 
 template <class T>
-__global__ void fill_strided_kernel(T* out, T value, StridedLayout<1> layout, int64_t numel) {
-  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel;
-       i += step) {
-    int64_t offsets[1];
-    element_offsets(layout, i, offsets);
-    out[offsets[0]] = value;
-  }
-}
+struct Constant {
+  T value;
+  __device__ T operator()() const { return value; }
+};
 
 void check_contiguous_pair(const Tensor& dst, const Tensor& src, const char* op) {
   MINIDL_INTERNAL_ASSERT(dst.is_contiguous() && src.is_contiguous() && dst.dtype() == src.dtype() &&
@@ -149,43 +72,29 @@ void check_contiguous_pair(const Tensor& dst, const Tensor& src, const char* op)
 // ---- launchers ----
 
 void copy_kernel(const Tensor& dst, const Tensor& src) {
-  const int64_t numel = dst.numel();
-  if (numel == 0) return;
-  const int device = dst.device().index;
-  DeviceGuard device_guard(device);
-  const StreamHandle stream = current_stream_handle(device);
+  if (dst.numel() == 0) return;
   if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous() &&
       dst.sizes() == src.sizes()) {
+    const int device = dst.device().index;
+    DeviceGuard device_guard(device);
     MINIDL_CUDA_CHECK(cudaMemcpyAsync(dst.data_ptr(), src.data_ptr(), dst.nbytes(),
-                                      cudaMemcpyDeviceToDevice, stream));
+                                      cudaMemcpyDeviceToDevice, current_stream_handle(device)));
     return;
   }
-  const StridedLayout<2> layout =
-      coalesced_layout<2>(dst.sizes(), {dst.strides(), src.strides()}, "copy_");
-  visit_dtype(dst.dtype(), [&](auto dst_zero) {
+  visit_device_dtype(dst.dtype(), [&](auto dst_zero) {
     using To = decltype(dst_zero);
-    visit_dtype(src.dtype(), [&](auto src_zero) {
+    visit_device_dtype(src.dtype(), [&](auto src_zero) {
       using From = decltype(src_zero);
-      copy_strided_kernel<To, From><<<grid_for(numel), kThreadsPerBlock, 0, stream>>>(
-          static_cast<To*>(dst.data_ptr()), static_cast<const From*>(src.data_ptr()), layout,
-          numel);
-      MINIDL_LAUNCH_CHECK();
+      launch_elementwise<To, From>(Convert<To, From>{}, dst, {src});
     });
   });
 }
 
 void fill_kernel(const Tensor& dst, double value) {
-  const int64_t numel = dst.numel();
-  if (numel == 0) return;
-  const int device = dst.device().index;
-  DeviceGuard device_guard(device);
-  const StreamHandle stream = current_stream_handle(device);
-  const StridedLayout<1> layout = coalesced_layout<1>(dst.sizes(), {dst.strides()}, "fill_");
-  visit_dtype(dst.dtype(), [&](auto zero) {
+  if (dst.numel() == 0) return;
+  visit_device_dtype(dst.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    fill_strided_kernel<T><<<grid_for(numel), kThreadsPerBlock, 0, stream>>>(
-        static_cast<T*>(dst.data_ptr()), convert<T>(value), layout, numel);
-    MINIDL_LAUNCH_CHECK();
+    launch_elementwise<T>(Constant<T>{convert<T>(value)}, dst, {});
   });
 }
 

@@ -4,7 +4,8 @@
 
 namespace minidl::cuda {
 
-// Same device: dst[i] = convert(src[i]); src has dst's shape (possibly a broadcast view).
+// Same device: dst[i] = convert(src[i]); src has dst's shape (possibly a broadcast view). Walks
+// dst in its memory order (unit-stride stores into any layout; Note [Element-wise geometry]).
 void copy_kernel(const Tensor& dst, const Tensor& src);
 void fill_kernel(const Tensor& dst, double value);
 // Between host and device: both contiguous, same dtype and numel. Device-to-host waits for

@@ -3,14 +3,11 @@
 // CPU's for the same generator state.
 #include <cuda_runtime.h>
 
-#include <algorithm>
-#include <type_traits>
-
 #include "minidl/core/cuda/check.h"
-#include "minidl/core/cuda/cuda.h"
 #include "minidl/core/cuda/graph.h"
-#include "minidl/core/cuda/stream.h"
+#include "minidl/ops/cuda/device_dtype.h"
 #include "minidl/ops/cuda/dropout.h"
+#include "minidl/ops/cuda/launch.cuh"
 #include "minidl/ops/dropout_math.h"
 
 namespace minidl::cuda {
@@ -37,27 +34,20 @@ __global__ void dropout_elements(T* out, const T* in, int64_t numel, double p, f
 void dropout_kernel(const Tensor& out, const Tensor& input, double p, GeneratorState start) {
   const int64_t numel = input.numel();
   if (numel == 0) return;
-  const int device = input.device().index;
-  DeviceGuard device_guard(device);
-  check_not_capturing(device, "dropout on CUDA",
+  LaunchContext context(input);
+  check_not_capturing(context.device, "dropout on CUDA",
                       "its mask comes from a Philox counter offset that advances on the host, so "
                       "every replay would drop the elements of the captured step again; run steps "
                       "with dropout eagerly (TrainerOptions::cuda_graph(false), bench "
                       "--cuda-graph off)");
-  const StreamHandle stream = current_stream_handle(device);
-  const auto blocks = static_cast<unsigned>(
-      std::min<int64_t>((numel + kThreadsPerBlock - 1) / kThreadsPerBlock, kMaxBlocks));
+  const unsigned blocks = grid_stride_blocks(numel, kThreadsPerBlock, kMaxBlocks);
   // float for float32 and the 16-bit types, as on the CPU (float64 never reaches the GPU).
   const auto scale = static_cast<float>(1.0 / (1.0 - p));
-  visit_floating(input.dtype(), "dropout", [&](auto zero) {
+  visit_device_floating(input.dtype(), "dropout", [&](auto zero) {
     using T = decltype(zero);
-    if constexpr (std::is_same_v<T, double>) {
-      MINIDL_INTERNAL_ASSERT(false, "a float64 tensor on a CUDA device");
-    } else {
-      dropout_elements<T><<<blocks, kThreadsPerBlock, 0, stream>>>(
-          out.data_ptr<T>(), input.data_ptr<T>(), numel, p, scale, start.seed, start.offset);
-      MINIDL_LAUNCH_CHECK();
-    }
+    dropout_elements<T><<<blocks, kThreadsPerBlock, 0, context.stream>>>(
+        out.data_ptr<T>(), input.data_ptr<T>(), numel, p, scale, start.seed, start.offset);
+    MINIDL_LAUNCH_CHECK();
   });
 }
 

@@ -3,29 +3,12 @@
 // the device (factories refuse it), so it is not instantiated here.
 #include "minidl/ops/cuda/elementwise.h"
 
-#include <type_traits>
-
+#include "minidl/ops/cuda/device_dtype.h"
 #include "minidl/ops/cuda/loops.cuh"
 
 namespace minidl::cuda {
 
 using namespace elementwise;
-
-namespace {
-
-// visit_dtype without float64, which exists on the CPU only.
-template <class Fn>
-void visit_device_dtype(DType dtype, Fn&& fn) {
-  visit_dtype(dtype, [&](auto zero) {
-    using T = decltype(zero);
-    if constexpr (std::is_same_v<T, double>)
-      MINIDL_INTERNAL_ASSERT(false, "a float64 tensor on a CUDA device");
-    else
-      fn(zero);
-  });
-}
-
-}  // namespace
 
 void unary_kernel(UnaryOp op, const Tensor& out, const Tensor& x, double scalar) {
   visit_device_dtype(x.dtype(), [&](auto zero) {

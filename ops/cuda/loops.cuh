@@ -6,18 +6,17 @@
 // input already has out's sizes; broadcast inputs carry zero strides. It makes out's device
 // current, launches on its current stream, checks the launch, and never waits for the device.
 //
-// Geometry (Note [Element-wise geometry]): dimensions of size 1 are dropped, the rest ordered by
-// out's strides (largest first, so channels-last and transposed results are walked in memory
-// order), and neighbours merged where every operand is contiguous across them. What remains is
-// either one dimension of unit strides for every operand, run by a flat kernel, or up to
-// kMaxDims dimensions, run by the strided kernel with an OffsetCalculator. Both kernels are
-// grid-stride loops with 64-bit indices.
+// Geometry (Note [Element-wise geometry] in ops/iteration_shape.h): dimensions of size 1 are
+// dropped, the rest ordered by out's strides (so channels-last and transposed results are
+// stored in memory order), and neighbours merged where every operand is contiguous across
+// them. What remains is either one dimension of unit strides for every operand, run by a flat
+// kernel, or up to kMaxDims dimensions, run by the strided kernel with an OffsetCalculator.
+// Both kernels are grid-stride loops with 64-bit indices.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -25,6 +24,8 @@
 #include "minidl/core/cuda/cuda.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/core/tensor.h"
+#include "minidl/ops/cuda/launch.cuh"  // multiprocessor_count
+#include "minidl/ops/iteration_shape.h"
 
 namespace minidl::cuda {
 
@@ -55,75 +56,20 @@ struct OffsetCalculator {
   }
 };
 
-// The iteration shape of operands (out first) that share `sizes`: see Note [Element-wise
-// geometry]. Throws when more than kMaxDims dimensions remain.
+// `shape` (ops/iteration_shape.h) as a kernel argument. Throws when more than kMaxDims
+// dimensions remain; `sizes` is the logical shape, for the message.
 template <int N>
-OffsetCalculator<N> make_offset_calculator(const Shape& sizes,
-                                           const std::array<const Shape*, N>& strides) {
-  std::vector<int64_t> dims;
-  for (size_t d = 0; d < sizes.size(); ++d)
-    if (sizes[d] != 1) dims.push_back(static_cast<int64_t>(d));
-  // Innermost (smallest out stride) first; ties keep their row-major order, inner first.
-  std::reverse(dims.begin(), dims.end());
-  std::stable_sort(dims.begin(), dims.end(), [&](int64_t a, int64_t b) {
-    return (*strides[0])[a] < (*strides[0])[b];
-  });
-
-  std::vector<int64_t> merged_sizes;
-  std::vector<std::array<int64_t, N>> merged_strides;
-  for (int64_t d : dims) {
-    std::array<int64_t, N> dim_strides;
-    for (int k = 0; k < N; ++k) dim_strides[k] = (*strides[k])[d];
-    if (!merged_sizes.empty()) {
-      bool contiguous_with_inner = true;
-      for (int k = 0; k < N; ++k)
-        contiguous_with_inner = contiguous_with_inner &&
-                                dim_strides[k] == merged_strides.back()[k] * merged_sizes.back();
-      if (contiguous_with_inner) {
-        merged_sizes.back() *= sizes[d];
-        continue;
-      }
-    }
-    merged_sizes.push_back(sizes[d]);
-    merged_strides.push_back(dim_strides);
-  }
-  MINIDL_CHECK(merged_sizes.size() <= static_cast<size_t>(kMaxDims),
-               "element-wise CUDA kernel: at most ", kMaxDims, " dimensions are supported after ",
-               "merging contiguous ones, got ", merged_sizes.size(), " for shape ", sizes);
-
+OffsetCalculator<N> make_offset_calculator(const IterationShape<N>& shape, const Shape& sizes) {
+  MINIDL_CHECK(shape.ndim() <= kMaxDims, "element-wise CUDA kernel: at most ", kMaxDims,
+               " dimensions are supported after merging contiguous ones, got ", shape.ndim(),
+               " for shape ", sizes, "; call contiguous() first");
   OffsetCalculator<N> calculator;
-  calculator.ndim = static_cast<int>(merged_sizes.size());
-  for (size_t d = 0; d < merged_sizes.size(); ++d) {
-    calculator.sizes[d] = merged_sizes[d];
-    for (int k = 0; k < N; ++k) calculator.strides[d][k] = merged_strides[d][k];
+  calculator.ndim = static_cast<int>(shape.ndim());
+  for (int d = 0; d < calculator.ndim; ++d) {
+    calculator.sizes[d] = shape.sizes[d];
+    for (int k = 0; k < N; ++k) calculator.strides[d][k] = shape.strides[d][k];
   }
   return calculator;
-}
-
-// True when the geometry is one flat run: every operand walks memory with unit stride.
-template <int N>
-bool is_flat(const OffsetCalculator<N>& calculator) {
-  if (calculator.ndim == 0) return true;
-  if (calculator.ndim > 1) return false;
-  for (int k = 0; k < N; ++k)
-    if (calculator.strides[0][k] != 1) return false;
-  return true;
-}
-
-// Multiprocessors of `device`, asked of the runtime once per device.
-inline int multiprocessor_count(int device) {
-  static const std::vector<int> counts = [] {
-    int device_count = 0;
-    MINIDL_CUDA_CHECK(cudaGetDeviceCount(&device_count));
-    std::vector<int> result(static_cast<size_t>(device_count));
-    for (int d = 0; d < device_count; ++d)
-      MINIDL_CUDA_CHECK(
-          cudaDeviceGetAttribute(&result[d], cudaDevAttrMultiProcessorCount, d));
-    return result;
-  }();
-  MINIDL_INTERNAL_ASSERT(device >= 0 && device < static_cast<int>(counts.size()),
-                         "no CUDA device ", device);
-  return counts[device];
 }
 
 // Enough blocks to fill the device, fewer for small tensors.
@@ -178,17 +124,18 @@ void launch_elementwise(const Op& op, const Tensor& out,
   const int device = out.device().index;
   DeviceGuard device_guard(device);
   [&]<size_t... I>(std::index_sequence<I...>) {
-    const OffsetCalculator<kOperands> calculator = make_offset_calculator<kOperands>(
-        out.sizes(), {&out.strides(), &inputs[I].strides()...});
+    const IterationShape<kOperands> shape =
+        make_iteration_shape<kOperands>(out.sizes(), {&out.strides(), &inputs[I].strides()...});
     Out* out_data = static_cast<Out*>(out.data_ptr());
     const unsigned blocks = grid_size(numel, device);
     const StreamHandle stream = current_stream_handle(device);
-    if (is_flat(calculator)) {
+    if (shape.is_flat()) {
       elementwise_flat_kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(
           numel, op, out_data, static_cast<const In*>(inputs[I].data_ptr())...);
     } else {
       elementwise_strided_kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(
-          numel, calculator, op, out_data, static_cast<const In*>(inputs[I].data_ptr())...);
+          numel, make_offset_calculator<kOperands>(shape, out.sizes()), op, out_data,
+          static_cast<const In*>(inputs[I].data_ptr())...);
     }
     MINIDL_LAUNCH_CHECK();
   }(std::index_sequence_for<In...>{});

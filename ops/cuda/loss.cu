@@ -16,20 +16,18 @@
 // softmax from the saved logsumexp. Out-of-range targets give NaN losses and gradients.
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cmath>
-#include <type_traits>
 
 #include "minidl/core/cuda/check.h"
-#include "minidl/core/cuda/cuda.h"
-#include "minidl/core/cuda/stream.h"
+#include "minidl/ops/cuda/block_reduce.cuh"
+#include "minidl/ops/cuda/device_dtype.h"
+#include "minidl/ops/cuda/launch.cuh"
 #include "minidl/ops/cuda/loss.h"
 
 namespace minidl::cuda {
 
 namespace {
 
-constexpr int kWarpSize = 32;
 constexpr int64_t kWarpRowLimit = 1024;
 constexpr int kRowsPerWarpBlock = 8;
 constexpr int kBlockRowThreads = 512;
@@ -39,30 +37,15 @@ constexpr int64_t kBlocksPerMultiprocessor = 8;
 
 // ---- kernels ----
 
-struct Max {
-  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+// The row statistics' merges, for row_all_reduce (ops/cuda/block_reduce.cuh).
+struct FloatMax {
+  __device__ float identity() const { return -INFINITY; }
+  __device__ float combine(float a, float b) const { return fmaxf(a, b); }
 };
-struct Sum {
-  __device__ float operator()(float a, float b) const { return a + b; }
+struct FloatSum {
+  __device__ float identity() const { return 0.0f; }
+  __device__ float combine(float a, float b) const { return a + b; }
 };
-
-// Combines `value` over the blockDim.x threads of a row; every one of them gets the result.
-template <class Combine>
-__device__ float row_all_reduce(float value, Combine combine, float identity) {
-  if (blockDim.x == 1) return value;
-  for (int offset = kWarpSize / 2; offset > 0; offset /= 2)
-    value = combine(value, __shfl_xor_sync(0xffffffffu, value, offset));
-  if (blockDim.x == kWarpSize) return value;
-  __shared__ float per_warp[kWarpSize];
-  const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
-  __syncthreads();  // an earlier call's readers are done with per_warp
-  if (lane == 0) per_warp[warp] = value;
-  __syncthreads();
-  value = lane < static_cast<int>(blockDim.x / kWarpSize) ? per_warp[lane] : identity;
-  for (int offset = kWarpSize / 2; offset > 0; offset /= 2)
-    value = combine(value, __shfl_xor_sync(0xffffffffu, value, offset));
-  return value;
-}
 
 struct RowGeometry {
   int64_t rows, classes, inner;
@@ -85,11 +68,11 @@ __device__ float2 row_max_and_log_sum_exp(const T* x, int64_t base, const RowGeo
   float max = -INFINITY;
   for (int64_t c = threadIdx.x; c < g.classes; c += blockDim.x)
     max = fmaxf(max, static_cast<float>(x[base + c * g.inner]));
-  max = row_all_reduce(max, Max{}, -INFINITY);
+  max = row_all_reduce(FloatMax{}, max);
   float sum = 0.0f;
   for (int64_t c = threadIdx.x; c < g.classes; c += blockDim.x)
     sum += expf(static_cast<float>(x[base + c * g.inner]) - max);
-  sum = row_all_reduce(sum, Sum{}, 0.0f);
+  sum = row_all_reduce(FloatSum{}, sum);
   return make_float2(max, logf(sum));
 }
 
@@ -118,7 +101,7 @@ __global__ void softmax_backward_rows(T* grad_input, const T* grad, const T* y, 
     total += kLog ? static_cast<float>(grad[at])
                   : static_cast<float>(grad[at]) * static_cast<float>(y[at]);
   }
-  total = row_all_reduce(total, Sum{}, 0.0f);
+  total = row_all_reduce(FloatSum{}, total);
   for (int64_t c = threadIdx.x; c < g.classes; c += blockDim.x) {
     const int64_t at = base + c * g.inner;
     const float out = static_cast<float>(grad[at]), output = static_cast<float>(y[at]);
@@ -138,7 +121,7 @@ __global__ void cross_entropy_forward_rows(float* losses, float* logsumexp, cons
   if (smoothing != 0.0f) {
     for (int64_t c = threadIdx.x; c < g.classes; c += blockDim.x)
       logit_sum += static_cast<float>(logits[base + c]);
-    logit_sum = row_all_reduce(logit_sum, Sum{}, 0.0f);
+    logit_sum = row_all_reduce(FloatSum{}, logit_sum);
   }
   if (threadIdx.x != 0) return;
   const int64_t t = target[row];
@@ -201,29 +184,13 @@ __global__ void nll_loss_backward_elements(T* grad_log_probs, const T* grad, int
 
 // ---- launchers ----
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-// Everything a launch needs: the device made current, its stream, and its size.
-struct LaunchContext {
-  explicit LaunchContext(const Tensor& t)
-      : device(t.device().index), guard(device), stream(current_stream_handle(device)) {}
-  int device;
-  DeviceGuard guard;
-  StreamHandle stream;
-};
-
 // Grid-stride launches: enough blocks to fill the GPU, no more than the work needs.
 unsigned elementwise_blocks(int64_t numel, int device) {
-  int multiprocessors = 0;
-  MINIDL_CUDA_CHECK(
-      cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
-  return static_cast<unsigned>(
-      std::max<int64_t>(1, std::min<int64_t>(ceil_div(numel, kElementwiseThreads),
-                                             kBlocksPerMultiprocessor * multiprocessors)));
+  return resident_grid_stride_blocks(numel, kElementwiseThreads, kBlocksPerMultiprocessor, device);
 }
 
 // Block and grid for rows of `g`, as the note at the top describes.
-void row_launch_shape(const RowGeometry& g, dim3& grid, dim3& block) {
+void row_launch_shape(const RowGeometry& g, const char* op, dim3& grid, dim3& block) {
   if (g.inner > 1) {
     block = dim3(1, kColumnRowsPerBlock);
   } else if (g.classes <= kWarpRowLimit) {
@@ -231,7 +198,7 @@ void row_launch_shape(const RowGeometry& g, dim3& grid, dim3& block) {
   } else {
     block = dim3(kBlockRowThreads, 1);
   }
-  grid = dim3(static_cast<unsigned>(ceil_div(g.rows, block.y)));
+  grid = dim3(checked_grid_x(ceil_div(g.rows, block.y), op));
 }
 
 RowGeometry rows_of(const Tensor& x) {
@@ -240,25 +207,15 @@ RowGeometry rows_of(const Tensor& x) {
   return {x.size(0) * x.size(2), x.size(1), x.size(2)};
 }
 
-// visit_floating without float64, which exists on the CPU only.
-template <class Fn>
-void visit_device_floating(DType dtype, const char* op, Fn&& fn) {
-  visit_floating(dtype, op, [&](auto zero) {
-    if constexpr (std::is_same_v<decltype(zero), double>)
-      MINIDL_INTERNAL_ASSERT(false, "a float64 tensor on a CUDA device");
-    else
-      fn(zero);
-  });
-}
-
 template <bool kLog>
 void softmax_forward(const Tensor& out, const Tensor& x) {
+  const char* op = kLog ? "log_softmax" : "softmax";
   const RowGeometry g = rows_of(x);
   if (g.rows == 0 || g.classes == 0) return;
   LaunchContext context(x);
   dim3 grid, block;
-  row_launch_shape(g, grid, block);
-  visit_device_floating(x.dtype(), kLog ? "log_softmax" : "softmax", [&](auto zero) {
+  row_launch_shape(g, op, grid, block);
+  visit_device_floating(x.dtype(), op, [&](auto zero) {
     using T = decltype(zero);
     softmax_forward_rows<T, kLog>
         <<<grid, block, 0, context.stream>>>(out.data_ptr<T>(), x.data_ptr<T>(), g);
@@ -268,12 +225,13 @@ void softmax_forward(const Tensor& out, const Tensor& x) {
 
 template <bool kLog>
 void softmax_backward(const Tensor& grad_input, const Tensor& grad, const Tensor& output) {
+  const char* op = kLog ? "log_softmax" : "softmax";
   const RowGeometry g = rows_of(output);
   if (g.rows == 0 || g.classes == 0) return;
   LaunchContext context(output);
   dim3 grid, block;
-  row_launch_shape(g, grid, block);
-  visit_device_floating(output.dtype(), kLog ? "log_softmax" : "softmax", [&](auto zero) {
+  row_launch_shape(g, op, grid, block);
+  visit_device_floating(output.dtype(), op, [&](auto zero) {
     using T = decltype(zero);
     softmax_backward_rows<T, kLog><<<grid, block, 0, context.stream>>>(
         grad_input.data_ptr<T>(), grad.data_ptr<T>(), output.data_ptr<T>(), g);
@@ -303,7 +261,7 @@ void cross_entropy_forward_kernel(const Tensor& losses, const Tensor& logsumexp,
   if (g.rows == 0) return;
   LaunchContext context(logits);
   dim3 grid, block;
-  row_launch_shape(g, grid, block);
+  row_launch_shape(g, "cross_entropy", grid, block);
   visit_device_floating(logits.dtype(), "cross_entropy", [&](auto zero) {
     using T = decltype(zero);
     cross_entropy_forward_rows<T><<<grid, block, 0, context.stream>>>(

@@ -21,12 +21,11 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstring>
-#include <type_traits>
 
 #include "minidl/core/cuda/check.h"
-#include "minidl/core/cuda/cuda.h"
-#include "minidl/core/cuda/stream.h"
+#include "minidl/ops/cuda/block_reduce.cuh"
+#include "minidl/ops/cuda/device_dtype.h"
+#include "minidl/ops/cuda/launch.cuh"
 #include "minidl/ops/cuda/norm.h"
 
 namespace minidl::cuda {
@@ -36,7 +35,6 @@ namespace {
 // Statistics and sums in float (float64 never reaches the GPU).
 using Acc = float;
 
-constexpr int kWarpSize = 32;
 constexpr int kPlaneThreads = 256;
 constexpr int kTileChannels = 32;
 constexpr int kTileRows = 8;
@@ -46,6 +44,7 @@ constexpr int kElementwiseThreads = 256;
 // the extra partial results.
 constexpr int64_t kMinRangeElements = 4096;
 constexpr int64_t kMaxSplits = 1024;
+static_assert(kMaxSplits <= kMaxGridYZ, "the splits are the grid's y dimension");
 constexpr int64_t kBlocksPerMultiprocessor = 4;  // the reduction's target occupancy
 constexpr int64_t kElementwiseBlocksPerMultiprocessor = 8;
 
@@ -105,38 +104,6 @@ struct FinishGradSums {
 
 // ---- reduction kernels ----
 
-// __shfl_down_sync of any trivially copyable accumulator, one 32-bit word at a time.
-template <class V>
-__device__ __forceinline__ V shuffle_down(const V& value, int offset) {
-  static_assert(sizeof(V) % sizeof(int) == 0, "accumulators travel as whole 32-bit words");
-  constexpr int kWords = sizeof(V) / sizeof(int);
-  int words[kWords];
-  memcpy(words, &value, sizeof(V));
-  for (int w = 0; w < kWords; ++w) words[w] = __shfl_down_sync(0xffffffffu, words[w], offset);
-  V result;
-  memcpy(&result, words, sizeof(V));
-  return result;
-}
-
-// Merges the accumulators of a 1-D block; the result is valid in thread 0.
-template <class Reader>
-__device__ typename Reader::Result block_reduce(const Reader& reader, typename Reader::Result acc) {
-  using Result = typename Reader::Result;
-  for (int offset = kWarpSize / 2; offset > 0; offset /= 2)
-    acc = reader.combine(acc, shuffle_down(acc, offset));
-  __shared__ alignas(16) unsigned char storage[kWarpSize * sizeof(Result)];
-  Result* per_warp = reinterpret_cast<Result*>(storage);
-  const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
-  if (lane == 0) per_warp[warp] = acc;
-  __syncthreads();
-  if (warp == 0) {
-    acc = lane < static_cast<int>(blockDim.x / kWarpSize) ? per_warp[lane] : reader.identity();
-    for (int offset = kWarpSize / 2; offset > 0; offset /= 2)
-      acc = reader.combine(acc, shuffle_down(acc, offset));
-  }
-  return acc;
-}
-
 // Channels outside the spatial dims. Block (kPlaneThreads); grid (C, splits). Block (c, split)
 // folds values k in [split * range_length, ...) of channel c, k = n * S + s.
 template <class Reader>
@@ -150,7 +117,7 @@ __global__ void reduce_planes_kernel(Reader reader, norm::ChannelLayout layout,
     const int64_t n = k / layout.spatial;
     acc = reader.accumulate(acc, layout.at(n, c, k - n * layout.spatial), c);
   }
-  acc = block_reduce(reader, acc);
+  acc = row_reduce(reader, acc);  // the block is one row of kPlaneThreads
   if (threadIdx.x == 0) partial[blockIdx.y * layout.channels + c] = acc;
 }
 
@@ -167,13 +134,8 @@ __global__ void reduce_columns_kernel(Reader reader, norm::ChannelLayout layout,
   if (c < layout.channels)
     for (int64_t m = begin + threadIdx.y; m < end; m += kTileRows)
       acc = reader.accumulate(acc, m * layout.channels + c, c);
-  __shared__ alignas(16) unsigned char storage[kTileRows * kTileChannels * sizeof(Result)];
-  Result* tile = reinterpret_cast<Result*>(storage);
-  tile[threadIdx.y * kTileChannels + threadIdx.x] = acc;
-  __syncthreads();
+  acc = column_reduce<kTileChannels, kTileRows>(reader, acc);
   if (threadIdx.y != 0 || c >= layout.channels) return;
-  for (int y = 1; y < kTileRows; ++y)
-    acc = reader.combine(acc, tile[y * kTileChannels + threadIdx.x]);
   partial[blockIdx.y * layout.channels + c] = acc;
 }
 
@@ -224,36 +186,8 @@ __global__ void input_grad_kernel(T* grad_input, const T* grad_output, const T* 
 
 // ---- launchers ----
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-int multiprocessor_count(int device) {
-  int count = 0;
-  MINIDL_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-  return count;
-}
-
-// The device made current and its current stream, for one launcher.
-struct LaunchContext {
-  explicit LaunchContext(const Tensor& t)
-      : device(t.device().index), guard(device), stream(current_stream_handle(device)) {}
-  int device;
-  DeviceGuard guard;
-  StreamHandle stream;
-};
-
 // A per-channel tensor's data, or null for an undefined (optional) one.
 Acc* data_or_null(const Tensor& t) { return t.defined() ? t.data_ptr<Acc>() : nullptr; }
-
-// visit_floating without float64, which exists on the CPU only.
-template <class Fn>
-void visit_device_floating(DType dtype, Fn&& fn) {
-  visit_floating(dtype, "batch_norm", [&](auto zero) {
-    if constexpr (std::is_same_v<decltype(zero), double>)
-      MINIDL_INTERNAL_ASSERT(false, "a float64 tensor on a CUDA device");
-    else
-      fn(zero);
-  });
-}
 
 // Reduces every channel of `layout` with `reader`, then calls finish(c, result) per channel
 // (see the conventions at the top).
@@ -275,7 +209,7 @@ void reduce_channels(const Tensor& input, const norm::ChannelLayout& layout, con
   Tensor workspace = empty({splits * layout.channels * static_cast<int64_t>(sizeof(Result))},
                            TensorOptions(kUInt8).device(input.device()));
   auto* partial = static_cast<Result*>(workspace.data_ptr());
-  const dim3 grid(static_cast<unsigned>(blocks_per_range), static_cast<unsigned>(splits));
+  const dim3 grid(checked_grid_x(blocks_per_range, "batch_norm"), static_cast<unsigned>(splits));
   if (columns) {
     reduce_columns_kernel<<<grid, dim3(kTileChannels, kTileRows), 0, context.stream>>>(
         reader, layout, range_length, partial);
@@ -291,9 +225,8 @@ void reduce_channels(const Tensor& input, const norm::ChannelLayout& layout, con
 }
 
 unsigned elementwise_blocks(int64_t numel, int device) {
-  return static_cast<unsigned>(std::max<int64_t>(
-      1, std::min(ceil_div(numel, kElementwiseThreads),
-                  kElementwiseBlocksPerMultiprocessor * multiprocessor_count(device))));
+  return resident_grid_stride_blocks(numel, kElementwiseThreads,
+                                     kElementwiseBlocksPerMultiprocessor, device);
 }
 
 }  // namespace
@@ -303,7 +236,7 @@ void batch_norm_statistics_kernel(const Tensor& mean, const Tensor& invstd,
                                   const Tensor& input, const norm::ChannelLayout& layout,
                                   double momentum, double eps) {
   if (layout.channels == 0) return;
-  visit_device_floating(input.dtype(), [&](auto zero) {
+  visit_device_floating(input.dtype(), "batch_norm", [&](auto zero) {
     using T = decltype(zero);
     reduce_channels(input, layout, MomentsReader<T>{input.data_ptr<T>(), {}},
                     FinishStatistics{mean.data_ptr<Acc>(), invstd.data_ptr<Acc>(),
@@ -318,7 +251,7 @@ void batch_norm_apply_kernel(const Tensor& out, const Tensor& input, const Tenso
   const int64_t numel = layout.numel();
   if (numel == 0) return;
   LaunchContext context(input);
-  visit_device_floating(input.dtype(), [&](auto zero) {
+  visit_device_floating(input.dtype(), "batch_norm", [&](auto zero) {
     using T = decltype(zero);
     normalize_kernel<T>
         <<<elementwise_blocks(numel, context.device), kElementwiseThreads, 0, context.stream>>>(
@@ -332,7 +265,7 @@ void batch_norm_backward_reduce_kernel(const Tensor& sum_dy, const Tensor& sum_d
                                        const Tensor& grad_output, const Tensor& input,
                                        const Tensor& mean, const norm::ChannelLayout& layout) {
   if (layout.channels == 0) return;
-  visit_device_floating(input.dtype(), [&](auto zero) {
+  visit_device_floating(input.dtype(), "batch_norm", [&](auto zero) {
     using T = decltype(zero);
     reduce_channels(
         input, layout,
@@ -349,7 +282,7 @@ void batch_norm_backward_input_kernel(const Tensor& grad_input, const Tensor& gr
   const int64_t numel = layout.numel();
   if (numel == 0) return;
   LaunchContext context(input);
-  visit_device_floating(input.dtype(), [&](auto zero) {
+  visit_device_floating(input.dtype(), "batch_norm", [&](auto zero) {
     using T = decltype(zero);
     input_grad_kernel<T>
         <<<elementwise_blocks(numel, context.device), kElementwiseThreads, 0, context.stream>>>(

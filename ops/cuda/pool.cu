@@ -14,12 +14,9 @@
 // before choosing.
 #include <cuda_runtime.h>
 
-#include <algorithm>
-#include <type_traits>
-
 #include "minidl/core/cuda/check.h"
-#include "minidl/core/cuda/cuda.h"
-#include "minidl/core/cuda/stream.h"
+#include "minidl/ops/cuda/device_dtype.h"
+#include "minidl/ops/cuda/launch.cuh"
 #include "minidl/ops/cuda/pool.h"
 
 namespace minidl::cuda {
@@ -164,21 +161,8 @@ struct AdaptiveAvgBackward {
 
 // ---- launchers ----
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 pool::Strides4 strides_of(const Tensor& t) {
   return {t.stride(0), t.stride(1), t.stride(2), t.stride(3)};
-}
-
-// visit_floating without float64, which exists on the CPU only.
-template <class Fn>
-void visit_device_floating(DType dtype, const char* op, Fn&& fn) {
-  visit_floating(dtype, op, [&](auto zero) {
-    if constexpr (std::is_same_v<decltype(zero), double>)
-      MINIDL_INTERNAL_ASSERT(false, "a float64 tensor on a CUDA device");
-    else
-      fn(zero);
-  });
 }
 
 // Runs fn over every position of `written` (4-D), on its device's current stream, in the
@@ -188,18 +172,13 @@ void launch_over_positions(const Tensor& written, const Fn& fn) {
   const Sizes4 sizes{written.size(0), written.size(1), written.size(2), written.size(3)};
   const int64_t count = written.numel();
   if (count == 0) return;
-  const int device = written.device().index;
-  DeviceGuard device_guard(device);
-  const StreamHandle stream = current_stream_handle(device);
-  int multiprocessors = 0;
-  MINIDL_CUDA_CHECK(
-      cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
-  const auto blocks = static_cast<unsigned>(std::max<int64_t>(
-      1, std::min(ceil_div(count, kThreadsPerBlock), kBlocksPerMultiprocessor * multiprocessors)));
+  LaunchContext context(written);
+  const unsigned blocks = resident_grid_stride_blocks(count, kThreadsPerBlock,
+                                                      kBlocksPerMultiprocessor, context.device);
   if (written.suggest_memory_format() == MemoryFormat::ChannelsLast) {
-    for_each_position_kernel<true><<<blocks, kThreadsPerBlock, 0, stream>>>(sizes, fn);
+    for_each_position_kernel<true><<<blocks, kThreadsPerBlock, 0, context.stream>>>(sizes, fn);
   } else {
-    for_each_position_kernel<false><<<blocks, kThreadsPerBlock, 0, stream>>>(sizes, fn);
+    for_each_position_kernel<false><<<blocks, kThreadsPerBlock, 0, context.stream>>>(sizes, fn);
   }
   MINIDL_LAUNCH_CHECK();
 }

@@ -3,10 +3,10 @@
 #include <cuda_runtime.h>
 
 #include "minidl/core/cuda/check.h"
-#include "minidl/core/cuda/cuda.h"
 #include "minidl/core/cuda/graph.h"
-#include "minidl/core/cuda/stream.h"
 #include "minidl/core/philox.h"
+#include "minidl/ops/cuda/device_dtype.h"
+#include "minidl/ops/cuda/launch.cuh"
 #include "minidl/ops/cuda/random.h"
 
 namespace minidl::cuda {
@@ -17,8 +17,7 @@ constexpr int kThreadsPerBlock = 256;
 constexpr int64_t kMaxBlocks = 65536;  // the grid-stride loop covers the rest
 
 unsigned int grid_for(int64_t numel) {
-  const int64_t blocks = (numel + kThreadsPerBlock - 1) / kThreadsPerBlock;
-  return static_cast<unsigned int>(blocks < kMaxBlocks ? blocks : kMaxBlocks);
+  return grid_stride_blocks(numel, kThreadsPerBlock, kMaxBlocks);
 }
 
 // out: (numel) contiguous.
@@ -52,15 +51,13 @@ constexpr const char* kFrozenOffset =
 void uniform_kernel(const Tensor& out, double low, double high, GeneratorState start) {
   const int64_t numel = out.numel();
   if (numel == 0) return;
-  const int device = out.device().index;
-  DeviceGuard device_guard(device);
-  check_not_capturing(device, "uniform_ (rand) on CUDA", kFrozenOffset);
-  const StreamHandle stream = current_stream_handle(device);
-  visit_floating(out.dtype(), "uniform_", [&](auto zero) {
+  LaunchContext context(out);
+  check_not_capturing(context.device, "uniform_ (rand) on CUDA", kFrozenOffset);
+  visit_device_floating(out.dtype(), "uniform_", [&](auto zero) {
     using T = decltype(zero);
     using Compute = typename philox::DrawTraits<T>::Compute;
     const auto low_c = static_cast<Compute>(low), high_c = static_cast<Compute>(high);
-    uniform_fill_kernel<T, Compute><<<grid_for(numel), kThreadsPerBlock, 0, stream>>>(
+    uniform_fill_kernel<T, Compute><<<grid_for(numel), kThreadsPerBlock, 0, context.stream>>>(
         static_cast<T*>(out.data_ptr()), numel, start.seed, start.offset, low_c, high_c - low_c,
         high_c);
     MINIDL_LAUNCH_CHECK();
@@ -70,13 +67,11 @@ void uniform_kernel(const Tensor& out, double low, double high, GeneratorState s
 void normal_kernel(const Tensor& out, double mean, double std, GeneratorState start) {
   const int64_t numel = out.numel();
   if (numel == 0) return;
-  const int device = out.device().index;
-  DeviceGuard device_guard(device);
-  check_not_capturing(device, "normal_ (randn) on CUDA", kFrozenOffset);
-  const StreamHandle stream = current_stream_handle(device);
-  visit_floating(out.dtype(), "normal_", [&](auto zero) {
+  LaunchContext context(out);
+  check_not_capturing(context.device, "normal_ (randn) on CUDA", kFrozenOffset);
+  visit_device_floating(out.dtype(), "normal_", [&](auto zero) {
     using T = decltype(zero);
-    normal_fill_kernel<T><<<grid_for(numel), kThreadsPerBlock, 0, stream>>>(
+    normal_fill_kernel<T><<<grid_for(numel), kThreadsPerBlock, 0, context.stream>>>(
         static_cast<T*>(out.data_ptr()), numel, start.seed, start.offset, mean, std);
     MINIDL_LAUNCH_CHECK();
   });

@@ -17,8 +17,9 @@
 #include <type_traits>
 
 #include "minidl/core/cuda/check.h"
-#include "minidl/core/cuda/cuda.h"
-#include "minidl/core/cuda/stream.h"
+#include "minidl/ops/cuda/block_reduce.cuh"
+#include "minidl/ops/cuda/device_dtype.h"
+#include "minidl/ops/cuda/launch.cuh"
 #include "minidl/ops/cuda/reduce.h"
 #include "minidl/ops/reduce_ops.h"
 
@@ -28,7 +29,6 @@ namespace {
 
 using reduce_ops::compute_t;
 
-constexpr int kWarpSize = 32;
 constexpr int64_t kWarpRowLimit = 1024;  // longer rows get a whole block
 constexpr int kRowsPerWarpBlock = 8;
 constexpr int kBlockRowThreads = 256;
@@ -37,58 +37,11 @@ constexpr int kTileRows = 8;
 // A split reads at least this many elements, so splitting pays for its second pass.
 constexpr int64_t kMinSplitElements = 4096;
 constexpr int64_t kMaxSplits = 1024;
+static_assert(kMaxSplits <= kMaxGridYZ, "the splits are the grid's y dimension");
 // Blocks per multiprocessor we aim for before splitting rows or columns.
 constexpr int64_t kTargetBlocksPerMultiprocessor = 4;
 
 // ---- kernels ----
-
-// __shfl_down_sync for the accumulator types; narrow integers travel as int.
-template <class T>
-__device__ __forceinline__ T shuffle_down(T value, int offset) {
-  if constexpr (sizeof(T) < sizeof(int))
-    return static_cast<T>(__shfl_down_sync(0xffffffffu, static_cast<int>(value), offset));
-  else if constexpr (std::is_same_v<T, int64_t>)
-    return static_cast<int64_t>(
-        __shfl_down_sync(0xffffffffu, static_cast<long long>(value), offset));
-  else
-    return __shfl_down_sync(0xffffffffu, value, offset);
-}
-template <class V>
-__device__ __forceinline__ reduce_ops::ValueIndex<V> shuffle_down(reduce_ops::ValueIndex<V> acc,
-                                                                  int offset) {
-  return {shuffle_down(acc.value, offset), shuffle_down(acc.index, offset)};
-}
-template <class V>
-__device__ __forceinline__ reduce_ops::MomentsAcc<V> shuffle_down(reduce_ops::MomentsAcc<V> acc,
-                                                                  int offset) {
-  return {shuffle_down(acc.shift, offset), shuffle_down(acc.sum, offset),
-          shuffle_down(acc.sum_squares, offset), shuffle_down(acc.count, offset)};
-}
-
-template <class Op, class Acc>
-__device__ __forceinline__ Acc warp_reduce(const Op& op, Acc acc) {
-  for (int offset = kWarpSize / 2; offset > 0; offset /= 2)
-    acc = op.combine(acc, shuffle_down(acc, offset));
-  return acc;
-}
-
-// Merges the accumulators of the blockDim.x threads of a row (blockDim.x is 32, or a multiple
-// of 32 with blockDim.y == 1); the result is valid in threadIdx.x == 0.
-template <class Op, class Acc>
-__device__ Acc row_reduce(const Op& op, Acc acc) {
-  acc = warp_reduce(op, acc);
-  if (blockDim.x == kWarpSize) return acc;
-  __shared__ alignas(16) unsigned char storage[kWarpSize * sizeof(Acc)];
-  Acc* per_warp = reinterpret_cast<Acc*>(storage);
-  const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
-  if (lane == 0) per_warp[warp] = acc;
-  __syncthreads();
-  if (warp == 0) {
-    acc = lane < static_cast<int>(blockDim.x / kWarpSize) ? per_warp[lane] : op.identity();
-    acc = warp_reduce(op, acc);
-  }
-  return acc;
-}
 
 // in [outer, reduce]: block (x: threads of a row, y: rows), grid (row groups, splits).
 template <class T, class Compute, class Op, class Store>
@@ -115,21 +68,16 @@ template <class T, class Compute, class Op, class Store>
 __global__ void reduce_columns_kernel(const T* in, int64_t outer, int64_t reduce, int64_t inner,
                                       int64_t tiles, int64_t split_length, Op op, Store store,
                                       typename Op::Acc* partial) {
-  using Acc = typename Op::Acc;
   const int64_t o = blockIdx.x / tiles;
   const int64_t i = (blockIdx.x % tiles) * kTileWidth + threadIdx.x;
   const int64_t begin = blockIdx.y * split_length;
   const int64_t end = min(reduce, begin + split_length);
-  Acc acc = op.identity();
+  typename Op::Acc acc = op.identity();
   if (i < inner)
     for (int64_t r = begin + threadIdx.y; r < end; r += blockDim.y)
       acc = op.accumulate(acc, static_cast<Compute>(in[(o * reduce + r) * inner + i]), r);
-  __shared__ alignas(16) unsigned char storage[kTileRows * kTileWidth * sizeof(Acc)];
-  Acc* tile = reinterpret_cast<Acc*>(storage);
-  tile[threadIdx.y * kTileWidth + threadIdx.x] = acc;
-  __syncthreads();
+  acc = column_reduce<kTileWidth, kTileRows>(op, acc);
   if (threadIdx.y != 0 || i >= inner) return;
-  for (int y = 1; y < kTileRows; ++y) acc = op.combine(acc, tile[y * kTileWidth + threadIdx.x]);
   const int64_t out = o * inner + i;
   if (partial)
     partial[blockIdx.y * outer * inner + out] = acc;
@@ -192,14 +140,6 @@ struct ExtremeStore {
 
 // ---- launchers ----
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-int multiprocessor_count(int device) {
-  int count = 0;
-  MINIDL_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-  return count;
-}
-
 // How many pieces to cut `length` into when only `blocks` blocks would run otherwise.
 int64_t split_count(int64_t blocks, int64_t length, int64_t target_blocks) {
   if (blocks >= target_blocks) return 1;
@@ -207,30 +147,19 @@ int64_t split_count(int64_t blocks, int64_t length, int64_t target_blocks) {
   return std::clamp<int64_t>(std::min(wanted, length / kMinSplitElements), 1, kMaxSplits);
 }
 
-// visit_dtype without float64, which exists on the CPU only.
-template <class Fn>
-void visit_device_dtype(DType dtype, Fn&& fn) {
-  visit_dtype(dtype, [&](auto zero) {
-    if constexpr (std::is_same_v<decltype(zero), double>)
-      MINIDL_INTERNAL_ASSERT(false, "a float64 tensor on a CUDA device");
-    else
-      fn(zero);
-  });
-}
-
 // Runs `op` over input [outer, reduce, inner], store(k, acc) writing output k of outer * inner.
+// `name` is the op's name, for errors.
 template <class T, class Compute, class Op, class Store>
-void launch_reduce(const Tensor& input, const Op& op, const Store& store) {
+void launch_reduce(const char* name, const Tensor& input, const Op& op, const Store& store) {
   using Acc = typename Op::Acc;
   MINIDL_INTERNAL_ASSERT(input.dim() == 3 && (input.numel() == 0 || input.is_contiguous()),
                          "reduction kernels take a contiguous [outer, reduce, inner] input");
   const int64_t outer = input.size(0), reduce = input.size(1), inner = input.size(2);
   const int64_t outputs = outer * inner;
   if (outputs == 0) return;
-  const int device = input.device().index;
-  DeviceGuard device_guard(device);
-  const StreamHandle stream = current_stream_handle(device);
-  const int64_t target_blocks = kTargetBlocksPerMultiprocessor * multiprocessor_count(device);
+  LaunchContext context(input);
+  const int64_t target_blocks =
+      kTargetBlocksPerMultiprocessor * multiprocessor_count(context.device);
   const T* in = static_cast<const T*>(input.data_ptr());
 
   int64_t splits = 1;
@@ -238,16 +167,16 @@ void launch_reduce(const Tensor& input, const Op& op, const Store& store) {
   int64_t tiles = 0;
   if (inner == 1 && reduce <= kWarpRowLimit) {
     block = dim3(kWarpSize, kRowsPerWarpBlock);
-    grid = dim3(static_cast<unsigned>(ceil_div(outer, kRowsPerWarpBlock)), 1);
+    grid = dim3(checked_grid_x(ceil_div(outer, kRowsPerWarpBlock), name), 1);
   } else if (inner == 1) {
     splits = split_count(outer, reduce, target_blocks);
     block = dim3(kBlockRowThreads, 1);
-    grid = dim3(static_cast<unsigned>(outer), static_cast<unsigned>(splits));
+    grid = dim3(checked_grid_x(outer, name), static_cast<unsigned>(splits));
   } else {
     tiles = ceil_div(inner, kTileWidth);
     splits = split_count(outer * tiles, reduce, target_blocks);
     block = dim3(kTileWidth, kTileRows);
-    grid = dim3(static_cast<unsigned>(outer * tiles), static_cast<unsigned>(splits));
+    grid = dim3(checked_grid_x(outer * tiles, name), static_cast<unsigned>(splits));
   }
   const int64_t split_length = ceil_div(std::max<int64_t>(reduce, 1), splits);
 
@@ -260,16 +189,16 @@ void launch_reduce(const Tensor& input, const Op& op, const Store& store) {
   }
   if (inner == 1) {
     reduce_rows_kernel<T, Compute>
-        <<<grid, block, 0, stream>>>(in, outer, reduce, split_length, op, store, partial);
+        <<<grid, block, 0, context.stream>>>(in, outer, reduce, split_length, op, store, partial);
   } else {
-    reduce_columns_kernel<T, Compute><<<grid, block, 0, stream>>>(in, outer, reduce, inner, tiles,
-                                                                  split_length, op, store, partial);
+    reduce_columns_kernel<T, Compute><<<grid, block, 0, context.stream>>>(
+        in, outer, reduce, inner, tiles, split_length, op, store, partial);
   }
   MINIDL_LAUNCH_CHECK();
   if (splits > 1) {
-    const unsigned blocks = static_cast<unsigned>(
-        std::min<int64_t>(ceil_div(outputs, kBlockRowThreads), target_blocks));
-    finalize_kernel<<<blocks, kBlockRowThreads, 0, stream>>>(partial, outputs, splits, op, store);
+    const unsigned blocks = grid_stride_blocks(outputs, kBlockRowThreads, target_blocks);
+    finalize_kernel<<<blocks, kBlockRowThreads, 0, context.stream>>>(partial, outputs, splits, op,
+                                                                     store);
     MINIDL_LAUNCH_CHECK();
   }
 }
@@ -287,7 +216,7 @@ void sum_or_mean(const Tensor& out, const Tensor& input, bool divide) {
     using Acc = sum_acc_t<T>;
     using Out = sum_out_t<T>;
     const Acc divisor = divide ? static_cast<Acc>(input.size(1)) : Acc(1);
-    launch_reduce<T, Acc>(input, reduce_ops::SumOp<Acc>{},
+    launch_reduce<T, Acc>(divide ? "mean" : "sum", input, reduce_ops::SumOp<Acc>{},
                           SumStore<Out, Acc>{out.data_ptr<Out>(), divisor});
   });
 }
@@ -298,7 +227,7 @@ void extreme(const Tensor& values, const Tensor& indices, const Tensor& input) {
     using T = decltype(zero);
     using Compute = compute_t<T>;
     launch_reduce<T, Compute>(
-        input, reduce_ops::ExtremeOp<Compute, kLargest>{},
+        kLargest ? "max" : "min", input, reduce_ops::ExtremeOp<Compute, kLargest>{},
         ExtremeStore<T, Compute>{values.defined() ? values.data_ptr<T>() : nullptr,
                                  indices.defined() ? indices.data_ptr<int64_t>() : nullptr});
   });
@@ -315,7 +244,7 @@ void var_kernel(const Tensor& out, const Tensor& input, int64_t correction) {
     using T = decltype(zero);
     if constexpr (std::is_floating_point_v<compute_t<T>>) {
       using Compute = compute_t<T>;
-      launch_reduce<T, Compute>(input, reduce_ops::MomentsOp<Compute>{},
+      launch_reduce<T, Compute>("var", input, reduce_ops::MomentsOp<Compute>{},
                                 VarStore<T, Compute>{out.data_ptr<T>(), correction});
     } else {
       MINIDL_INTERNAL_ASSERT(false, "var of a non-floating tensor reached the kernel");
@@ -335,19 +264,17 @@ void scatter_extreme_grad_kernel(const Tensor& grad_input, const Tensor& grad,
                                  const Tensor& indices) {
   const int64_t reduce = grad_input.size(1), inner = grad_input.size(2);
   const int64_t outputs = grad_input.size(0) * inner;
-  const int device = grad_input.device().index;
-  DeviceGuard device_guard(device);
-  const StreamHandle stream = current_stream_handle(device);
+  LaunchContext context(grad_input);
   if (grad_input.numel() > 0)
-    MINIDL_CUDA_CHECK(cudaMemsetAsync(grad_input.data_ptr(), 0, grad_input.nbytes(), stream));
+    MINIDL_CUDA_CHECK(
+        cudaMemsetAsync(grad_input.data_ptr(), 0, grad_input.nbytes(), context.stream));
   if (outputs == 0) return;
   visit_device_dtype(grad.dtype(), [&](auto zero) {
     using T = decltype(zero);
     if constexpr (std::is_floating_point_v<compute_t<T>>) {
-      const unsigned blocks = static_cast<unsigned>(
-          std::min<int64_t>(ceil_div(outputs, kBlockRowThreads),
-                            kTargetBlocksPerMultiprocessor * multiprocessor_count(device)));
-      scatter_extreme_grad<T><<<blocks, kBlockRowThreads, 0, stream>>>(
+      const unsigned blocks = resident_grid_stride_blocks(
+          outputs, kBlockRowThreads, kTargetBlocksPerMultiprocessor, context.device);
+      scatter_extreme_grad<T><<<blocks, kBlockRowThreads, 0, context.stream>>>(
           grad_input.data_ptr<T>(), grad.data_ptr<T>(), indices.data_ptr<int64_t>(), outputs,
           reduce, inner);
       MINIDL_LAUNCH_CHECK();

@@ -9,13 +9,12 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 
 #include "minidl/core/cuda/check.h"
-#include "minidl/core/cuda/cuda.h"
-#include "minidl/core/cuda/stream.h"
+#include "minidl/ops/cuda/device_dtype.h"
+#include "minidl/ops/cuda/launch.cuh"
 
 namespace minidl::cuda {
 
@@ -26,8 +25,7 @@ constexpr int kThreadsPerBlock = 256;
 constexpr int64_t kMaxBlocks = 4096;
 
 unsigned int blocks_for(int64_t elements) {
-  return static_cast<unsigned int>(
-      std::min<int64_t>((elements + kThreadsPerBlock - 1) / kThreadsPerBlock, kMaxBlocks));
+  return grid_stride_blocks(elements, kThreadsPerBlock, kMaxBlocks);
 }
 
 struct AroundDim {
@@ -64,9 +62,6 @@ __global__ void index_select_forward(Word* out, const Word* x, const int64_t* in
 }
 
 __device__ __forceinline__ void atomic_add(float* address, float value) {
-  atomicAdd(address, value);
-}
-__device__ __forceinline__ void atomic_add(double* address, double value) {
   atomicAdd(address, value);
 }
 // minidl's Half and BFloat16 hold the same 16 bits as CUDA's __half and __nv_bfloat16.
@@ -125,14 +120,12 @@ void index_select_kernel(const Tensor& out, const Tensor& x, int64_t dim, const 
   const AroundDim shape = around_dim(x, dim);
   const int64_t count = index.numel(), total = out.numel();
   if (total == 0) return;
-  const int device = x.device().index;
-  DeviceGuard device_guard(device);
+  LaunchContext context(x);
   visit_element_width(x.dtype(), [&](auto word) {
     using Word = decltype(word);
-    index_select_forward<Word>
-        <<<blocks_for(total), kThreadsPerBlock, 0, current_stream_handle(device)>>>(
-            static_cast<Word*>(out.data_ptr()), static_cast<const Word*>(x.data_ptr()),
-            index.data_ptr<int64_t>(), count, shape.size, shape.inner, total);
+    index_select_forward<Word><<<blocks_for(total), kThreadsPerBlock, 0, context.stream>>>(
+        static_cast<Word*>(out.data_ptr()), static_cast<const Word*>(x.data_ptr()),
+        index.data_ptr<int64_t>(), count, shape.size, shape.inner, total);
     MINIDL_LAUNCH_CHECK();
   });
 }
@@ -141,14 +134,12 @@ void index_add_kernel(const Tensor& grad_x, const Tensor& grad, int64_t dim, con
   const AroundDim shape = around_dim(grad_x, dim);
   const int64_t count = index.numel(), total = grad.numel();
   if (total == 0) return;
-  const int device = grad_x.device().index;
-  DeviceGuard device_guard(device);
-  visit_floating(grad_x.dtype(), "index_select backward", [&](auto zero) {
+  LaunchContext context(grad_x);
+  visit_device_floating(grad_x.dtype(), "index_select backward", [&](auto zero) {
     using T = decltype(zero);
-    index_add_backward<T>
-        <<<blocks_for(total), kThreadsPerBlock, 0, current_stream_handle(device)>>>(
-            static_cast<T*>(grad_x.data_ptr()), static_cast<const T*>(grad.data_ptr()),
-            index.data_ptr<int64_t>(), count, shape.size, shape.inner, total);
+    index_add_backward<T><<<blocks_for(total), kThreadsPerBlock, 0, context.stream>>>(
+        static_cast<T*>(grad_x.data_ptr()), static_cast<const T*>(grad.data_ptr()),
+        index.data_ptr<int64_t>(), count, shape.size, shape.inner, total);
     MINIDL_LAUNCH_CHECK();
   });
 }
@@ -156,9 +147,8 @@ void index_add_kernel(const Tensor& grad_x, const Tensor& grad, int64_t dim, con
 void one_hot_kernel(const Tensor& out, const Tensor& labels, int64_t num_classes) {
   const int64_t total = out.numel();
   if (total == 0) return;
-  const int device = out.device().index;
-  DeviceGuard device_guard(device);
-  one_hot_forward<<<blocks_for(total), kThreadsPerBlock, 0, current_stream_handle(device)>>>(
+  LaunchContext context(out);
+  one_hot_forward<<<blocks_for(total), kThreadsPerBlock, 0, context.stream>>>(
       out.data_ptr<int64_t>(), labels.data_ptr<int64_t>(), num_classes, total);
   MINIDL_LAUNCH_CHECK();
 }

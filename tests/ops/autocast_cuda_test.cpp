@@ -1,8 +1,10 @@
 // Autocast on CUDA against the CPU (whose policy autocast_test.cpp pins down): the same dtypes
-// op by op, outputs and float32 gradients close to the CPU's, and channels-last convolutions.
+// op by op, outputs and float32 gradients close to the CPU's, channels-last convolutions, and
+// batch norm in the autocast dtype with float32 parameters and statistics.
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "minidl/core/autocast.h"
@@ -10,6 +12,7 @@
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/linalg.h"
 #include "minidl/ops/loss.h"
+#include "minidl/ops/norm.h"
 #include "minidl/ops/reduce.h"
 #include "test_util.h"
 
@@ -87,6 +90,56 @@ TEST_P(AutocastCuda, MatmulRunsInTheAutocastDtype) {
   const Tensor out = matmul(a.cuda(), b.cuda());
   EXPECT_EQ(out.dtype(), dtype);
   EXPECT_TRUE(all_close(out.cpu(), expected, 1e-2, 1e-2));
+}
+
+// conv2d -> batch_norm -> relu under `dtype` autocast on `device`, from a float32 NCHW image
+// that requires grad (so the one-pass cast to 16-bit channels-last is differentiated too).
+struct ConvBatchNorm {
+  Tensor image, conv_weight, bn_weight, bn_bias, running_mean, running_var, out;
+
+  ConvBatchNorm(Device device, DType dtype) {
+    image = wiggly({4, 3, 6, 6}, 0.5).to(device).requires_grad_();
+    conv_weight = wiggly({8, 3, 3, 3}, 0.1).mul(0.3).to(device).requires_grad_();
+    bn_weight = wiggly({8}, 0.2).mul(0.3).add(1.0).to(device).requires_grad_();
+    bn_bias = wiggly({8}, 0.3).mul(0.3).to(device).requires_grad_();
+    running_mean = zeros({8}).to(device);
+    running_var = ones({8}).to(device);
+    amp::AutocastGuard autocast(dtype);
+    const Tensor conv = conv2d(image, conv_weight, Tensor(), 1, 1);
+    const Tensor normalized =
+        batch_norm(conv, running_mean, running_var, bn_weight, bn_bias, /*training=*/true);
+    out = relu(normalized);
+  }
+};
+
+TEST_P(AutocastCuda, BatchNormRunsInTheAutocastDtypeAndChannelsLastLikeTheCpu) {
+  SKIP_WITHOUT_CUDA();
+  const DType dtype = GetParam();
+  ConvBatchNorm cpu(Device(kCPU), dtype), gpu(Device(kCUDA), dtype);
+  // No float32 round trip between the convolution and the next one: batch_norm and relu keep
+  // the 16-bit channels-last activation.
+  EXPECT_EQ(gpu.out.dtype(), dtype);
+  EXPECT_TRUE(gpu.out.is_contiguous(MemoryFormat::ChannelsLast));
+  EXPECT_EQ(gpu.running_mean.dtype(), kFloat32);
+  const double tolerance = dtype == kBFloat16 ? 3e-2 : 5e-3;
+  EXPECT_TRUE(all_close(gpu.out.cpu(), cpu.out, tolerance, tolerance));
+  EXPECT_TRUE(all_close(gpu.running_mean.cpu(), cpu.running_mean, tolerance, tolerance));
+  EXPECT_TRUE(all_close(gpu.running_var.cpu(), cpu.running_var, tolerance, tolerance));
+  const Tensor grad_output = wiggly({4, 8, 6, 6}, 0.9).to(dtype);
+  cpu.out.backward(grad_output);
+  gpu.out.backward(grad_output.cuda());
+  const std::vector<std::pair<const char*, std::pair<Tensor, Tensor>>> grads{
+      {"image", {gpu.image.grad(), cpu.image.grad()}},
+      {"conv weight", {gpu.conv_weight.grad(), cpu.conv_weight.grad()}},
+      {"batch norm weight", {gpu.bn_weight.grad(), cpu.bn_weight.grad()}},
+      {"batch norm bias", {gpu.bn_bias.grad(), cpu.bn_bias.grad()}}};
+  for (const auto& [name, pair] : grads) {
+    const auto& [gpu_grad, cpu_grad] = pair;
+    ASSERT_TRUE(gpu_grad.defined()) << name;
+    EXPECT_EQ(gpu_grad.dtype(), kFloat32) << name;
+    const double largest = cpu_grad.abs().max().item<float>();
+    EXPECT_TRUE(all_close(gpu_grad.cpu(), cpu_grad, tolerance * largest, tolerance)) << name;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, AutocastCuda, ::testing::Values(kFloat16, kBFloat16),

@@ -113,6 +113,19 @@ TEST(BatchNorm, ChannelsLastStaysChannelsLastAndNonContiguousInputWorks) {
                         batch_norm(x, Tensor(), Tensor(), weight, bias, true), 0, 0));
 }
 
+TEST(BatchNorm, ChannelsLastInputGetsAChannelsLastGradientWithTheSameValues) {
+  const Tensor x = wiggly({2, 3, 4, 5}, kFloat32);
+  const Tensor upstream = wiggly({2, 3, 4, 5}, kFloat32, 1.0);  // NCHW, for both
+  Tensor leaf = x.detach().requires_grad_();
+  Tensor leaf_nhwc = x.contiguous(MemoryFormat::ChannelsLast).requires_grad_();
+  const Tensor weight = tensor({1.0, 2.0, 3.0});
+  batch_norm(leaf, Tensor(), Tensor(), weight, Tensor(), true).backward(upstream);
+  batch_norm(leaf_nhwc, Tensor(), Tensor(), weight, Tensor(), true).backward(upstream);
+  EXPECT_EQ(leaf_nhwc.grad().suggest_memory_format(), MemoryFormat::ChannelsLast);
+  EXPECT_EQ(leaf.grad().suggest_memory_format(), MemoryFormat::Contiguous);
+  EXPECT_TRUE(all_close(leaf_nhwc.grad(), leaf.grad(), 1e-6, 1e-6));
+}
+
 TEST(BatchNorm, SixteenBitInputKeepsFloat32StatisticsAndParameters) {
   // Values near 100 with a spread of about 2: float16 sums of 2048 of them would overflow
   // 65504, and its spacing near 100 (0.06) would swamp the variance; float32 statistics don't.

@@ -159,7 +159,7 @@ TEST(AdaptiveAvgPool2d, WindowsFollowPyTorchsStartAndEndFormula) {
 
 // ---- layouts and ranks ----
 
-TEST(Pooling, ChannelsLastInputGivesChannelsLastOutputWithTheSameValues) {
+TEST(Pooling, ChannelsLastInputGivesChannelsLastOutputAndGradientWithTheSameValues) {
   const Tensor x = distinct_values({2, 3, 5, 6}, kFloat32);
   const Tensor x_nhwc = x.contiguous(MemoryFormat::ChannelsLast);
   const std::vector<std::pair<std::string, std::function<Tensor(const Tensor&)>>> ops{
@@ -171,11 +171,18 @@ TEST(Pooling, ChannelsLastInputGivesChannelsLastOutputWithTheSameValues) {
        }},
   };
   for (const auto& [name, op] : ops) {
-    const Tensor expected = op(x);
-    const Tensor y = op(x_nhwc);
+    Tensor leaf = x.detach().requires_grad_(), leaf_nhwc = x_nhwc.detach().requires_grad_();
+    const Tensor expected = op(leaf);
+    const Tensor y = op(leaf_nhwc);
     EXPECT_EQ(y.suggest_memory_format(), MemoryFormat::ChannelsLast) << name;
     EXPECT_EQ(expected.suggest_memory_format(), MemoryFormat::Contiguous) << name;
     EXPECT_TRUE(all_close(y, expected, 0, 0)) << name;
+    // The upstream gradient is NCHW (ones_like), the input's gradient follows the input.
+    expected.backward(ones_like(expected));
+    y.backward(ones_like(y));
+    EXPECT_EQ(leaf_nhwc.grad().suggest_memory_format(), MemoryFormat::ChannelsLast) << name;
+    EXPECT_EQ(leaf.grad().suggest_memory_format(), MemoryFormat::Contiguous) << name;
+    EXPECT_TRUE(all_close(leaf_nhwc.grad(), leaf.grad(), 0, 0)) << name;
   }
 }
 

@@ -1,0 +1,53 @@
+#pragma once
+// What every CUDA launcher does before its launch (include from .cu files only): make the
+// tensors' device current, find its current stream, and size a grid-stride grid to the number
+// of multiprocessors. Written once, so a fix (a cache, a device check) lands in every launcher.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "minidl/core/cuda/check.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/core/tensor.h"
+#include "minidl/ops/cuda/launch_geometry.h"
+
+namespace minidl::cuda {
+
+// Multiprocessors of `device`, asked of the runtime once per device: launchers call this on
+// every launch, and the attribute query is not free.
+inline int multiprocessor_count(int device) {
+  static const std::vector<int> counts = [] {
+    int device_count = 0;
+    MINIDL_CUDA_CHECK(cudaGetDeviceCount(&device_count));
+    std::vector<int> result(static_cast<size_t>(device_count));
+    for (int d = 0; d < device_count; ++d)
+      MINIDL_CUDA_CHECK(cudaDeviceGetAttribute(&result[d], cudaDevAttrMultiProcessorCount, d));
+    return result;
+  }();
+  MINIDL_INTERNAL_ASSERT(device >= 0 && device < static_cast<int>(counts.size()), "no CUDA device ",
+                         device);
+  return counts[device];
+}
+
+// Blocks for a grid-stride loop over `numel` elements: enough to keep
+// `blocks_per_multiprocessor` blocks resident on each multiprocessor of `device`, fewer when
+// the work needs fewer.
+inline unsigned resident_grid_stride_blocks(int64_t numel, int64_t threads_per_block,
+                                            int64_t blocks_per_multiprocessor, int device) {
+  return grid_stride_blocks(numel, threads_per_block,
+                            blocks_per_multiprocessor * multiprocessor_count(device));
+}
+
+// The tensor's device made current (until this goes out of scope) and its current stream,
+// for one launcher.
+struct LaunchContext {
+  explicit LaunchContext(const Tensor& t)
+      : device(t.device().index), guard(device), stream(current_stream_handle(device)) {}
+  int device;
+  DeviceGuard guard;
+  StreamHandle stream;
+};
+
+}  // namespace minidl::cuda
