@@ -5,7 +5,10 @@
 #   1. tools/bootstrap.sh (installs missing Debian packages)
 #   2. build/: Release, Ninja, ccache, CUDA when /usr/local/cuda/bin/nvcc exists (environment
 #      MINIDL_CUDA=AUTO|ON|OFF overrides); builds everything; ctest (labels unit, gpu, e2e, mpi)
-#   3. build-asan/: CPU-only, Debug, -DMINIDL_SANITIZE=address,undefined; builds the unit test
+#   3. the GPU kit (tools/gpu/check_kit.sh): tools/gpu/pack.sh into build/gpu-kit-check, a fresh
+#      CPU-only configure that finds every dependency in the kit alone, and tools/gpu/run.sh test
+#      and bench --rehearse against build/ (the whole GPU sequence, its CUDA steps only checked)
+#   4. build-asan/: CPU-only, Debug, -DMINIDL_SANITIZE=address,undefined; builds the unit test
 #      programs; ctest -L unit
 #
 # Prints how long each phase took and ends with "N passed, N failed, N skipped" over both test
@@ -81,7 +84,21 @@ minidl_timed "build/: build (${MINIDL_JOBS} jobs)" cmake --build build -j "${MIN
 main_status=0
 minidl_timed "build/: ctest (all labels)" run_ctest build || main_status=$?
 
-# ---- 2. sanitizers over the unit tests ----
+# ---- 2. the GPU kit, rehearsed without a GPU (README.md, section GPU) ----
+# Each part that fails counts as one failed test.
+gpu_kit_status=0
+check_gpu_kit() {
+  bash "${MINIDL_ROOT}/tools/gpu/check_kit.sh" "$1" "${MINIDL_ROOT}/build" || {
+    echo "test.sh: tools/gpu/check_kit.sh $1 failed" >&2
+    total_failed=$((total_failed + 1))
+    gpu_kit_status=1
+  }
+}
+echo "==== GPU kit (tools/gpu/) ===="
+minidl_timed "gpu kit: pack, configure in it" check_gpu_kit configure
+minidl_timed "gpu kit: rehearse test and bench" check_gpu_kit rehearse
+
+# ---- 3. sanitizers over the unit tests ----
 # halt_on_error: the first finding ends the test program, so it fails. detect_leaks stays on:
 # LeakSanitizer reports only memory that nothing points to any more, and minidl's and
 # OpenBLAS's thread pools and buffers stay reachable until exit, so they are not reported.
@@ -107,6 +124,6 @@ minidl_timed "build-asan/: ctest -L unit" run_ctest build-asan -L unit \
   -E '^MixedPrecisionTraining[.]' || asan_status=$?
 
 print_summary
-if ((main_status != 0 || asan_status != 0 || total_failed != 0)); then
+if ((main_status != 0 || gpu_kit_status != 0 || asan_status != 0 || total_failed != 0)); then
   exit 1
 fi

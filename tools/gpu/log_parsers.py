@@ -1,0 +1,189 @@
+"""What a GPU-kit step's log says, as JSON-ready dicts (tools/gpu/stages.py names a parser per
+step). Each parser takes the log's text and the step's parser options, and returns
+{"tests": {...}} and/or {"figures": {...}}; a log a parser cannot read gives empty counts, never
+an exception, so that one odd log cannot lose the whole summary.
+
+    ctest            counts of CTest's run (or of its -N listing), and the failed tests' names
+    gtest            counts of one GoogleTest program's run, which may have crashed part-way, and
+                     compute-sanitizer's error and hazard counts when it ran under one
+    bench_compare    tools/bench_compare.py's markdown tables, one row per model
+    bench_json       tools/bench's JSON lines
+    trainer          train_lenet/train_cifar10: the summary line, and from the --metrics file the
+                     time to the target accuracy, counted as tools/time_to_accuracy.py counts it
+    pytorch_trainer  the JSON line the PyTorch twins (tools/train_*_pytorch.py) print last
+"""
+import json
+import re
+
+MAX_NAMES = 50  # failed test names kept per step
+
+
+def parse(parser, text, options):
+    return PARSERS[parser](text, options or {})
+
+
+def _numbers(pattern, text):
+    return [int(match) for match in re.findall(pattern, text, flags=re.MULTILINE)]
+
+
+def ctest(text, _options):
+    listed = _numbers(r"^Total Tests: (\d+)$", text)
+    if listed:
+        return {"tests": {"listed": listed[-1]}}
+    # "97% tests passed, 3 tests failed out of 124"; skipped tests count as passed there.
+    summary = re.findall(r"^\d+% tests passed, (\d+) tests? failed out of (\d+)", text,
+                         flags=re.MULTILINE)
+    failed_names = re.findall(r"^\s*\d+ - (\S+) \(([^)]*)\)$",
+                              text.split("The following tests FAILED:")[-1], flags=re.MULTILINE) \
+        if "The following tests FAILED:" in text else []
+    skipped = len(re.findall(r"^\s*\d+ - \S+ \((Skipped|Disabled)\)$", text, flags=re.MULTILINE))
+    if not summary:
+        # Cut short (a timeout): count the result lines printed so far.
+        passed = len(re.findall(r"Test +#\d+: \S+ \.+ +Passed", text))
+        failed = len(re.findall(r"Test +#\d+: \S+ \.+\*+(?!Skipped|Not Run|Disabled)\w", text))
+        skipped = len(re.findall(r"Test +#\d+: \S+ \.+\*+Skipped", text))
+        return {"tests": {"passed": passed, "failed": failed, "skipped": skipped,
+                          "total": None, "complete": False}}
+    failed, total = (int(value) for value in summary[-1])
+    return {"tests": {"passed": total - failed - skipped, "failed": failed, "skipped": skipped,
+                      "total": total, "complete": True,
+                      "failed_names": [f"{name} ({why})" for name, why in failed_names
+                                       if why not in ("Skipped", "Disabled")][:MAX_NAMES]}}
+
+
+def gtest(text, _options):
+    started = re.findall(r"^\[ RUN      \] (\S+)", text, flags=re.MULTILINE)
+    passed = re.findall(r"^\[       OK \] (\S+) \(", text, flags=re.MULTILINE)
+    # "[  FAILED  ] Suite.Name (3 ms)", or "... Suite.Name/0, where GetParam() = ... (3 ms)";
+    # the list at the end has no time.
+    failed = re.findall(r"^\[  FAILED  \] (\S+?),? .*\(\d+ ms\)$", text, flags=re.MULTILINE)
+    skipped = re.findall(r"^\[  SKIPPED \] (\S+) \(", text, flags=re.MULTILINE)
+    finished = set(passed) | set(failed) | set(skipped)
+    # A test that started and never finished is where the program died (a crash, a timeout).
+    unfinished = [name for name in started if name not in finished]
+    result = {"tests": {"passed": len(passed), "failed": len(failed) + len(unfinished),
+                        "skipped": len(skipped), "total": len(started),
+                        "complete": "[==========]" in text.split("[ RUN      ]")[-1],
+                        "failed_names": (failed + [f"{name} (did not finish)"
+                                                   for name in unfinished])[:MAX_NAMES]}}
+    figures = {}
+    errors = _numbers(r"ERROR SUMMARY: (\d+) errors?", text)
+    if errors:
+        figures["sanitizer_errors"] = errors[-1]
+    hazards = re.findall(r"RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, "
+                         r"(\d+) warnings?\)", text)
+    if hazards:
+        figures["racecheck_hazards"], figures["racecheck_errors"], \
+            figures["racecheck_warnings"] = (int(value) for value in hazards[-1])
+    if figures:
+        result["figures"] = figures
+    return result
+
+
+def _cell(text):
+    text = text.strip()
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _key(title):
+    return re.sub(r"[^a-z0-9]+", "_", title.lower().replace("/", " per ")).strip("_")
+
+
+def bench_compare(text, _options):
+    """Every markdown table: {table title key: {model: {column: value}}}; the first table is the
+    timing ("steps"), a second is the --profile table ("profile")."""
+    tables, header = [], None
+    for line in text.splitlines():
+        if not line.startswith("|"):
+            header = None
+            continue
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if set("".join(cells)) <= set("-"):
+            continue
+        if cells[0] == "model":
+            header = [_key(cell) for cell in cells]
+            tables.append({})
+        elif header and len(cells) == len(header):
+            tables[-1][cells[0]] = {name: _cell(value)
+                                    for name, value in zip(header[1:], cells[1:])}
+    figures = {}
+    for name, table in zip(("steps", "profile"), tables):
+        figures[name] = table
+    heading = re.search(r"^\d{4}-\d\d-\d\d .*UTC, .*$", text, flags=re.MULTILINE)
+    if heading:
+        figures["heading"] = heading.group(0)
+    return {"figures": figures}
+
+
+def _json_lines(text):
+    rows = []
+    for line in text.splitlines():
+        if line.startswith("{"):
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass
+    return rows
+
+
+def bench_json(text, _options):
+    """{"<model> <precision>[ channels-last]": the bench's JSON row}."""
+    figures = {}
+    for row in _json_lines(text):
+        if "model" in row and "step_ms_median" in row:
+            layout = " channels-last" if row.get("channels_last") else ""
+            figures[f"{row['model']} {row.get('precision', '?')}{layout}"] = row
+    return {"figures": figures}
+
+
+def time_to_target(epochs, target):
+    """The seconds of the epochs up to the first whose test accuracy reached `target` (None when
+    none did), each epoch's seconds including its evaluation, as tools/time_to_accuracy.py."""
+    total = 0.0
+    for epoch in epochs:
+        total += epoch.get("seconds") or 0.0
+        if (epoch.get("test_accuracy") or 0.0) >= target:
+            return total
+    return None
+
+
+def trainer(text, options):
+    figures = {}
+    rows = [row for row in _json_lines(text) if "test_accuracy" in row and "epochs" in row]
+    if rows:
+        figures.update(rows[-1])
+    epochs = []
+    try:
+        with open(options["metrics"], encoding="utf-8") as metrics:
+            epochs = [json.loads(line) for line in metrics if line.strip()]
+    except (KeyError, OSError, json.JSONDecodeError) as error:
+        figures["metrics_error"] = str(error)
+    target = options.get("target")
+    if epochs:
+        figures["epoch_seconds"] = [epoch.get("seconds") for epoch in epochs]
+        figures["epoch_test_accuracy"] = [epoch.get("test_accuracy") for epoch in epochs]
+    if target is not None:
+        figures["target"] = target
+        figures["seconds_to_target"] = time_to_target(epochs, target)
+    return {"figures": figures}
+
+
+def pytorch_trainer(text, _options):
+    rows = [row for row in _json_lines(text) if row.get("framework") == "pytorch"]
+    return {"figures": rows[-1] if rows else {}}
+
+
+def none(_text, _options):
+    return {}
+
+
+PARSERS = {"ctest": ctest, "gtest": gtest, "bench_compare": bench_compare,
+           "bench_json": bench_json, "trainer": trainer, "pytorch_trainer": pytorch_trainer,
+           "none": none}

@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""Tests of tools/gpu/log_parsers.py and of the bench stage's targets on logs as the GPU machine
+writes them, since no machine here writes them: CTest and GoogleTest runs that failed, crashed or
+were cut short, compute-sanitizer's summaries, and tools/bench_compare.py's tables printed by its
+own code from made-up rows (so that a change of its columns shows here, not as a null target
+after a GPU run).
+
+    python3 tools/gpu/log_parsers_test.py
+"""
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+import unittest
+from unittest import mock
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, ".."))
+import bench_compare  # noqa: E402  tools/bench_compare.py
+import log_parsers  # noqa: E402
+import stages  # noqa: E402
+
+CTEST_WITH_A_FAILURE = """\
+      Start  1: Suite.Passes
+ 1/3 Test  #1: Suite.Passes .....................   Passed    0.01 sec
+ 2/3 Test  #2: Suite.Fails ......................***Failed    0.02 sec
+ 3/3 Test  #3: Suite.Skips ......................***Skipped   0.01 sec
+
+67% tests passed, 1 tests failed out of 3
+
+Total Test time (real) =   0.05 sec
+
+The following tests did not run:
+\t  3 - Suite.Skips (Skipped)
+
+The following tests FAILED:
+\t  2 - Suite.Fails (Failed)
+Errors while running CTest
+"""
+
+CTEST_CUT_SHORT = """\
+ 1/9 Test  #1: Suite.A ..........................   Passed    0.01 sec
+ 2/9 Test  #4: Suite.B ..........................***Timeout 120.01 sec
+ 3/9 Test  #2: Suite.C ..........................***Skipped   0.01 sec
+ 4/9 Test  #3: Suite.D ..........................***Exception: SegFault  0.30 sec
+"""
+
+GTEST_UNDER_MEMCHECK = """\
+========= COMPUTE-SANITIZER
+Running main() from ./googletest/src/gtest_main.cc
+[==========] Running 4 tests from 2 test suites.
+[ RUN      ] Suite.Passes
+[       OK ] Suite.Passes (5 ms)
+[ RUN      ] Suite.Skips
+[  SKIPPED ] Suite.Skips (0 ms)
+[ RUN      ] Dtypes/Param.Fails/0
+========= Invalid __global__ read of size 4 bytes
+=========     at fused_sgd_kernel+0x90
+[  FAILED  ] Dtypes/Param.Fails/0, where GetParam() = 4-byte object <00-00 80-3F> (10 ms)
+[ RUN      ] Suite.Crashes
+========= Program hit cudaErrorIllegalAddress (error 700)
+========= ERROR SUMMARY: 7 errors
+"""
+
+RACECHECK_CLEAN = """\
+[==========] Running 1 test from 1 test suite.
+[ RUN      ] ReduceCuda.Sum
+[       OK ] ReduceCuda.Sum (8 ms)
+[==========] 1 test from 1 test suite ran. (8 ms total)
+[  PASSED  ] 1 test.
+========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)
+"""
+
+
+def bench_compare_output(arguments, ours, theirs):
+    """What tools/bench_compare.py prints for these rows of bench and bench_pytorch.py."""
+    def fake_run(command, _environment):
+        return theirs if "bench_pytorch.py" in " ".join(command) else ours
+
+    output = io.StringIO()
+    with mock.patch.object(bench_compare, "run_json_lines", fake_run), \
+            mock.patch.object(sys, "argv", ["bench_compare.py", *arguments]), \
+            contextlib.redirect_stdout(output):
+        bench_compare.main()
+    return output.getvalue()
+
+
+def bench_row(framework, model, step_ms, images_per_sec, peak_mib, kernels=50.0):
+    return {"framework": framework, "model": model, "batch_size": 512, "step_ms_median": step_ms,
+            "images_per_sec": images_per_sec, "peak_allocated_bytes": peak_mib * 2**20,
+            "torch_version": "2.11.0", "profile": {
+                "kernels_per_step": kernels, "kernel_ms_per_step": 1.0, "busy_ms_per_step": 1.5,
+                "gap_ms_per_step": 0.5}}
+
+
+def compare_record(name, arguments, ours, theirs):
+    text = bench_compare_output(arguments, [ours], [theirs])
+    return {"name": name, "status": "passed",
+            **log_parsers.parse("bench_compare", text, {})}
+
+
+class CtestTest(unittest.TestCase):
+    def test_counts_a_run_with_a_failure_and_a_skip(self):
+        tests = log_parsers.parse("ctest", CTEST_WITH_A_FAILURE, {})["tests"]
+        self.assertEqual((tests["passed"], tests["failed"], tests["skipped"], tests["total"]),
+                         (1, 1, 1, 3))
+        self.assertEqual(tests["failed_names"], ["Suite.Fails (Failed)"])
+        self.assertTrue(tests["complete"])
+
+    def test_counts_the_results_printed_before_a_timeout(self):
+        tests = log_parsers.parse("ctest", CTEST_CUT_SHORT, {})["tests"]
+        self.assertEqual((tests["passed"], tests["failed"], tests["skipped"]), (1, 2, 1))
+        self.assertFalse(tests["complete"])
+
+    def test_reads_a_listing(self):
+        self.assertEqual(log_parsers.parse("ctest", "Test #1: A\n\nTotal Tests: 12\n", {}),
+                         {"tests": {"listed": 12}})
+
+
+class GtestTest(unittest.TestCase):
+    def test_a_crash_under_memcheck_fails_the_test_that_did_not_finish(self):
+        result = log_parsers.parse("gtest", GTEST_UNDER_MEMCHECK, {})
+        tests = result["tests"]
+        self.assertEqual((tests["passed"], tests["failed"], tests["skipped"], tests["total"]),
+                         (1, 2, 1, 4))
+        self.assertEqual(tests["failed_names"],
+                         ["Dtypes/Param.Fails/0", "Suite.Crashes (did not finish)"])
+        self.assertFalse(tests["complete"])
+        self.assertEqual(result["figures"], {"sanitizer_errors": 7})
+
+    def test_reads_racecheck_summary(self):
+        result = log_parsers.parse("gtest", RACECHECK_CLEAN, {})
+        self.assertEqual((result["tests"]["passed"], result["tests"]["failed"]), (1, 0))
+        self.assertTrue(result["tests"]["complete"])
+        self.assertEqual(result["figures"], {"racecheck_hazards": 0, "racecheck_errors": 0,
+                                             "racecheck_warnings": 0})
+
+
+class BenchTest(unittest.TestCase):
+    def test_bench_compare_tables_feed_every_target(self):
+        cuda = ["--device", "cuda"]
+        records = [
+            compare_record("lenet fp32: minidl (CUDA graph) vs PyTorch",
+                           cuda + ["--model", "lenet", "--profile"],
+                           bench_row("minidl", "lenet", 0.2, 1000, 10, kernels=30.0),
+                           bench_row("pytorch", "lenet", 1.0, 200, 20)),
+            compare_record("resnet18 b512 bf16 channels-last vs PyTorch",
+                           cuda + ["--model", "resnet18", "--precision", "bf16"],
+                           bench_row("minidl", "resnet18", 20.0, 1200, 900),
+                           bench_row("pytorch", "resnet18", 22.0, 1000, 1000)),
+            compare_record("resnet18 b512 fp32 vs PyTorch", cuda + ["--model", "resnet18"],
+                           bench_row("minidl", "resnet18", 50.0, 500, 1500),
+                           bench_row("pytorch", "resnet18", 60.0, 400, 1600)),
+            compare_record("resnet18 b512 fp16 channels-last vs PyTorch",
+                           cuda + ["--model", "resnet18", "--precision", "fp16"],
+                           bench_row("minidl", "resnet18", 30.0, 900, 900),
+                           bench_row("pytorch", "resnet18", 25.0, 1100, 1000)),
+            {"name": "lenet fp32: minidl eager (--cuda-graph off)", "status": "passed",
+             **log_parsers.parse("bench_json", json.dumps(bench_row("minidl", "lenet", 0.5, 500, 10)
+                                                          | {"precision": "fp32"}), {})},
+        ]
+        lenet = records[0]["figures"]
+        self.assertEqual(lenet["steps"]["lenet"]["minidl_ms_per_step"], 0.2)
+        self.assertEqual(lenet["profile"]["lenet"]["minidl_kernels"], 30.0)
+        targets = stages.bench_targets(records)
+        self.assertEqual(targets["lenet_fp32_graph_step_over_pytorch_eager"],
+                         {"value": 0.2, "target": "<= 0.25", "met": True})
+        self.assertEqual(targets["lenet_fp32_eager_step_over_pytorch_eager"]["value"], 0.5)
+        self.assertEqual(targets["resnet18_bf16_images_per_s_over_pytorch"],
+                         {"value": 1.2, "target": ">= 1.1", "met": True})
+        self.assertEqual(targets["resnet18_bf16_peak_memory_over_pytorch"]["value"], 0.9)
+        self.assertEqual(targets["resnet18_bf16_speedup_over_own_fp32"],
+                         {"value": 2.5, "target": ">= 2.0", "met": True})
+        self.assertEqual(targets["resnet18_fp16_speedup_over_own_fp32"]["met"], False)
+
+
+class TrainerTest(unittest.TestCase):
+    def test_time_to_target_sums_the_epochs_up_to_the_first_that_reached_it(self):
+        epochs = [{"epoch": 1, "test_accuracy": 0.85, "seconds": 1.5},
+                  {"epoch": 2, "test_accuracy": 0.891, "seconds": 1.0},
+                  {"epoch": 3, "test_accuracy": 0.88, "seconds": 1.0}]
+        with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as metrics:
+            metrics.write("".join(json.dumps(epoch) + "\n" for epoch in epochs))
+        try:
+            summary = {"model": "lenet", "epochs": 3, "test_accuracy": 0.88, "cuda_graph": True}
+            figures = log_parsers.parse("trainer", "epoch lines\n" + json.dumps(summary) + "\n",
+                                        {"metrics": metrics.name, "target": 0.89})["figures"]
+        finally:
+            os.remove(metrics.name)
+        self.assertEqual(figures["seconds_to_target"], 2.5)
+        self.assertEqual(figures["epoch_test_accuracy"], [0.85, 0.891, 0.88])
+        self.assertTrue(figures["cuda_graph"])
+        self.assertIsNone(log_parsers.time_to_target(epochs, 0.95))
+
+    def test_pytorch_twin_last_line(self):
+        text = 'epoch 1/6 ...\n{"framework": "pytorch", "seconds_to_target": 3.5}\n'
+        self.assertEqual(log_parsers.parse("pytorch_trainer", text, {})["figures"],
+                         {"framework": "pytorch", "seconds_to_target": 3.5})
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)

@@ -1,0 +1,257 @@
+#!/usr/bin/env bash
+# Packs into one folder what a bare GPU machine needs, beyond its own CUDA toolkit, CMake, ninja
+# and Python with PyTorch, to build, test and benchmark minidl with tools/gpu/run.sh:
+#
+#   tools/gpu/pack.sh [DIR]          (DIR defaults to .gpu-kit in the repository, git-ignored)
+#
+#   DIR/deps.tar.xz               the non-CUDA Debian dependencies (apt-get download, dpkg -x)
+#                                 under root/usr, pruned to what a build and its programs use
+#   DIR/data/fashion-mnist/*.gz   Fashion-MNIST (package dataset-fashion-mnist), laid out as
+#                                 MINIDL_DATA expects
+#   DIR/manifest.txt              package names and versions, and what was left out and why
+#
+# Runs on a Debian build machine (apt-get; no root needed unless dataset-fashion-mnist must be
+# installed). Downloads nothing but Debian packages. The .debs are cached in
+# MINIDL_GPU_DEB_CACHE (default ~/.cache/minidl/gpu-kit-debs; apt's own cache is looked at
+# first), and the archive is made again only when a package or this script changed, so a
+# second run takes seconds. Prints the folder's size next to the tree that travels with it and
+# fails when the two exceed 60 MiB (the device tool carries at most 64 MiB).
+set -euo pipefail
+
+repository=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+kit=${1:-${repository}/.gpu-kit}
+deb_cache=${MINIDL_GPU_DEB_CACHE:-${XDG_CACHE_HOME:-${HOME}/.cache}/minidl/gpu-kit-debs}
+readonly size_limit=$((60 * 1024 * 1024))
+
+# The library packages tools/bootstrap.sh installs, as CMakeLists.txt, tests/ and tools/ find
+# them. Their dependencies are added below.
+readonly wanted=(
+  libopenblas-pthread-dev # find_path(cblas.h), find_library(openblas): libopenblas-dev's flavour
+  libspdlog-dev libfmt-dev # find_package(spdlog), and the fmt it is built on
+  zlib1g-dev # find_package(ZLIB)
+  nlohmann-json3-dev # find_package(nlohmann_json)
+  libcli11-dev # find_package(CLI11), tools/
+  libgtest-dev libgmock-dev # find_package(GTest), tests/
+  libbenchmark-dev # find_package(benchmark), tools/bench_conv and bench_loader
+)
+# Dependencies that every Linux machine with a C++ compiler has (the C and C++ runtimes), and
+# two that nothing here uses: catch2 (spdlog's tests) and googletest (the sources; libgtest-dev
+# has the built libraries). <...> are virtual packages (<libc-dev>).
+readonly assumed_present='^(libc6|libc6-dev|libgcc-s1|libstdc\+\+6|gcc-[0-9]+-base|catch2|'\
+'googletest|<.*>)$'
+# Written into the manifest.
+readonly left_out="OpenMPI (openmpi-bin, libopenmpi-dev and 17 runtime packages, about 6.7 MiB \
+of .debs): a dpkg -x copy of mpirun needs relocating (OPAL_PREFIX, PMIx and plugin paths) that \
+no machine here can rehearse, one GPU cannot run two NCCL ranks, and the mpi label's tests are \
+CPU ranks that CI runs; run.sh skips them where there is no mpirun"
+
+fail() {
+  echo "pack.sh: $*" >&2
+  exit 1
+}
+
+command -v apt-get >/dev/null || fail "needs a Debian machine (apt-get) to download the packages"
+
+# "PACKAGE DEPENDENCY" lines for the wanted packages and everything they reach (one apt-cache
+# call: each takes over a second here): of each Depends or Pre-Depends "a | b", a.
+dependency_pairs() {
+  apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \
+    --no-replaces --no-enhances "${wanted[@]}" | awk '
+      /^[^ ]/               { package = $1; alternative = 0; next }
+      /^ *\|(Pre)?Depends:/ { if (!alternative) print package, $2; alternative = 1; next }
+      /^ *(Pre)?Depends:/   { if (!alternative) print package, $2; alternative = 0 }'
+}
+
+# The wanted packages and what they depend on, less what is assumed present and what only
+# that needs.
+resolve_packages() {
+  local -A dependencies=() seen=()
+  local package dependency
+  while read -r package dependency; do
+    dependencies[${package}]+=" ${dependency}"
+  done < <(dependency_pairs)
+  local queue=("${wanted[@]}")
+  while ((${#queue[@]} > 0)); do
+    package=${queue[0]}
+    queue=("${queue[@]:1}")
+    [[ -n ${seen[${package}]:-} ]] && continue
+    seen[${package}]=1
+    [[ ${package} =~ ${assumed_present} ]] && continue
+    echo "${package}"
+    # shellcheck disable=SC2206  # the names are words
+    queue+=(${dependencies[${package}]:-})
+  done
+}
+
+# "PACKAGE VERSION ARCHITECTURE" of each package's candidate, in one apt-cache call.
+candidates() {
+  apt-cache show --no-all-versions "$@" | awk '
+    /^Package: /      { package = $2 }
+    /^Version: /      { version = $2 }
+    /^Architecture: / { architecture = $2 }
+    /^$/              { if (package != "") print package, version, architecture; package = "" }
+    END               { if (package != "") print package, version, architecture }'
+}
+
+# Fetches VERSION of PACKAGE for ARCHITECTURE into the cache unless it is there, and prints the
+# .deb's path.
+fetch_deb() {
+  local package=$1 version=$2 architecture=$3
+  local file="${package}_${version//:/%3a}_${architecture}.deb" # apt's file name: ':' as %3a
+  if [[ ! -f ${deb_cache}/${file} ]]; then
+    if [[ -f /var/cache/apt/archives/${file} ]]; then
+      cp /var/cache/apt/archives/"${file}" "${deb_cache}/"
+    else
+      local sandbox=()
+      # As root, apt drops to its _apt user, which cannot write into a root-owned cache.
+      [[ $(id -u) -eq 0 ]] && sandbox=(-o APT::Sandbox::User=root)
+      (cd "${deb_cache}" && apt-get download -q "${sandbox[@]}" "${package}=${version}" >&2) ||
+        fail "apt-get download ${package}=${version} failed"
+    fi
+  fi
+  echo "${deb_cache}/${file}"
+}
+
+# Makes ROOT's absolute links relative (zlib1g-dev's libz.so points at /lib/...), and removes
+# the links that lead nowhere inside ROOT, naming them.
+relink_inside() {
+  local root=$1 link target inside
+  while IFS= read -r -d '' link; do
+    target=$(readlink "${link}")
+    [[ ${target} == /* ]] || continue
+    inside=${root}${target}
+    [[ -e ${inside} ]] || inside=${root}/usr${target} # /lib is /usr/lib (merged /usr)
+    if [[ -e ${inside} ]]; then
+      ln -sfn "$(realpath --relative-to="$(dirname "${link}")" "${inside}")" "${link}"
+    fi
+  done < <(find "${root}" -type l -print0)
+  while IFS= read -r -d '' link; do
+    echo "  removed the dangling link ${link#"${root}"/} -> $(readlink "${link}")"
+    rm -f "${link}"
+  done < <(find "${root}" -xtype l -print0)
+}
+
+# Unpacks the .debs into STAGING/root/usr and removes what neither a build nor its programs use.
+unpack_and_prune() {
+  local staging=$1
+  shift
+  local root=${staging}/root deb archive
+  mkdir -p "${root}"
+  for deb in "$@"; do
+    dpkg-deb -x "${deb}" "${root}"
+  done
+  # Merged /usr, as on current Debian and Ubuntu: zlib1g puts libz.so.1 in /lib.
+  if [[ -d ${root}/lib ]]; then
+    cp -a "${root}/lib/." "${root}/usr/lib/"
+    rm -rf "${root:?}/lib"
+  fi
+  rm -rf "${root}"/usr/share/{doc,man,info,lintian,bug} "${root}/usr/src"
+  local multiarch=${root}/usr/lib/x86_64-linux-gnu
+  # OpenBLAS's reference-BLAS and LAPACK interfaces (libblas.so.3, liblapack.so.3): minidl
+  # links libopenblas itself.
+  rm -f "${multiarch}"/openblas-pthread/{libblas,liblapack}.*
+  # A static library beside its shared one (libopenblas.a is 58 MB), unless a CMake package
+  # file names it.
+  while IFS= read -r -d '' archive; do
+    [[ -e ${archive%.a}.so ]] || continue
+    grep -rqF "$(basename "${archive}")" --include='*.cmake' "${root}" && continue
+    rm -f "${archive}"
+  done < <(find "${root}" -name 'lib*.a' -print0)
+  # What update-alternatives makes at installation: libopenblas.so{,.0} in the multiarch folder,
+  # where find_library and the loader look.
+  ln -sfn openblas-pthread/libopenblas.so "${multiarch}/libopenblas.so"
+  ln -sfn openblas-pthread/libopenblas.so.0 "${multiarch}/libopenblas.so.0"
+  relink_inside "${root}"
+}
+
+copy_fashion_mnist() {
+  local source=/usr/share/datasets/fashion-mnist
+  if [[ ! -d ${source} ]]; then
+    echo "pack.sh: installing dataset-fashion-mnist (Fashion-MNIST, as tools/demo.sh does)"
+    local sudo=()
+    [[ $(id -u) -eq 0 ]] || sudo=(sudo)
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      dataset-fashion-mnist || fail "could not install dataset-fashion-mnist"
+  fi
+  mkdir -p "${kit}/data/fashion-mnist"
+  cp -u "${source}"/*.gz "${kit}/data/fashion-mnist/"
+}
+
+# Bytes of the files that travel with the kit: tracked, and untracked but not ignored.
+tree_bytes() {
+  { git -C "${repository}" ls-files -z --cached --others --exclude-standard || true; } |
+    (cd "${repository}" && xargs -0 stat -c %s -- 2>/dev/null) |
+    awk '{ sum += $1 } END { print sum + 0 }'
+}
+
+mebibytes() { awk -v bytes="$1" 'BEGIN { printf "%.1f MiB", bytes / 1048576 }'; }
+
+main() {
+  mkdir -p "${kit}" "${deb_cache}"
+  kit=$(cd "${kit}" && pwd)
+  mapfile -t packages < <(resolve_packages)
+  ((${#packages[@]} > 0)) || fail "resolved no packages from ${wanted[*]}"
+  local debs=() package version architecture deb
+  while read -r package version architecture; do
+    deb=$(fetch_deb "${package}" "${version}" "${architecture}") || exit 1
+    debs+=("${deb}")
+  done < <(candidates "${packages[@]}")
+  ((${#debs[@]} == ${#packages[@]})) ||
+    fail "apt knows ${#debs[@]} of the ${#packages[@]} packages ${packages[*]};" \
+      "run apt-get update first"
+
+  # The archive is made again only when the .debs or this script changed.
+  local stamp
+  stamp=$( (sha256sum "${BASH_SOURCE[0]}" | cut -d' ' -f1; printf '%s\n' "${debs[@]##*/}" | sort) |
+    sha256sum | cut -d' ' -f1)
+  if [[ -f ${kit}/deps.tar.xz && -f ${kit}/manifest.txt ]] &&
+    grep -qx "# stamp ${stamp}" "${kit}/manifest.txt"; then
+    echo "pack.sh: ${kit}/deps.tar.xz is up to date (${#debs[@]} packages)"
+  else
+    echo "pack.sh: unpacking ${#debs[@]} packages: ${packages[*]}"
+    local staging
+    staging=$(mktemp -d)
+    # shellcheck disable=SC2064  # the path is fixed now
+    trap "rm -rf '${staging}'" EXIT
+    unpack_and_prune "${staging}" "${debs[@]}"
+    tar -C "${staging}" -cf - root | xz -T0 -6 >"${kit}/deps.tar.xz.partial"
+    mv "${kit}/deps.tar.xz.partial" "${kit}/deps.tar.xz"
+    {
+      echo "# minidl GPU kit: tools/gpu/pack.sh, $(date -u '+%Y-%m-%d %H:%M UTC')," \
+        "Debian $(cat /etc/debian_version 2>/dev/null || echo '?')"
+      echo "# stamp ${stamp}"
+      echo "# unpacked $(du -sb "${staging}/root" | cut -f1) bytes; package version architecture:"
+      # shellcheck disable=SC2016  # dpkg-deb's fields, not the shell's
+      for deb in "${debs[@]}"; do
+        dpkg-deb --show --showformat='${Package} ${Version} ${Architecture}\n' "${deb}"
+      done
+      echo "# assumed on the GPU machine: libc6, libstdc++6, libgcc-s1 (the C and C++ runtimes)"
+      echo "# left out: ${left_out}"
+    } >"${kit}/manifest.txt"
+  fi
+  copy_fashion_mnist
+  local data_version
+  data_version=$(dpkg-query -W -f='${Version}' dataset-fashion-mnist 2>/dev/null || echo '?')
+  sed -i '/^# data: /d' "${kit}/manifest.txt"
+  echo "# data: data/fashion-mnist/ from dataset-fashion-mnist ${data_version}" \
+    >>"${kit}/manifest.txt"
+
+  local kit_size tree_size archive_size data_size together
+  kit_size=$(du -sb "${kit}" | cut -f1)
+  archive_size=$(stat -c %s "${kit}/deps.tar.xz")
+  data_size=$(du -sb "${kit}/data" | cut -f1)
+  tree_size=$(tree_bytes)
+  together=$((kit_size + tree_size))
+  echo "pack.sh: ${kit}: $(mebibytes "${kit_size}") (deps.tar.xz $(mebibytes "${archive_size}")," \
+    "data $(mebibytes "${data_size}"))"
+  echo "pack.sh: the tree that travels with it (tracked and untracked-not-ignored files):" \
+    "$(mebibytes "${tree_size}")"
+  echo "pack.sh: together $(mebibytes "${together}") of at most $(mebibytes "${size_limit}")"
+  if ((together > size_limit)); then
+    fail "the kit and the tree together are $(mebibytes "${together}"), over the" \
+      "$(mebibytes "${size_limit}") that leaves the device tool's 64 MiB some room; make the" \
+      "kit (see manifest.txt) or the tree smaller"
+  fi
+}
+
+main
