@@ -11,7 +11,7 @@ struct Batch {
                    // float32 after the loader's augmentation normalises
   Tensor labels;   // int64 [B]
   Tensor indices;  // int64 [B]: the dataset index of each sample, which device-side random
-                   // augmentation draws from (data/batch_augment.h)
+                   // augmentation draws from (data/transforms/batch_augment.h)
   int64_t epoch = 0;
   int64_t batch_index = 0;  // position of this batch in its epoch
 

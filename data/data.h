@@ -1,37 +1,47 @@
 #pragma once
 // minidl's data pipeline: datasets and their readers, per-sample transforms, batch
-// augmentation on the CPU or a GPU, samplers, and the DataLoader.
+// augmentation on the CPU or a GPU, samplers, and the DataLoader. One folder per concern:
 //
-// Internals (data/loader/, data/cpu/, data/cuda/, the format parsers) are not included here.
+//   datasets/    the Dataset interface, in-memory and synthetic datasets
+//   readers/     MNIST/Fashion-MNIST (IDX) and CIFAR-10 files, gzip, the data root
+//   transforms/  per-sample transforms, TransformDataset, and batch augmentation
+//   samplers/    the epoch's order of sample indices
+//   loader/      the DataLoader's internal stages (its public face is dataloader.h, here)
+//   cpu/, cuda/  the kernels of batch augmentation and of the loader's device-side gather
+//
+// readers/ and transforms/ build on datasets/; the DataLoader on datasets/, samplers/ and
+// transforms/, and nothing on it. sample_random.h, the randomness all of them draw from, stays
+// here.
+// Internals (loader/, cpu/, cuda/, the file-format parsers in readers/) are not included here.
 
 // ---- datasets ----
-#include "minidl/data/dataset.h"
-#include "minidl/data/example.h"
-#include "minidl/data/image_spec.h"
-#include "minidl/data/in_memory_dataset.h"
-#include "minidl/data/synthetic_dataset.h"
-#include "minidl/data/transform_dataset.h"
+#include "minidl/data/datasets/dataset.h"
+#include "minidl/data/datasets/example.h"
+#include "minidl/data/datasets/image_spec.h"
+#include "minidl/data/datasets/in_memory_dataset.h"
+#include "minidl/data/datasets/synthetic_dataset.h"
 
 // ---- readers ----
-#include "minidl/data/cifar10.h"
-#include "minidl/data/data_root.h"
-#include "minidl/data/mnist.h"
-#include "minidl/data/split.h"
+#include "minidl/data/readers/cifar10.h"
+#include "minidl/data/readers/data_root.h"
+#include "minidl/data/readers/mnist.h"
+#include "minidl/data/readers/split.h"
 
 // ---- transforms ----
-#include "minidl/data/batch_augment.h"
-#include "minidl/data/compose.h"
-#include "minidl/data/normalize.h"
-#include "minidl/data/random_crop.h"
-#include "minidl/data/random_horizontal_flip.h"
-#include "minidl/data/to_float.h"
-#include "minidl/data/transform.h"
+#include "minidl/data/transforms/batch_augment.h"
+#include "minidl/data/transforms/compose.h"
+#include "minidl/data/transforms/normalize.h"
+#include "minidl/data/transforms/random_crop.h"
+#include "minidl/data/transforms/random_horizontal_flip.h"
+#include "minidl/data/transforms/to_float.h"
+#include "minidl/data/transforms/transform.h"
+#include "minidl/data/transforms/transform_dataset.h"
 
 // ---- samplers ----
-#include "minidl/data/distributed_sampler.h"
-#include "minidl/data/random_sampler.h"
-#include "minidl/data/sampler.h"
-#include "minidl/data/sequential_sampler.h"
+#include "minidl/data/samplers/distributed_sampler.h"
+#include "minidl/data/samplers/random_sampler.h"
+#include "minidl/data/samplers/sampler.h"
+#include "minidl/data/samplers/sequential_sampler.h"
 
 // ---- loading ----
 #include "minidl/data/batch.h"

@@ -9,8 +9,8 @@
 #include "minidl/data/loader/inline_stage.h"
 #include "minidl/data/loader/resident_stage.h"
 #include "minidl/data/loader/worker_stage.h"
-#include "minidl/data/random_sampler.h"
-#include "minidl/data/sequential_sampler.h"
+#include "minidl/data/samplers/random_sampler.h"
+#include "minidl/data/samplers/sequential_sampler.h"
 
 namespace minidl::data {
 

@@ -34,8 +34,8 @@
 #include "minidl/core/cuda/stream.h"
 #include "minidl/data/batch.h"
 #include "minidl/data/dataloader_options.h"
-#include "minidl/data/dataset.h"
-#include "minidl/data/sampler.h"
+#include "minidl/data/datasets/dataset.h"
+#include "minidl/data/samplers/sampler.h"
 
 namespace minidl::data {
 

@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "minidl/core/device.h"
-#include "minidl/data/batch_augment.h"
+#include "minidl/data/transforms/batch_augment.h"
 
 namespace minidl::data {
 
@@ -37,7 +37,7 @@ class DataLoaderOptions {
   // gather each batch there; no workers, no per-batch host work. The dataset must not vary
   // with the epoch: do random augmentation with augment() instead.
   DataLoaderOptions& device_resident(bool value) { device_resident_ = value; return *this; }
-  // Crop, flip and normalise each batch on `device` (data/batch_augment.h); draws from
+  // Crop, flip and normalise each batch on `device` (data/transforms/batch_augment.h); draws from
   // (augment seed, epoch, sample index), as the per-sample transforms do.
   DataLoaderOptions& augment(AugmentOptions value) { augment_ = std::move(value); return *this; }
   // Seeds the shuffle (RandomSampler).

@@ -40,7 +40,7 @@ MINIDL_HOST_DEVICE philox::Block sample_random_words(uint64_t seed, uint64_t ind
 
 // A value in [0, bound) from one 32-bit word, by multiply-and-shift (Lemire's method without
 // the rejection step). Its bias is below bound / 2^32, invisible for the small bounds it is
-// used for here (crop offsets, class labels); shuffles use 64 bits (data/permutation.cpp).
+// used for here (crop offsets, class labels); shuffles use 64 bits (data/samplers/permutation.cpp).
 MINIDL_HOST_DEVICE uint32_t uniform_below(uint32_t word, uint32_t bound) {
   return static_cast<uint32_t>((static_cast<uint64_t>(word) * bound) >> 32);
 }

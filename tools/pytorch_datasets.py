@@ -12,13 +12,13 @@ import os
 import numpy as np
 import torch
 
-# Where minidl's readers look without a directory (data/data_root.h): $MINIDL_DATA when set and
-# non-empty, else where Debian's dataset-* packages install; one subfolder per dataset.
+# Where minidl's readers look without a directory (data/readers/data_root.h): $MINIDL_DATA when
+# set and non-empty, else where Debian's dataset-* packages install; one subfolder per dataset.
 DEFAULT_DATA_ROOT = "/usr/share/datasets"
 FASHION_MNIST_FOLDER = "fashion-mnist"
 CIFAR10_FOLDER = "cifar-10-batches-bin"
 
-# data/cifar10_format.h: a label byte, then 1024 red, 1024 green and 1024 blue bytes.
+# data/readers/cifar10_format.h: a label byte, then 1024 red, 1024 green and 1024 blue bytes.
 CIFAR10_IMAGE_SHAPE = (3, 32, 32)
 CIFAR10_RECORD_BYTES = 1 + 3 * 32 * 32
 CIFAR10_NUM_CLASSES = 10

@@ -19,13 +19,13 @@ Each training image is cut at a random offset from the image padded with zero pi
 for 32x32 CIFAR-10, 2 for 28x28 Fashion-MNIST), mirrored left to right with probability 0.5,
 then scaled to [0, 1] and normalised with the training set's mean and std (CIFAR-10 per channel
 0.4914, 0.4822, 0.4465 / 0.2470, 0.2435, 0.2616; Fashion-MNIST 0.2860 / 0.3530), in that order,
-as minidl's data/augmentation_math.h (and torchvision's RandomCrop, RandomHorizontalFlip,
-ToTensor, Normalize). Unlike a torchvision DataLoader, the whole dataset stays on the device as
-uint8 and each batch is augmented there in one gather, with random offsets and flips drawn for
-the batch at once, because per-image transforms in worker processes would dominate a GPU epoch
-of ResNet-20; minidl's DataLoader likewise augments whole batches on the GPU
-(data/batch_augment.h). The draws differ from minidl's, as do the initial weights and the
-shuffle: compare accuracies across seeds, not run by run.
+as minidl's data/transforms/augmentation_math.h (and torchvision's RandomCrop,
+RandomHorizontalFlip, ToTensor, Normalize). Unlike a torchvision DataLoader, the whole dataset
+stays on the device as uint8 and each batch is augmented there in one gather, with random
+offsets and flips drawn for the batch at once, because per-image transforms in worker processes
+would dominate a GPU epoch of ResNet-20; minidl's DataLoader likewise augments whole batches on
+the GPU (data/transforms/batch_augment.h). The draws differ from minidl's, as do the initial
+weights and the shuffle: compare accuracies across seeds, not run by run.
 
 Under --precision bf16/fp16 the forward pass and loss run in torch.autocast (evaluation too),
 fp16 scales the loss with torch.amp.GradScaler, and on CUDA the model and batches are

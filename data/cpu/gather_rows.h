@@ -1,5 +1,6 @@
 #pragma once
-// The CPU loop of gather_rows (data/gather_rows.h): contiguous tensors, rows already checked.
+// The CPU loop of gather_rows (data/loader/gather_rows.h): contiguous tensors, rows already
+// checked.
 #include "minidl/core/tensor.h"
 
 namespace minidl::cpu {

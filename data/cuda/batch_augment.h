@@ -1,8 +1,9 @@
 #pragma once
-// The CUDA launcher of augment_batch (data/batch_augment.h), defined in batch_augment.cu.
-// Same contract as data/cpu/batch_augment.h, on one CUDA device; runs on its current stream.
+// The CUDA launcher of augment_batch (data/transforms/batch_augment.h), defined in
+// batch_augment.cu. Same contract as data/cpu/batch_augment.h, on one CUDA device; runs on its
+// current stream.
 #include "minidl/core/tensor.h"
-#include "minidl/data/batch_augment_params.h"
+#include "minidl/data/transforms/batch_augment_params.h"
 
 namespace minidl::cuda {
 

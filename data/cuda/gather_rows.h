@@ -1,6 +1,6 @@
 #pragma once
-// The CUDA launcher of gather_rows (data/gather_rows.h), defined in gather_rows.cu: contiguous
-// tensors on one device, rows already checked; runs on the device's current stream.
+// The CUDA launcher of gather_rows (data/loader/gather_rows.h), defined in gather_rows.cu:
+// contiguous tensors on one device, rows already checked; runs on the device's current stream.
 #include "minidl/core/tensor.h"
 
 namespace minidl::cuda {

@@ -1,10 +1,10 @@
 #pragma once
-// Crops, flips and normalises each batch where it lives (data/batch_augment.h), keyed by its
-// samples' dataset indices and epoch.
+// Crops, flips and normalises each batch where it lives (data/transforms/batch_augment.h), keyed by
+// its samples' dataset indices and epoch.
 #include <memory>
 
-#include "minidl/data/batch_augment.h"
 #include "minidl/data/loader/batch_stage.h"
+#include "minidl/data/transforms/batch_augment.h"
 
 namespace minidl::data::loader {
 

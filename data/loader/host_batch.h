@@ -8,7 +8,7 @@
 #include <span>
 
 #include "minidl/data/batch.h"
-#include "minidl/data/dataset.h"
+#include "minidl/data/datasets/dataset.h"
 
 namespace minidl::data::loader {
 

@@ -3,7 +3,7 @@
 // target this still overlaps: the host builds batch k+1 while the device runs step k.
 #include <memory>
 
-#include "minidl/data/dataset.h"
+#include "minidl/data/datasets/dataset.h"
 #include "minidl/data/loader/batch_stage.h"
 #include "minidl/data/loader/epoch_plan.h"
 

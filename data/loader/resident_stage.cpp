@@ -6,8 +6,8 @@
 #include "minidl/core/cuda/cuda.h"
 #include "minidl/core/cuda/pinned_allocator.h"
 #include "minidl/core/cuda/stream.h"
-#include "minidl/data/gather_rows.h"
-#include "minidl/data/in_memory_dataset.h"
+#include "minidl/data/datasets/in_memory_dataset.h"
+#include "minidl/data/loader/gather_rows.h"
 
 namespace minidl::data::loader {
 

@@ -7,7 +7,7 @@
 
 #include "minidl/core/device.h"
 #include "minidl/core/tensor.h"
-#include "minidl/data/dataset.h"
+#include "minidl/data/datasets/dataset.h"
 #include "minidl/data/loader/batch_stage.h"
 #include "minidl/data/loader/epoch_plan.h"
 

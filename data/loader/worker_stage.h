@@ -29,7 +29,7 @@
 #include <thread>
 #include <vector>
 
-#include "minidl/data/dataset.h"
+#include "minidl/data/datasets/dataset.h"
 #include "minidl/data/loader/batch_stage.h"
 #include "minidl/data/loader/epoch_plan.h"
 

@@ -5,9 +5,9 @@
 #include <cstring>
 #include <vector>
 
-#include "minidl/data/batch_augment.h"
-#include "minidl/data/gather_rows.h"
 #include "dataset_files.h"
+#include "minidl/data/loader/gather_rows.h"
+#include "minidl/data/transforms/batch_augment.h"
 #include "test_util.h"
 
 namespace minidl::data {

@@ -1,21 +1,22 @@
 // Batch augmentation on the CPU: equal, bit for bit, to the per-sample transforms with the same
 // seed (which is what makes the device path reproduce the host path), and the row gather of the
 // device-resident mode.
+#include "minidl/data/transforms/batch_augment.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <vector>
 
-#include "minidl/data/batch_augment.h"
-#include "minidl/data/compose.h"
-#include "minidl/data/gather_rows.h"
-#include "minidl/data/in_memory_dataset.h"
-#include "minidl/data/normalize.h"
-#include "minidl/data/random_crop.h"
-#include "minidl/data/random_horizontal_flip.h"
-#include "minidl/data/to_float.h"
-#include "minidl/data/transform_dataset.h"
 #include "dataset_files.h"
+#include "minidl/data/datasets/in_memory_dataset.h"
+#include "minidl/data/loader/gather_rows.h"
+#include "minidl/data/transforms/compose.h"
+#include "minidl/data/transforms/normalize.h"
+#include "minidl/data/transforms/random_crop.h"
+#include "minidl/data/transforms/random_horizontal_flip.h"
+#include "minidl/data/transforms/to_float.h"
+#include "minidl/data/transforms/transform_dataset.h"
 #include "test_util.h"
 
 namespace minidl::data {

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "minidl/data/cifar10.h"
 #include "dataset_files.h"
+#include "minidl/data/readers/cifar10.h"
 #include "test_util.h"
 
 namespace minidl::data {

@@ -12,7 +12,7 @@
 #include "minidl/core/cuda/pinned_allocator.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/data/dataloader.h"
-#include "minidl/data/synthetic_dataset.h"
+#include "minidl/data/datasets/synthetic_dataset.h"
 #include "test_util.h"
 
 namespace minidl::data {

@@ -2,6 +2,8 @@
 // once per epoch, epochs, augmentation and the device-resident mode against the per-sample
 // path, and clean endings: leaving early, destroying the loader, an exception in the loop, a
 // throwing worker and a stuck worker.
+#include "minidl/data/dataloader.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,16 +16,15 @@
 #include <vector>
 
 #include "minidl/core/cuda/pinned_allocator.h"
-#include "minidl/data/compose.h"
-#include "minidl/data/dataloader.h"
-#include "minidl/data/distributed_sampler.h"
-#include "minidl/data/normalize.h"
-#include "minidl/data/random_crop.h"
-#include "minidl/data/random_horizontal_flip.h"
-#include "minidl/data/sequential_sampler.h"
-#include "minidl/data/synthetic_dataset.h"
-#include "minidl/data/to_float.h"
-#include "minidl/data/transform_dataset.h"
+#include "minidl/data/datasets/synthetic_dataset.h"
+#include "minidl/data/samplers/distributed_sampler.h"
+#include "minidl/data/samplers/sequential_sampler.h"
+#include "minidl/data/transforms/compose.h"
+#include "minidl/data/transforms/normalize.h"
+#include "minidl/data/transforms/random_crop.h"
+#include "minidl/data/transforms/random_horizontal_flip.h"
+#include "minidl/data/transforms/to_float.h"
+#include "minidl/data/transforms/transform_dataset.h"
 #include "test_util.h"
 
 namespace minidl::data {

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <vector>
 
-#include "minidl/data/in_memory_dataset.h"
-#include "minidl/data/synthetic_dataset.h"
+#include "minidl/data/datasets/in_memory_dataset.h"
+#include "minidl/data/datasets/synthetic_dataset.h"
 #include "test_util.h"
 
 namespace minidl::data {

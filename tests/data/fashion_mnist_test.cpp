@@ -7,9 +7,9 @@
 #include <optional>
 #include <string>
 
-#include "minidl/data/data_root.h"
-#include "minidl/data/mnist.h"
 #include "dataset_files.h"
+#include "minidl/data/readers/data_root.h"
+#include "minidl/data/readers/mnist.h"
 #include "test_util.h"
 
 namespace minidl::data {

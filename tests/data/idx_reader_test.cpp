@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "minidl/data/gzip.h"
-#include "minidl/data/idx_format.h"
-#include "minidl/data/mnist.h"
 #include "dataset_files.h"
+#include "minidl/data/readers/gzip.h"
+#include "minidl/data/readers/idx_format.h"
+#include "minidl/data/readers/mnist.h"
 #include "test_util.h"
 
 namespace minidl::data {

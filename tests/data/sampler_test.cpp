@@ -7,9 +7,9 @@
 #include <numeric>
 #include <vector>
 
-#include "minidl/data/distributed_sampler.h"
-#include "minidl/data/random_sampler.h"
-#include "minidl/data/sequential_sampler.h"
+#include "minidl/data/samplers/distributed_sampler.h"
+#include "minidl/data/samplers/random_sampler.h"
+#include "minidl/data/samplers/sequential_sampler.h"
 #include "test_util.h"
 
 namespace minidl::data {

@@ -7,14 +7,14 @@
 #include <utility>
 #include <vector>
 
-#include "minidl/data/compose.h"
-#include "minidl/data/in_memory_dataset.h"
-#include "minidl/data/normalize.h"
-#include "minidl/data/random_crop.h"
-#include "minidl/data/random_horizontal_flip.h"
-#include "minidl/data/to_float.h"
-#include "minidl/data/transform_dataset.h"
 #include "dataset_files.h"
+#include "minidl/data/datasets/in_memory_dataset.h"
+#include "minidl/data/transforms/compose.h"
+#include "minidl/data/transforms/normalize.h"
+#include "minidl/data/transforms/random_crop.h"
+#include "minidl/data/transforms/random_horizontal_flip.h"
+#include "minidl/data/transforms/to_float.h"
+#include "minidl/data/transforms/transform_dataset.h"
 #include "test_util.h"
 
 namespace minidl::data {

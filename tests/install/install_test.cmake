@@ -2,8 +2,8 @@
 # the README's CMake lines for MODE, verbatim (taken from README.md between the
 # readme-cmake-<MODE> markers), with main.cpp and the project's own headers from consumer/.
 # Nothing sets a C++ standard: the compiler's default must work. The test appends one line, which
-# puts the project's src/ (its own core/tensor.h, nn/module.h, data/dataset.h) on the include
-# path before minidl's.
+# puts the project's src/ (its own core/tensor.h, nn/module.h, data/datasets/dataset.h) on the
+# include path before minidl's.
 #
 #   MODE=package       installs the build tree into a fresh prefix (cmake --install), checks the
 #                      installed headers (public only, compiling together), then the consumer
@@ -70,8 +70,8 @@ if(MODE STREQUAL "package")
            --config "${BUILD_TYPE}")
   # The installed headers: the public API, under include/minidl/, and nothing internal.
   file(GLOB_RECURSE installed RELATIVE "${prefix}/include" "${prefix}/include/*")
-  foreach(header minidl/minidl.h minidl/core/tensor.h minidl/nn/module.h minidl/data/dataset.h
-                 minidl/train/trainer.h)
+  foreach(header minidl/minidl.h minidl/core/tensor.h minidl/nn/module.h
+                 minidl/data/datasets/dataset.h minidl/train/trainer.h)
     if(NOT header IN_LIST installed)
       message(FATAL_ERROR "cmake --install did not install include/${header}")
     endif()
@@ -135,7 +135,7 @@ function(expect_output regex)
   endif()
 endfunction()
 expect_output("C\\+\\+ 20[2-9][0-9][0-9][0-9]")
-expect_output("the consumer's own core/tensor.h, the consumer's own nn/module.h, the consumer's own data/dataset.h")
+expect_output("the consumer's own core/tensor.h, the consumer's own nn/module.h, the consumer's own data/datasets/dataset.h")
 expect_output("xt = tensor\\(\\[\\[0\\.0000, 3\\.0000\\],")
 expect_output("x @ xt = tensor\\(\\[\\[ *5\\.0000, +14\\.0000\\],")
 expect_output("consumer ok")

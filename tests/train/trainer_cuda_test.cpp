@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "minidl/data/dataloader.h"
-#include "minidl/data/synthetic_dataset.h"
-#include "minidl/train/trainer.h"
+#include "minidl/data/datasets/synthetic_dataset.h"
 #include "minidl/nn/nn.h"
 #include "minidl/ops/conv.h"
 #include "minidl/ops/random.h"
 #include "minidl/optim/optim.h"
+#include "minidl/train/trainer.h"
 #include "test_util.h"
 
 namespace minidl::train {

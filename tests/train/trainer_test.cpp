@@ -2,8 +2,9 @@
 // SIGINT mid-epoch, after max_steps), checkpoints rotate, and resuming from the wrong file is a
 // clear error. The model is small but has everything a checkpoint must carry: momentum, a
 // schedule, batch-norm buffers, dropout's random numbers, and shuffled, augmented batches.
-#include <gtest/gtest.h>
+#include "minidl/train/trainer.h"
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,15 +18,14 @@
 
 #include "minidl/core/generator.h"
 #include "minidl/data/dataloader.h"
-#include "minidl/data/synthetic_dataset.h"
-#include "minidl/train/metrics_log.h"
-#include "minidl/train/stop_signal.h"
-#include "minidl/train/trainer.h"
-#include "minidl/train/training_checkpoint.h"
+#include "minidl/data/datasets/synthetic_dataset.h"
 #include "minidl/nn/nn.h"
 #include "minidl/nn/serialize.h"
 #include "minidl/ops/random.h"
 #include "minidl/optim/optim.h"
+#include "minidl/train/metrics_log.h"
+#include "minidl/train/stop_signal.h"
+#include "minidl/train/training_checkpoint.h"
 #include "test_util.h"
 
 namespace minidl::train {

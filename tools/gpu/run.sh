@@ -68,7 +68,7 @@ else
     note "kit: ${work}/deps is already unpacked (stamp ${stamp:0:12})"
   fi
 fi
-# data/data_root.h: the readers look in $MINIDL_DATA/fashion-mnist.
+# data/readers/data_root.h: the readers look in $MINIDL_DATA/fashion-mnist.
 export MINIDL_DATA=${kit}/data
 [[ -f ${MINIDL_DATA}/fashion-mnist/train-images-idx3-ubyte.gz ]] ||
   problem "no Fashion-MNIST in ${MINIDL_DATA}/fashion-mnist (pack.sh puts it there)"

@@ -1,4 +1,4 @@
-// libFuzzer target for the CIFAR-10 binary reader's validation (data/cifar10_format.cpp):
+// libFuzzer target for the CIFAR-10 binary reader's validation (data/readers/cifar10_format.cpp):
 // arbitrary bytes must be accepted as whole records with labels below 10, or rejected with
 // minidl::Error. An accepted input is checked against those invariants here.
 #include <cstdint>
@@ -6,7 +6,7 @@
 #include <span>
 
 #include "minidl/core/error.h"
-#include "minidl/data/cifar10_format.h"
+#include "minidl/data/readers/cifar10_format.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace minidl::data;

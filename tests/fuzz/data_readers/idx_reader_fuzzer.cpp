@@ -1,7 +1,7 @@
-// libFuzzer target for the IDX reader (data/idx_format.cpp, data/gzip.cpp): arbitrary bytes go
-// through what read_mnist does with a file's contents, gunzip when they start with the gzip
-// magic, then parse as an images file (rank 3) and as a labels file (rank 1, labels checked).
-// Every input must parse or throw minidl::Error; a crash, a sanitizer report, a leak or a
+// libFuzzer target for the IDX reader (data/readers/idx_format.cpp, data/readers/gzip.cpp):
+// arbitrary bytes go through what read_mnist does with a file's contents, gunzip when they start
+// with the gzip magic, then parse as an images file (rank 3) and as a labels file (rank 1, labels
+// checked). Every input must parse or throw minidl::Error; a crash, a sanitizer report, a leak or a
 // broken invariant (checked below) is a bug.
 #include <cstdint>
 #include <cstdlib>
@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "minidl/core/error.h"
-#include "minidl/data/gzip.h"
-#include "minidl/data/idx_format.h"
+#include "minidl/data/readers/gzip.h"
+#include "minidl/data/readers/idx_format.h"
 
 namespace {
 

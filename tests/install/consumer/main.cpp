@@ -1,14 +1,14 @@
 // A user's program: includes the umbrella header and uses views, copies, printing, logging and
 // one BLAS-backed op, so compiling and linking it needs every public dependency of minidl. The
-// project also has its own core/tensor.h, nn/module.h and data/dataset.h (src/, on the include
-// path before minidl's), which minidl's headers must not capture.
+// project also has its own core/tensor.h, nn/module.h and data/datasets/dataset.h (src/, on the
+// include path before minidl's), which minidl's headers must not capture.
 #include <minidl/minidl.h>
 #include <spdlog/spdlog.h>
 
 #include <iostream>
 
 #include "core/tensor.h"
-#include "data/dataset.h"
+#include "data/datasets/dataset.h"
 #include "nn/module.h"
 
 int main() {

@@ -1,0 +1,33 @@
+#include "minidl/data/loader/gather_rows.h"
+
+#include "minidl/core/cuda/build.h"
+#include "minidl/core/error.h"
+#include "minidl/data/cpu/gather_rows.h"
+#include "minidl/data/cuda/gather_rows.h"
+
+namespace minidl::data {
+
+Tensor gather_rows(const Tensor& source, const Tensor& rows) {
+  MINIDL_CHECK(source.defined() && source.dim() >= 1,
+               "gather_rows: expected a source tensor with at least one dimension");
+  MINIDL_CHECK(rows.defined() && rows.dim() == 1 && rows.dtype() == kInt64,
+               "gather_rows: expected int64 rows of shape [B]");
+  MINIDL_CHECK(rows.device() == source.device(), "gather_rows: source is on ", source.device(),
+               " but rows on ", rows.device());
+  Shape out_sizes = source.sizes();
+  out_sizes[0] = rows.size(0);
+  Tensor out = empty(out_sizes, source.options());
+  const Tensor contiguous_source = source.contiguous();
+  const Tensor contiguous_rows = rows.contiguous();
+  if (source.is_cpu()) {
+    cpu::gather_rows_kernel(out, contiguous_source, contiguous_rows);
+    return out;
+  }
+  if constexpr (cuda::kBuilt) {
+    cuda::gather_rows_kernel(out, contiguous_source, contiguous_rows);
+    return out;
+  }
+  MINIDL_INTERNAL_ASSERT(false, "a CUDA tensor exists in a build without CUDA");
+}
+
+}  // namespace minidl::data

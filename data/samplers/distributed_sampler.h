@@ -1,0 +1,52 @@
+#pragma once
+// This rank's share of the dataset under data parallelism, with the semantics of PyTorch's
+// torch.utils.data.DistributedSampler:
+//   - every rank computes the same epoch order: a permutation from (seed, epoch) when
+//     shuffling, else 0..N-1;
+//   - without drop_last the order is padded, by repeating its start, to a multiple of
+//     world_size, so every rank gets ceil(N / world_size) indices; with drop_last it is cut to
+//     floor(N / world_size) * world_size;
+//   - rank r takes positions r, r + world_size, r + 2 * world_size, ...
+// So the shards of one epoch are disjoint (apart from the padding) and together cover the data.
+#include <cstdint>
+
+#include "minidl/data/samplers/sampler.h"
+
+namespace minidl::data {
+
+struct DistributedSamplerOptions {
+  DistributedSamplerOptions(int rank, int world_size) : rank_(rank), world_size_(world_size) {}
+
+  DistributedSamplerOptions& shuffle(bool value) { shuffle_ = value; return *this; }
+  DistributedSamplerOptions& drop_last(bool value) { drop_last_ = value; return *this; }
+  DistributedSamplerOptions& seed(uint64_t value) { seed_ = value; return *this; }
+
+  int rank() const { return rank_; }
+  int world_size() const { return world_size_; }
+  bool shuffle() const { return shuffle_; }
+  bool drop_last() const { return drop_last_; }
+  uint64_t seed() const { return seed_; }
+
+ private:
+  int rank_;
+  int world_size_;
+  bool shuffle_ = true;     // PyTorch's default
+  bool drop_last_ = false;  // PyTorch's default
+  uint64_t seed_ = 0;       // must be the same on every rank
+};
+
+class DistributedSampler final : public Sampler {
+ public:
+  DistributedSampler(int64_t dataset_size, DistributedSamplerOptions options);
+  std::vector<int64_t> indices(int64_t epoch) const override;
+  // Indices per rank and epoch (PyTorch's num_samples).
+  int64_t size() const override { return samples_per_rank_; }
+  const DistributedSamplerOptions& options() const { return options_; }
+
+ private:
+  int64_t dataset_size_;
+  DistributedSamplerOptions options_;
+  int64_t samples_per_rank_;
+};
+
+}  // namespace minidl::data

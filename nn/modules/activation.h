@@ -1,0 +1,60 @@
+#pragma once
+// The activation modules, element-wise functions without parameters, as PyTorch's
+// torch/nn/modules/activation.py (and flashlight's Activations.h) keep them together:
+//
+//   ReLU      max(0, x)
+//   GELU      x * Phi(x), the exact form (PyTorch's approximate='none')
+//   Sigmoid   1 / (1 + exp(-x))
+//   Tanh      tanh(x)
+//   Identity  x itself: a placeholder where a model sometimes has a layer and sometimes not
+//
+// Each is its torch::nn namesake; forward calls the nn::functional form.
+#include <iosfwd>
+
+#include "minidl/core/tensor.h"
+#include "minidl/nn/module.h"
+#include "minidl/nn/module_holder.h"
+
+namespace minidl::nn {
+
+class ReLUImpl : public Module {
+ public:
+  ReLUImpl() : Module("ReLU") {}
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& out) const override;
+};
+MINIDL_MODULE(ReLU);
+
+class GELUImpl : public Module {
+ public:
+  GELUImpl() : Module("GELU") {}
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& out) const override;
+};
+MINIDL_MODULE(GELU);
+
+class SigmoidImpl : public Module {
+ public:
+  SigmoidImpl() : Module("Sigmoid") {}
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& out) const override;
+};
+MINIDL_MODULE(Sigmoid);
+
+class TanhImpl : public Module {
+ public:
+  TanhImpl() : Module("Tanh") {}
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& out) const override;
+};
+MINIDL_MODULE(Tanh);
+
+class IdentityImpl : public Module {
+ public:
+  IdentityImpl() : Module("Identity") {}
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& out) const override;
+};
+MINIDL_MODULE(Identity);
+
+}  // namespace minidl::nn
