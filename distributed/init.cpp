@@ -1,27 +1,24 @@
 #include "minidl/distributed/init.h"
 
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "minidl/core/cuda/cuda.h"
 #include "minidl/core/error.h"
 #include "minidl/core/logging.h"
+#include "minidl/distributed/cuda_process_group.h"
+#include "minidl/distributed/launcher_environment.h"
+#include "minidl/distributed/mpi_job.h"
 #include "minidl/distributed/mpi_process_group.h"
-#include "minidl/distributed/nccl_process_group.h"
 #include "minidl/distributed/single_process_group.h"
 #include "minidl/distributed/termination_report.h"
-
-#if MINIDL_WITH_MPI
-#include "minidl/distributed/mpi_check.h"
-#endif
 
 // Note [Faults]
 // What OpenMPI 4.1 does by itself, measured with a rank that fails in the middle of training
@@ -46,9 +43,6 @@ namespace minidl::distributed {
 
 namespace {
 
-// How long a rank whose collective failed waits before it ends the job (finalize()).
-constexpr auto kAbortGrace = std::chrono::seconds(1);
-
 struct DistributedState {
   std::mutex mutex;
   bool initialized = false;
@@ -69,27 +63,6 @@ DistributedState& state() {
   return instance;
 }
 
-const char* env(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != '\0' ? value : nullptr;
-}
-
-int env_int(const char* name, int fallback) {
-  const char* value = env(name);
-  if (value == nullptr) return fallback;
-  char* end = nullptr;
-  const long parsed = std::strtol(value, &end, 10);
-  MINIDL_CHECK(end != value && *end == '\0' && parsed >= 0, "distributed::init: expected ",
-               name, " to be a non-negative integer, got \"", value, "\"");
-  return static_cast<int>(parsed);
-}
-
-// mpirun (OpenMPI), or another PMI launcher, started this process.
-bool launched_by_mpirun() {
-  return env("OMPI_COMM_WORLD_SIZE") != nullptr || env("PMIX_RANK") != nullptr ||
-         env("PMI_SIZE") != nullptr;
-}
-
 void finalize_at_exit() {
   try {
     finalize();
@@ -108,63 +81,17 @@ void choose_device(int local_rank) {
   cuda::set_device(local_rank % cuda::device_count());
 }
 
-#if MINIDL_WITH_MPI
-
-// What every rank tells the others at start: for the layout line and the SIGTERM report.
-struct RankInfo {
-  int64_t pid = 0;
-  int32_t local_rank = 0;
-  int32_t device = -1;
-  char host[64] = {};
-};
-
-std::vector<RankInfo> gather_rank_info(int local_rank) {
-  RankInfo mine;
-  mine.pid = getpid();
-  mine.local_rank = local_rank;
-  mine.device = cuda::is_available() ? cuda::current_device() : -1;
-  gethostname(mine.host, sizeof mine.host - 1);
-  int size = 1;
-  MINIDL_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-  std::vector<RankInfo> all(static_cast<size_t>(size));
-  MINIDL_MPI_CHECK(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine,
-                                 MPI_BYTE, MPI_COMM_WORLD));
-  return all;
-}
-
+// Joins the job that mpirun started; a build without MPI runs a job of one process as world
+// size 1 (join_mpi_job() says nothing, and init() goes on without MPI).
 void init_mpi(DistributedState& s) {
-  int already = 0;
-  MPI_Initialized(&already);
-  int provided = 0;
-  if (already) {
-    MPI_Query_thread(&provided);
-  } else {
-    // Each MPI process group calls MPI from its worker thread, and the NCCL watchdog from its
-    // own, while the main thread may create a group: MPI_THREAD_MULTIPLE.
-    MINIDL_MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided));
-    s.mpi_initialized_here = true;
-  }
-  MINIDL_CHECK(provided >= MPI_THREAD_SERIALIZED, "distributed::init: MPI provides thread ",
-               "level ", provided, ", minidl needs at least MPI_THREAD_SERIALIZED (",
-               MPI_THREAD_SERIALIZED, "), and asks for MPI_THREAD_MULTIPLE (",
-               MPI_THREAD_MULTIPLE, ")");
-  if (provided < MPI_THREAD_MULTIPLE)
-    logger().warn("distributed::init: MPI provides MPI_THREAD_SERIALIZED only; use one MPI "
-                  "process group");
-  MINIDL_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-  MINIDL_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &s.rank));
-  MINIDL_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &s.world_size));
-  if (env("OMPI_COMM_WORLD_LOCAL_RANK") != nullptr) {
-    s.local_rank = env_int("OMPI_COMM_WORLD_LOCAL_RANK", 0);
-  } else {
-    MPI_Comm host_comm;
-    MINIDL_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, s.rank,
-                                         MPI_INFO_NULL, &host_comm));
-    MINIDL_MPI_CHECK(MPI_Comm_rank(host_comm, &s.local_rank));
-    MPI_Comm_free(&host_comm);
-  }
+  const std::optional<detail::MpiPlacement> placement = detail::join_mpi_job();
+  if (!placement) return;
+  s.mpi_initialized_here = placement->initialized_here;
+  s.rank = placement->rank;
+  s.world_size = placement->world_size;
+  s.local_rank = placement->local_rank;
   choose_device(s.local_rank);
-  const std::vector<RankInfo> ranks = gather_rank_info(s.local_rank);
+  const std::vector<detail::RankInfo> ranks = detail::gather_rank_info(s.local_rank);
 
   if (s.options.report_termination()) {
     std::vector<PeerProcess> peers;
@@ -178,31 +105,16 @@ void init_mpi(DistributedState& s) {
   if (s.rank == 0) {
     std::ostringstream layout;
     for (size_t r = 0; r < ranks.size(); ++r)
-      layout << (r ? "; " : "") << "rank " << r << ": " << ranks[r].host << " pid "
-             << ranks[r].pid << " local rank " << ranks[r].local_rank << " "
+      layout << (r ? "; " : "") << "rank " << r << ": " << ranks[r].host << " pid " << ranks[r].pid
+             << " local rank " << ranks[r].local_rank << " "
              << (ranks[r].device >= 0 ? "cuda:" + std::to_string(ranks[r].device) : "cpu");
-    logger().info("distributed: world size {}, mpi (collective timeout {} s): {}",
-                  s.world_size, s.options.timeout().count() / 1000.0, layout.str());
+    logger().info("distributed: world size {}, mpi (collective timeout {} s): {}", s.world_size,
+                  s.options.timeout().count() / 1000.0, layout.str());
   }
   s.mpi_group = MpiProcessGroup::create_world(ProcessGroupOptions().timeout(s.options.timeout()));
   s.cpu_group = s.mpi_group;
   s.uses_mpi = true;
 }
-
-// The fault path, the only place minidl calls MPI_Abort: a collective failed and is still
-// pending inside MPI, or a peer never finished, so MPI_Finalize could wait forever. MPI_Abort
-// makes mpirun end every rank. The pause lets the other ranks, which usually fail at the same
-// moment, report what they saw first.
-[[noreturn]] void abort_job(int rank, const std::string& reason) {
-  logger().critical("rank {}: calling MPI_Abort so that mpirun ends every rank, after: {}", rank,
-                    reason);
-  logger().flush();
-  std::this_thread::sleep_for(kAbortGrace);
-  MPI_Abort(MPI_COMM_WORLD, 1);
-  std::abort();  // MPI_Abort does not return
-}
-
-#endif  // MINIDL_WITH_MPI
 
 DistributedState& initialized_state(const char* what) {
   DistributedState& s = state();
@@ -226,16 +138,7 @@ void init(const InitOptions& options) {
   s.world_size = 1;
   s.local_rank = 0;
   s.options = options;
-  if (launched_by_mpirun()) {
-#if MINIDL_WITH_MPI
-    init_mpi(s);
-#else
-    const int size = env_int("OMPI_COMM_WORLD_SIZE", env_int("PMI_SIZE", 1));
-    MINIDL_CHECK(size <= 1, "distributed::init: launched by mpirun with ", size,
-                 " processes, but minidl was built without MPI (install libopenmpi-dev and ",
-                 "configure again)");
-#endif
-  }
+  if (detail::launched_by_mpirun()) init_mpi(s);
   if (!s.uses_mpi) {
     choose_device(0);
     s.cpu_group = std::make_shared<SingleProcessGroup>();
@@ -275,16 +178,9 @@ std::shared_ptr<ProcessGroup> default_process_group(Device device) {
   std::lock_guard lock(s.mutex);
   initialized_state("default_process_group");
   if (device.is_cpu() || s.world_size == 1) return s.cpu_group;
-  if (!s.cuda_group) {
-#if MINIDL_WITH_NCCL
-    s.cuda_group = NcclProcessGroup::create(*s.cpu_group, device.index,
-                                            ProcessGroupOptions().timeout(s.options.timeout()));
-#else
-    logger().warn("distributed: minidl was built without NCCL; CUDA tensors are reduced over "
-                  "MPI through host memory (slow)");
-    s.cuda_group = s.cpu_group;
-#endif
-  }
+  if (!s.cuda_group)
+    s.cuda_group = detail::create_cuda_process_group(
+        s.cpu_group, device.index, ProcessGroupOptions().timeout(s.options.timeout()));
   return s.cuda_group;
 }
 
@@ -295,24 +191,18 @@ void finalize() {
   s.finalized = true;
   std::string failure = s.cpu_group ? s.cpu_group->failure() : std::string();
   if (failure.empty() && s.cuda_group) failure = s.cuda_group->failure();
-#if MINIDL_WITH_MPI
-  if (s.uses_mpi && !failure.empty()) abort_job(s.rank, failure);
-#endif
+  if (s.uses_mpi && !failure.empty()) detail::abort_mpi_job(s.rank, failure);
   s.cuda_group.reset();
   if (s.mpi_group) {
     // Waits until every peer has left too (or has failed): OpenMPI 4.1's mpirun can hang or
     // crash when a rank sits in MPI_Finalize while others end abnormally.
     s.mpi_group->shutdown();
-#if MINIDL_WITH_MPI
     if (const std::string unclean = s.mpi_group->failure(); !unclean.empty())
-      abort_job(s.rank, unclean);
-#endif
+      detail::abort_mpi_job(s.rank, unclean);
   }
   s.mpi_group.reset();
   s.cpu_group.reset();
-#if MINIDL_WITH_MPI
-  if (s.mpi_initialized_here) MPI_Finalize();
-#endif
+  if (s.mpi_initialized_here) detail::finalize_mpi();
   if (s.world_size > 1) set_log_rank(-1);
 }
 

@@ -50,7 +50,7 @@ class MpiProcessGroup final : public ProcessGroup {
   void shutdown();
   std::string failure() const override;
 
-  struct Impl;  // mpi_process_group.cpp
+  struct Impl;  // mpi_process_group.cpp (without_mpi.cpp in a build without MPI)
 
  private:
   explicit MpiProcessGroup(std::unique_ptr<Impl> impl);

@@ -1,8 +1,6 @@
+// NcclProcessGroup with NCCL. CMake builds this file when it finds CUDA and NCCL, and
+// without_nccl.cpp otherwise.
 #include "minidl/distributed/nccl_process_group.h"
-
-#include "minidl/core/error.h"
-
-#if MINIDL_WITH_CUDA && MINIDL_WITH_NCCL
 
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -22,8 +20,10 @@
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/cuda.h"
 #include "minidl/core/cuda/stream.h"
+#include "minidl/core/error.h"
 #include "minidl/core/logging.h"
 #include "minidl/distributed/collective_watch.h"
+#include "minidl/distributed/cuda_process_group.h"
 
 namespace minidl::distributed {
 
@@ -35,14 +35,22 @@ constexpr auto kWatchdogPeriod = std::chrono::milliseconds(100);
 
 ncclDataType_t nccl_datatype(DType dtype) {
   switch (dtype) {
-    case kFloat32: return ncclFloat32;
-    case kFloat64: return ncclFloat64;
-    case kFloat16: return ncclFloat16;
-    case kBFloat16: return ncclBfloat16;
-    case kInt32: return ncclInt32;
-    case kInt64: return ncclInt64;
-    case kUInt8: return ncclUint8;
-    default: break;
+    case kFloat32:
+      return ncclFloat32;
+    case kFloat64:
+      return ncclFloat64;
+    case kFloat16:
+      return ncclFloat16;
+    case kBFloat16:
+      return ncclBfloat16;
+    case kInt32:
+      return ncclInt32;
+    case kInt64:
+      return ncclInt64;
+    case kUInt8:
+      return ncclUint8;
+    default:
+      break;
   }
   MINIDL_INTERNAL_ASSERT(false, "no NCCL datatype for ", dtype);
   return ncclUint8;
@@ -50,9 +58,12 @@ ncclDataType_t nccl_datatype(DType dtype) {
 
 ncclRedOp_t nccl_op(ReduceOp op) {
   switch (op) {
-    case ReduceOp::Sum: return ncclSum;
-    case ReduceOp::Average: return ncclAvg;
-    case ReduceOp::Max: return ncclMax;
+    case ReduceOp::Sum:
+      return ncclSum;
+    case ReduceOp::Average:
+      return ncclAvg;
+    case ReduceOp::Max:
+      return ncclMax;
   }
   return ncclSum;
 }
@@ -109,8 +120,8 @@ struct NcclProcessGroup::Impl {
         error = check_watched_collectives(pending, Clock::now(), rank, options.timeout());
         if (error.empty()) error = asynchronous_error();
       } catch (const std::exception& caught) {
-        error = "rank " + std::to_string(rank) + ": the nccl process group's watchdog failed: " +
-                caught.what();
+        error = "rank " + std::to_string(rank) +
+                ": the nccl process group's watchdog failed: " + caught.what();
       }
       if (!error.empty()) {
         lock.unlock();
@@ -126,8 +137,9 @@ struct NcclProcessGroup::Impl {
     if (ncclCommGetAsyncError(comm, &async_error) != ncclSuccess || async_error == ncclSuccess ||
         async_error == ncclInProgress)
       return {};
-    return "rank " + std::to_string(rank) + ": NCCL reported an asynchronous error: " +
-           ncclGetErrorString(async_error) + " (" + ncclGetLastError(comm) + ")";
+    return "rank " + std::to_string(rank) +
+           ": NCCL reported an asynchronous error: " + ncclGetErrorString(async_error) + " (" +
+           ncclGetLastError(comm) + ")";
   }
 
   void throw_if_failed() const {
@@ -275,36 +287,34 @@ std::shared_ptr<Work> NcclProcessGroup::all_reduce_async(const Tensor& tensor, R
   detail::check_collective_tensor(tensor, "all_reduce");
   detail::check_reduce_op(op, tensor.dtype(), "all_reduce");
   check_on_device(tensor, impl_->device, "all_reduce");
-  return run_collective(*impl_, describe("all_reduce", tensor), {tensor}, false,
-                        [&](cudaStream_t stream) {
-                          MINIDL_NCCL_CHECK(ncclAllReduce(
-                              tensor.data_ptr(), tensor.data_ptr(), tensor.numel(),
-                              nccl_datatype(tensor.dtype()), nccl_op(op), impl_->comm, stream));
-                        });
+  return run_collective(
+      *impl_, describe("all_reduce", tensor), {tensor}, false, [&](cudaStream_t stream) {
+        MINIDL_NCCL_CHECK(ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(), tensor.numel(),
+                                        nccl_datatype(tensor.dtype()), nccl_op(op), impl_->comm,
+                                        stream));
+      });
 }
 
 std::shared_ptr<Work> NcclProcessGroup::broadcast_async(const Tensor& tensor, int root) {
   detail::check_collective_tensor(tensor, "broadcast");
   detail::check_root(root, size(), "broadcast");
   check_on_device(tensor, impl_->device, "broadcast");
-  return run_collective(*impl_, describe("broadcast", tensor), {tensor}, false,
-                        [&](cudaStream_t stream) {
-                          MINIDL_NCCL_CHECK(ncclBroadcast(
-                              tensor.data_ptr(), tensor.data_ptr(), tensor.numel(),
-                              nccl_datatype(tensor.dtype()), root, impl_->comm, stream));
-                        });
+  return run_collective(
+      *impl_, describe("broadcast", tensor), {tensor}, false, [&](cudaStream_t stream) {
+        MINIDL_NCCL_CHECK(ncclBroadcast(tensor.data_ptr(), tensor.data_ptr(), tensor.numel(),
+                                        nccl_datatype(tensor.dtype()), root, impl_->comm, stream));
+      });
 }
 
 std::shared_ptr<Work> NcclProcessGroup::all_gather_async(const Tensor& output,
                                                          const Tensor& input) {
   detail::check_gather_sizes(output, input, size(), "all_gather", "output", "input");
   check_on_device(output, impl_->device, "all_gather");
-  return run_collective(*impl_, describe("all_gather", input), {output, input}, false,
-                        [&](cudaStream_t stream) {
-                          MINIDL_NCCL_CHECK(ncclAllGather(
-                              input.data_ptr(), output.data_ptr(), input.numel(),
-                              nccl_datatype(input.dtype()), impl_->comm, stream));
-                        });
+  return run_collective(
+      *impl_, describe("all_gather", input), {output, input}, false, [&](cudaStream_t stream) {
+        MINIDL_NCCL_CHECK(ncclAllGather(input.data_ptr(), output.data_ptr(), input.numel(),
+                                        nccl_datatype(input.dtype()), impl_->comm, stream));
+      });
 }
 
 std::shared_ptr<Work> NcclProcessGroup::reduce_scatter_async(const Tensor& output,
@@ -312,12 +322,12 @@ std::shared_ptr<Work> NcclProcessGroup::reduce_scatter_async(const Tensor& outpu
   detail::check_gather_sizes(input, output, size(), "reduce_scatter", "input", "output");
   detail::check_reduce_op(op, input.dtype(), "reduce_scatter");
   check_on_device(output, impl_->device, "reduce_scatter");
-  return run_collective(*impl_, describe("reduce_scatter", output), {output, input}, false,
-                        [&](cudaStream_t stream) {
-                          MINIDL_NCCL_CHECK(ncclReduceScatter(
-                              input.data_ptr(), output.data_ptr(), output.numel(),
-                              nccl_datatype(input.dtype()), nccl_op(op), impl_->comm, stream));
-                        });
+  return run_collective(
+      *impl_, describe("reduce_scatter", output), {output, input}, false, [&](cudaStream_t stream) {
+        MINIDL_NCCL_CHECK(ncclReduceScatter(input.data_ptr(), output.data_ptr(), output.numel(),
+                                            nccl_datatype(input.dtype()), nccl_op(op), impl_->comm,
+                                            stream));
+      });
 }
 
 std::shared_ptr<Work> NcclProcessGroup::barrier_async() {
@@ -328,44 +338,9 @@ std::shared_ptr<Work> NcclProcessGroup::barrier_async() {
   });
 }
 
-}  // namespace minidl::distributed
-
-#else  // without CUDA and NCCL
-
-namespace minidl::distributed {
-
-struct NcclProcessGroup::Impl {};
-
-std::shared_ptr<NcclProcessGroup> NcclProcessGroup::create(ProcessGroup&, int,
-                                                           ProcessGroupOptions) {
-  MINIDL_CHECK(false, "NcclProcessGroup::create: minidl was built without ",
-#if MINIDL_WITH_CUDA
-               "NCCL (nccl.h and libnccl were not found next to the CUDA toolkit)"
-#else
-               "CUDA"
-#endif
-  );
-  return nullptr;
+std::shared_ptr<ProcessGroup> detail::create_cuda_process_group(
+    const std::shared_ptr<ProcessGroup>& cpu_group, int device, ProcessGroupOptions options) {
+  return NcclProcessGroup::create(*cpu_group, device, options);
 }
-
-NcclProcessGroup::NcclProcessGroup(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-NcclProcessGroup::~NcclProcessGroup() = default;
-int NcclProcessGroup::rank() const { return 0; }
-int NcclProcessGroup::size() const { return 1; }
-std::string NcclProcessGroup::failure() const { return {}; }
-std::shared_ptr<Work> NcclProcessGroup::all_reduce_async(const Tensor&, ReduceOp) {
-  return nullptr;
-}
-std::shared_ptr<Work> NcclProcessGroup::broadcast_async(const Tensor&, int) { return nullptr; }
-std::shared_ptr<Work> NcclProcessGroup::all_gather_async(const Tensor&, const Tensor&) {
-  return nullptr;
-}
-std::shared_ptr<Work> NcclProcessGroup::reduce_scatter_async(const Tensor&, const Tensor&,
-                                                             ReduceOp) {
-  return nullptr;
-}
-std::shared_ptr<Work> NcclProcessGroup::barrier_async() { return nullptr; }
 
 }  // namespace minidl::distributed
-
-#endif

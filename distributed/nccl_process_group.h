@@ -1,6 +1,6 @@
 #pragma once
 // NcclProcessGroup: collectives on CUDA tensors of one device, over NCCL (built when CUDA and
-// NCCL are found: MINIDL_WITH_NCCL; without them create() throws).
+// NCCL are found: the CMake variable MINIDL_WITH_NCCL; without them create() throws).
 //
 // Streams: each collective runs on the group's own communication stream, after an event
 // recorded on the caller's current stream, so it sees the values the caller's kernels

@@ -1,7 +1,8 @@
 # Data-parallel tests under mpirun (label mpi), included from tests/CMakeLists.txt. Built when
 # minidl found MPI and mpirun is there.
 #   mpi.collectives_and_ddp_np2, _np4: minidl_distributed_mpi_tests (GoogleTest; every rank runs
-#     every test) under `mpirun --oversubscribe -np 2` and `-np 4`;
+#     every test) under `mpirun --oversubscribe -np 2` and `-np 4`; it also holds the tests of
+#     the MPI files' plain logic (diagnosis_mpi.cpp), which a build without MPI does not have;
 #   mpi.fault_<case>_np<N>: run_fault_case.sh with fault_program (a rank that exits 0, exits 1,
 #     aborts, is killed by SIGKILL or SIGTERM, or skips a collective).
 # mpirun refuses to run as root unless told: the tests set OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM).
@@ -17,7 +18,8 @@ set(mpi_test_environment
     OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_vader_single_copy_mechanism=none)
 
 add_executable(minidl_distributed_mpi_tests
-  ${mpi_test_dir}/main_mpi.cpp ${mpi_test_dir}/collectives_mpi.cpp ${mpi_test_dir}/ddp_mpi.cpp)
+  ${mpi_test_dir}/main_mpi.cpp ${mpi_test_dir}/collectives_mpi.cpp ${mpi_test_dir}/ddp_mpi.cpp
+  ${mpi_test_dir}/diagnosis_mpi.cpp)
 target_link_libraries(minidl_distributed_mpi_tests PRIVATE minidl::minidl GTest::gtest)
 target_include_directories(minidl_distributed_mpi_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 foreach(np 2 4)
