@@ -1,6 +1,6 @@
-// conv2d: validation, dispatch to ops/cpu/conv.cpp (im2col + OpenBLAS) or ops/cuda/conv.cpp
-// (cuDNN), and backward. The backends see only validated, non-degenerate convolutions: when the
-// batch, the input channels or the output channels are zero, the result is computed here.
+// conv2d: validation, dispatch to the kernels of ops/conv_kernels.h (im2col + OpenBLAS on the
+// CPU, cuDNN on CUDA), and backward. The backends see only validated, non-degenerate convolutions:
+// when the batch, the input channels or the output channels are zero, the result is computed here.
 #include "minidl/ops/conv.h"
 
 #include <atomic>
@@ -8,12 +8,10 @@
 #include <string>
 
 #include "minidl/core/autograd/function.h"
-#include "minidl/core/cuda/build.h"
 #include "minidl/ops/autocast_policy.h"
-#include "minidl/ops/cpu/conv.h"
-#include "minidl/ops/cuda/conv.h"
+#include "minidl/ops/conv_kernels.h"
+#include "minidl/ops/dispatch.h"
 #include "minidl/ops/flop_counter.h"
-#include "minidl/ops/linalg.h"
 #include "minidl/ops/reduce.h"
 
 namespace minidl {
@@ -34,9 +32,8 @@ void check_dtype_and_device(const Tensor& input, const Tensor& other, const char
                "dtype, got input ", input.dtype(), " and ", name, " ", other.dtype(),
                " (input shape ", input.sizes(), ", ", name, " shape ", other.sizes(), ")");
   MINIDL_CHECK(other.device() == input.device(), "conv2d: expected input, weight and bias on ",
-               "one device, got input on ", input.device(), " and ", name, " on ",
-               other.device(), " (input shape ", input.sizes(), ", ", name, " shape ",
-               other.sizes(), ")");
+               "one device, got input on ", input.device(), " and ", name, " on ", other.device(),
+               " (input shape ", input.sizes(), ", ", name, " shape ", other.sizes(), ")");
 }
 
 void check_conv2d_arguments(const Tensor& input, const Tensor& weight, const Tensor& bias,
@@ -62,9 +59,9 @@ void check_conv2d_arguments(const Tensor& input, const Tensor& weight, const Ten
   MINIDL_CHECK(out_channels % groups == 0, "conv2d: groups = ", groups, " must divide the ",
                "output channels C_out = ", out_channels, " (weight shape ", weight.sizes(), ")");
   MINIDL_CHECK(in_channels == weight.size(1) * groups, "conv2d: channel mismatch: input of shape ",
-               input.sizes(), " has C_in = ", in_channels, ", but weight of shape ",
-               weight.sizes(), " with groups = ", groups, " expects weight.size(1) * groups = ",
-               weight.size(1) * groups);
+               input.sizes(), " has C_in = ", in_channels, ", but weight of shape ", weight.sizes(),
+               " with groups = ", groups,
+               " expects weight.size(1) * groups = ", weight.size(1) * groups);
   MINIDL_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == out_channels),
                "conv2d: expected a bias of shape [", out_channels, "] (C_out of weight shape ",
                weight.sizes(), "), got shape ", bias.sizes());
@@ -85,8 +82,8 @@ void check_conv2d_arguments(const Tensor& input, const Tensor& weight, const Ten
                "conv2d: kernel larger than the padded input: the (dilated) kernel is ",
                dilated_kernel_h, "x", dilated_kernel_w, " but the padded input is ", padded_h, "x",
                padded_w, " (input shape ", input.sizes(), ", weight shape ", weight.sizes(),
-               ", padding ", size2_str(params.padding), ", dilation ",
-               size2_str(params.dilation), ")");
+               ", padding ", size2_str(params.padding), ", dilation ", size2_str(params.dilation),
+               ")");
 }
 
 // True when the convolution has no multiply-adds to do: no samples, no input channels or no
@@ -116,27 +113,14 @@ Conv2dGrads degenerate_backward(const Tensor& grad_output, const Tensor& input,
 Tensor forward_on_device(const Tensor& input, const Tensor& weight, const Tensor& bias,
                          const Conv2dParams& params) {
   if (is_degenerate(input, weight)) return degenerate_forward(input, weight, bias, params);
-  if (input.is_cpu()) return cpu::conv2d_forward(input, weight, bias, params);
-  if constexpr (cuda::kBuilt) {
-    const cuda::CudnnConvOptions options{cudnn_deterministic(), allow_tf32()};
-    return cuda::conv2d_forward(input, weight, bias, params, options);
-  }
-  MINIDL_INTERNAL_ASSERT(false, "a CUDA tensor exists in a build without CUDA");
-  return {};
+  return kernels_for<ConvKernels>(input.device()).conv2d_forward(input, weight, bias, params);
 }
 
-Conv2dGrads backward_on_device(const Tensor& grad_output, const Tensor& input,
-                               const Tensor& weight, const Conv2dParams& params,
-                               Conv2dGradRequest request) {
-  if (is_degenerate(input, weight))
-    return degenerate_backward(grad_output, input, weight, request);
-  if (input.is_cpu()) return cpu::conv2d_backward(grad_output, input, weight, params, request);
-  if constexpr (cuda::kBuilt) {
-    const cuda::CudnnConvOptions options{cudnn_deterministic(), allow_tf32()};
-    return cuda::conv2d_backward(grad_output, input, weight, params, request, options);
-  }
-  MINIDL_INTERNAL_ASSERT(false, "a CUDA tensor exists in a build without CUDA");
-  return {};
+Conv2dGrads backward_on_device(const Tensor& grad_output, const Tensor& input, const Tensor& weight,
+                               const Conv2dParams& params, Conv2dGradRequest request) {
+  if (is_degenerate(input, weight)) return degenerate_backward(grad_output, input, weight, request);
+  return kernels_for<ConvKernels>(input.device())
+      .conv2d_backward(grad_output, input, weight, params, request);
 }
 
 }  // namespace

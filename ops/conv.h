@@ -12,8 +12,8 @@ namespace minidl {
 //   H_out = (H + 2 * padding.h - dilation.h * (kH - 1) - 1) / stride.h + 1.
 // The output (and the input's gradient) takes the input's memory format: a channels-last
 // input gives a channels-last output. float32, float64 (CPU only), float16 and bfloat16.
-Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {},
-              Size2 stride = 1, Size2 padding = 0, Size2 dilation = 1, int64_t groups = 1);
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, Size2 stride = 1,
+              Size2 padding = 0, Size2 dilation = 1, int64_t groups = 1);
 
 // When on, cuDNN convolutions use only deterministic algorithms, so a run repeats bit for bit
 // (like torch.backends.cudnn.deterministic). Off by default. CPU convolutions are always
@@ -21,8 +21,7 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}
 void set_cudnn_deterministic(bool deterministic);
 bool cudnn_deterministic();
 
-// The geometry of one convolution, validated, as the kernels in ops/cpu/conv.h and
-// ops/cuda/conv.h receive it.
+// The geometry of one convolution, validated, as the kernels of ops/conv_kernels.h receive it.
 struct Conv2dParams {
   Size2 stride = 1;
   Size2 padding = 0;

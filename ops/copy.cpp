@@ -1,9 +1,12 @@
-// Copies, conversions and fills: Tensor::copy_, to, clone, contiguous, fill_, zero_.
+// Copies, conversions and fills: Tensor::copy_, to, clone, contiguous, fill_, zero_. Within one
+// device through the kernels of ops/copy_kernels.h; between the host and a device, or between
+// devices, staged here around the CUDA transfers of ops/cuda/transfer.h.
 #include "minidl/core/autograd/function.h"
 #include "minidl/core/cuda/build.h"
 #include "minidl/ops/broadcast.h"
-#include "minidl/ops/cpu/copy.h"
-#include "minidl/ops/cuda/copy.h"
+#include "minidl/ops/copy_kernels.h"
+#include "minidl/ops/cuda/transfer.h"
+#include "minidl/ops/dispatch.h"
 
 namespace minidl {
 
@@ -12,15 +15,17 @@ namespace {
 // Copies `src` (already broadcast to dst's shape) into `dst` across dtypes and devices.
 void copy_data(const Tensor& dst, const Tensor& src) {
   if (dst.numel() == 0) return;
-  if (dst.is_cpu() && src.is_cpu()) return cpu::copy_kernel(dst, src);
+  if (dst.device() == src.device()) return kernels_for<CopyKernels>(dst.device()).copy(dst, src);
+  // A transfer: only CUDA builds have a second device.
   if constexpr (cuda::kBuilt) {
-    if (dst.device() == src.device()) return cuda::copy_kernel(dst, src);
+    const CopyKernels& host = CopyKernels::kCpu;
+    const CopyKernels& device = CopyKernels::kCuda;
     if (dst.is_cuda() && src.is_cuda()) {
       // Across GPUs: make a contiguous source of dst's dtype, copy it over, then lay it out.
       Tensor staged = src.to(dst.dtype()).contiguous();
       Tensor landing = dst.is_contiguous() ? dst : empty(dst.sizes(), dst.options());
       cuda::copy_peer(landing, staged);
-      if (!landing.is_same(dst)) cuda::copy_kernel(dst, landing);
+      if (!landing.is_same(dst)) device.copy(dst, landing);
       return;
     }
     // Host <-> device: convert and lay out on the host side, move contiguous bytes.
@@ -29,18 +34,18 @@ void copy_data(const Tensor& dst, const Tensor& src) {
       // copy from pinned memory stays asynchronous.
       const bool direct = src.dtype() == dst.dtype() && src.is_contiguous();
       Tensor staged = direct ? src : empty(dst.sizes(), dst.dtype());
-      if (!direct) cpu::copy_kernel(staged, src);
+      if (!direct) host.copy(staged, src);
       Tensor landing = dst.is_contiguous() ? dst : empty(dst.sizes(), dst.options());
       cuda::copy_host_device(landing, staged);
-      if (!landing.is_same(dst)) cuda::copy_kernel(dst, landing);
+      if (!landing.is_same(dst)) device.copy(dst, landing);
     } else {
       Tensor staged = src.is_contiguous() && src.sizes() == dst.sizes()
                           ? src
                           : empty(dst.sizes(), src.options());
-      if (!staged.is_same(src)) cuda::copy_kernel(staged, src);
+      if (!staged.is_same(src)) device.copy(staged, src);
       Tensor landing = empty(dst.sizes(), src.dtype());
       cuda::copy_host_device(landing, staged);
-      cpu::copy_kernel(dst, landing);
+      host.copy(dst, landing);
     }
     return;
   }
@@ -80,13 +85,7 @@ Tensor& Tensor::copy_(const Tensor& src) {
 
 Tensor& Tensor::fill_(double value) {
   autograd::check_inplace(*this, "fill_");
-  if (numel() > 0) {
-    if (is_cpu()) {
-      cpu::fill_kernel(*this, value);
-    } else if constexpr (cuda::kBuilt) {
-      cuda::fill_kernel(*this, value);
-    }
-  }
+  if (numel() > 0) kernels_for<CopyKernels>(device()).fill(*this, value);
   bump_version();
   return *this;
 }
@@ -117,7 +116,9 @@ Tensor Tensor::to(Device device, DType dtype) const {
 Tensor Tensor::to(Device device) const { return to(device, dtype()); }
 Tensor Tensor::to(DType dtype) const { return to(device(), dtype); }
 
-Tensor Tensor::clone() const { return copy_in_layout(*this, MemoryFormat::Contiguous, "CloneBackward"); }
+Tensor Tensor::clone() const {
+  return copy_in_layout(*this, MemoryFormat::Contiguous, "CloneBackward");
+}
 
 Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
 

@@ -1,5 +1,5 @@
-// Dropout: validation, the generator reservation, dispatch to ops/cpu/dropout.cpp or
-// ops/cuda/dropout.cu, and backward. Backward applies the same kernel to the gradient with the
+// Dropout: validation, the generator reservation, dispatch to the kernel of
+// ops/dropout_kernels.h, and backward. Backward applies the same kernel to the gradient with the
 // forward's generator state, which reproduces the mask (Note [Dropout masks are recomputed,
 // not stored] in ops/dropout_math.h): grad_input = grad * mask / (1 - p).
 #include "minidl/ops/dropout.h"
@@ -7,10 +7,9 @@
 #include <cmath>
 
 #include "minidl/core/autograd/function.h"
-#include "minidl/core/cuda/build.h"
 #include "minidl/core/generator.h"
-#include "minidl/ops/cpu/dropout.h"
-#include "minidl/ops/cuda/dropout.h"
+#include "minidl/ops/dispatch.h"
+#include "minidl/ops/dropout_kernels.h"
 #include "minidl/ops/elementwise.h"
 
 namespace minidl {
@@ -21,11 +20,7 @@ namespace {
 Tensor masked(const Tensor& input, double p, GeneratorState start) {
   Tensor out = empty(input.sizes(), input.options());
   if (input.numel() == 0) return out;
-  if (input.is_cpu()) {
-    cpu::dropout_kernel(out, input, p, start);
-  } else if constexpr (cuda::kBuilt) {
-    cuda::dropout_kernel(out, input, p, start);
-  }
+  kernels_for<DropoutKernels>(input.device()).dropout(out, input, p, start);
   return out;
 }
 

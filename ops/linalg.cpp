@@ -11,11 +11,10 @@
 #include <atomic>
 
 #include "minidl/core/autograd/function.h"
-#include "minidl/core/cuda/build.h"
 #include "minidl/ops/autocast_policy.h"
-#include "minidl/ops/cpu/linalg.h"
-#include "minidl/ops/cuda/linalg.h"
+#include "minidl/ops/dispatch.h"
 #include "minidl/ops/flop_counter.h"
+#include "minidl/ops/linalg_kernels.h"
 #include "minidl/ops/reduce.h"
 
 namespace minidl {
@@ -62,12 +61,10 @@ Tensor blas_compatible(const Tensor& matrices) {
   return matrices.contiguous();
 }
 
-// c = a @ b + beta * c on 3-D views (the contract of cpu::gemm), on a's device.
+// c = a @ b + beta * c on 3-D views (the contract of LinalgKernels::gemm), on c's device.
 void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double beta) {
   const Tensor a_ready = blas_compatible(a), b_ready = blas_compatible(b);
-  if (c.is_cpu()) return cpu::gemm(a_ready, b_ready, c, beta);
-  if constexpr (cuda::kBuilt) return cuda::gemm(a_ready, b_ready, c, beta, allow_tf32());
-  MINIDL_INTERNAL_ASSERT(false, "a CUDA tensor exists in a build without CUDA");
+  kernels_for<LinalgKernels>(c.device()).gemm(a_ready, b_ready, c, beta);
 }
 
 // True when the rows of every matrix of the 3-D `a` are evenly spaced across the whole batch,

@@ -1,5 +1,5 @@
-// Softmax, log_softmax and the losses: validation, dispatch to ops/cpu/loss.cpp or
-// ops/cuda/loss.cu, and backward. softmax, log_softmax, cross_entropy and nll_loss are
+// Softmax, log_softmax and the losses: validation, dispatch to the kernels of
+// ops/loss_kernels.h, and backward. softmax, log_softmax, cross_entropy and nll_loss are
 // primitives with their own backward kernels; mse_loss is composed of element-wise ops.
 //
 // Targets out of range: on the CPU a minidl::Error names the op, the bad value and C. On CUDA
@@ -11,11 +11,10 @@
 #include <utility>
 
 #include "minidl/core/autograd/function.h"
-#include "minidl/core/cuda/build.h"
 #include "minidl/ops/autocast_policy.h"
-#include "minidl/ops/cpu/loss.h"
-#include "minidl/ops/cuda/loss.h"
+#include "minidl/ops/dispatch.h"
 #include "minidl/ops/elementwise.h"
+#include "minidl/ops/loss_kernels.h"
 #include "minidl/ops/reduce.h"
 
 namespace minidl {
@@ -39,27 +38,7 @@ void check_floating(const Tensor& x, const char* op, const char* what) {
                "float64, float16 or bfloat16), got ", x.dtype());
 }
 
-// softmax (kLog false) or log_softmax of x [outer, C, inner] into out, on x's device.
-template <bool kLog>
-void run_softmax_forward(const Tensor& out, const Tensor& x) {
-  if (x.is_cpu()) {
-    kLog ? cpu::log_softmax_kernel(out, x) : cpu::softmax_kernel(out, x);
-  } else if constexpr (cuda::kBuilt) {
-    kLog ? cuda::log_softmax_kernel(out, x) : cuda::softmax_kernel(out, x);
-  }
-}
-
-template <bool kLog>
-void run_softmax_backward(const Tensor& grad_input, const Tensor& grad, const Tensor& output) {
-  if (output.is_cpu()) {
-    kLog ? cpu::log_softmax_backward_kernel(grad_input, grad, output)
-         : cpu::softmax_backward_kernel(grad_input, grad, output);
-  } else if constexpr (cuda::kBuilt) {
-    kLog ? cuda::log_softmax_backward_kernel(grad_input, grad, output)
-         : cuda::softmax_backward_kernel(grad_input, grad, output);
-  }
-}
-
+// softmax (kLog false) or log_softmax of x over `dim`.
 template <bool kLog>
 Tensor softmax_impl(const Tensor& x, int64_t dim) {
   const char* op = kLog ? "log_softmax" : "softmax";
@@ -72,17 +51,22 @@ Tensor softmax_impl(const Tensor& x, int64_t dim) {
     input = x.contiguous();
   }
   Tensor out = empty(x.sizes(), x.options());
-  if (x.numel() > 0) run_softmax_forward<kLog>(rows_around(out, d), rows_around(input, d));
+  if (x.numel() > 0) {
+    const LossKernels& kernels = kernels_for<LossKernels>(x.device());
+    (kLog ? kernels.log_softmax : kernels.softmax)(rows_around(out, d), rows_around(input, d));
+  }
   if (autograd::needs_grad({x})) {
     autograd::SavedTensor saved_out(out, op);
     autograd::record(out, kLog ? "LogSoftmaxBackward" : "SoftmaxBackward", {x},
                      [saved_out, d](const Tensor& grad) {
                        const Tensor& y = saved_out.get();
                        Tensor grad_input = empty(y.sizes(), y.options());
-                       if (y.numel() > 0)
-                         run_softmax_backward<kLog>(rows_around(grad_input, d),
-                                                    rows_around(grad.contiguous(), d),
-                                                    rows_around(y, d));
+                       if (y.numel() > 0) {
+                         const LossKernels& kernels = kernels_for<LossKernels>(y.device());
+                         (kLog ? kernels.log_softmax_backward : kernels.softmax_backward)(
+                             rows_around(grad_input, d), rows_around(grad.contiguous(), d),
+                             rows_around(y, d));
+                       }
                        return std::vector<Tensor>{grad_input};
                      });
   }
@@ -168,13 +152,9 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduc
   const TensorOptions acc_options = TensorOptions(acc_dtype(x.dtype())).device(x.device());
   Tensor losses = empty({rows}, acc_options);
   Tensor logsumexp = empty({rows}, acc_options);
-  if (rows > 0) {
-    if (x.is_cpu()) {
-      cpu::cross_entropy_forward_kernel(losses, logsumexp, x, t, label_smoothing);
-    } else if constexpr (cuda::kBuilt) {
-      cuda::cross_entropy_forward_kernel(losses, logsumexp, x, t, label_smoothing);
-    }
-  }
+  if (rows > 0)
+    kernels_for<LossKernels>(x.device())
+        .cross_entropy_forward(losses, logsumexp, x, t, label_smoothing);
   Tensor out = reduce_losses(losses, reduction, x.dtype());
   if (autograd::needs_grad({logits})) {
     autograd::SavedTensor saved_logits(x, "cross_entropy");
@@ -186,13 +166,9 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduc
           Tensor grad_logits = empty(x.sizes(), x.options());
           if (x.numel() == 0) return std::vector<Tensor>{grad_logits};
           auto [grad_rows, scale] = per_row_grad(grad, reduction, x.size(0));
-          if (x.is_cpu()) {
-            cpu::cross_entropy_backward_kernel(grad_logits, grad_rows, scale, x, saved_target.get(),
-                                               logsumexp, label_smoothing);
-          } else if constexpr (cuda::kBuilt) {
-            cuda::cross_entropy_backward_kernel(grad_logits, grad_rows, scale, x,
-                                                saved_target.get(), logsumexp, label_smoothing);
-          }
+          kernels_for<LossKernels>(x.device())
+              .cross_entropy_backward(grad_logits, grad_rows, scale, x, saved_target.get(),
+                                      logsumexp, label_smoothing);
           return std::vector<Tensor>{grad_logits};
         });
   }
@@ -211,31 +187,21 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reducti
   }
   const int64_t rows = x.size(0);
   Tensor losses = empty({rows}, TensorOptions(acc_dtype(x.dtype())).device(x.device()));
-  if (rows > 0) {
-    if (x.is_cpu()) {
-      cpu::nll_loss_forward_kernel(losses, x, t);
-    } else if constexpr (cuda::kBuilt) {
-      cuda::nll_loss_forward_kernel(losses, x, t);
-    }
-  }
+  if (rows > 0) kernels_for<LossKernels>(x.device()).nll_loss_forward(losses, x, t);
   Tensor out = reduce_losses(losses, reduction, x.dtype());
   if (autograd::needs_grad({log_probs})) {
     autograd::SavedTensor saved_target(t, "nll_loss");
     const Shape input_sizes = x.sizes();
     const TensorOptions input_options = x.options();
-    autograd::record(
-        out, "NllLossBackward", {log_probs},
-        [saved_target, input_sizes, input_options, reduction](const Tensor& grad) {
-          Tensor grad_input = empty(input_sizes, input_options);
-          if (grad_input.numel() == 0) return std::vector<Tensor>{grad_input};
-          auto [grad_rows, scale] = per_row_grad(grad, reduction, input_sizes[0]);
-          if (grad_input.is_cpu()) {
-            cpu::nll_loss_backward_kernel(grad_input, grad_rows, scale, saved_target.get());
-          } else if constexpr (cuda::kBuilt) {
-            cuda::nll_loss_backward_kernel(grad_input, grad_rows, scale, saved_target.get());
-          }
-          return std::vector<Tensor>{grad_input};
-        });
+    autograd::record(out, "NllLossBackward", {log_probs},
+                     [saved_target, input_sizes, input_options, reduction](const Tensor& grad) {
+                       Tensor grad_input = empty(input_sizes, input_options);
+                       if (grad_input.numel() == 0) return std::vector<Tensor>{grad_input};
+                       auto [grad_rows, scale] = per_row_grad(grad, reduction, input_sizes[0]);
+                       kernels_for<LossKernels>(grad_input.device())
+                           .nll_loss_backward(grad_input, grad_rows, scale, saved_target.get());
+                       return std::vector<Tensor>{grad_input};
+                     });
   }
   return out;
 }

@@ -1,5 +1,5 @@
-// Batch normalisation: validation, dtype and layout staging, dispatch to ops/cpu/norm.cpp or
-// ops/cuda/norm.cu, and backward. The math is in ops/norm_math.h.
+// Batch normalisation: validation, dtype and layout staging, dispatch to the kernels of
+// ops/norm_kernels.h, and backward. The math is in ops/norm_math.h.
 //
 // The kernels see one accumulation dtype (Acc: float32, or float64 for float64 input) for
 // every per-channel tensor. Parameters of another dtype (float16 weights under a float16 input)
@@ -11,10 +11,9 @@
 #include <cmath>
 
 #include "minidl/core/autograd/function.h"
-#include "minidl/core/cuda/build.h"
-#include "minidl/ops/cpu/norm.h"
-#include "minidl/ops/cuda/norm.h"
+#include "minidl/ops/dispatch.h"
 #include "minidl/ops/elementwise.h"
+#include "minidl/ops/norm_kernels.h"
 
 namespace minidl {
 
@@ -127,13 +126,9 @@ ChannelStatistics batch_statistics(const Tensor& x, const norm::ChannelLayout& l
                           empty({layout.channels}, acc_options)};
   RunningStatistic staged_mean(running_mean, acc), staged_var(running_var, acc);
   if (layout.numel() > 0) {
-    if (x.is_cpu()) {
-      cpu::batch_norm_statistics_kernel(stats.mean, stats.invstd, staged_mean.get(),
-                                        staged_var.get(), x, layout, momentum, eps);
-    } else if constexpr (cuda::kBuilt) {
-      cuda::batch_norm_statistics_kernel(stats.mean, stats.invstd, staged_mean.get(),
-                                         staged_var.get(), x, layout, momentum, eps);
-    }
+    kernels_for<NormKernels>(x.device())
+        .batch_norm_statistics(stats.mean, stats.invstd, staged_mean.get(), staged_var.get(), x,
+                               layout, momentum, eps);
     staged_mean.commit();
     staged_var.commit();
   }
@@ -151,11 +146,8 @@ ChannelStatistics running_statistics(const Tensor& running_mean, const Tensor& r
 void apply(const Tensor& out, const Tensor& x, const ChannelStatistics& stats, const Tensor& weight,
            const Tensor& bias, const norm::ChannelLayout& layout) {
   if (layout.numel() == 0) return;
-  if (x.is_cpu()) {
-    cpu::batch_norm_apply_kernel(out, x, stats.mean, stats.invstd, weight, bias, layout);
-  } else if constexpr (cuda::kBuilt) {
-    cuda::batch_norm_apply_kernel(out, x, stats.mean, stats.invstd, weight, bias, layout);
-  }
+  kernels_for<NormKernels>(x.device())
+      .batch_norm_apply(out, x, stats.mean, stats.invstd, weight, bias, layout);
 }
 
 // What backward keeps, and which gradients it owes.
@@ -182,29 +174,17 @@ std::vector<Tensor> batch_norm_backward(const BackwardState& state, const Tensor
   if (state.weight_needs_grad || state.bias_needs_grad || (batch && state.input_needs_grad)) {
     sum_dy = zeros({layout.channels}, acc_options);
     sum_dy_xmu = zeros({layout.channels}, acc_options);
-    if (layout.numel() > 0) {
-      if (x.is_cpu()) {
-        cpu::batch_norm_backward_reduce_kernel(sum_dy, sum_dy_xmu, dy, x, state.stats.mean, layout);
-      } else if constexpr (cuda::kBuilt) {
-        cuda::batch_norm_backward_reduce_kernel(sum_dy, sum_dy_xmu, dy, x, state.stats.mean,
-                                                layout);
-      }
-    }
+    if (layout.numel() > 0)
+      kernels_for<NormKernels>(x.device())
+          .batch_norm_backward_reduce(sum_dy, sum_dy_xmu, dy, x, state.stats.mean, layout);
   }
   Tensor grad_input;
   if (state.input_needs_grad) {
     grad_input = empty(x.sizes(), x.options(), state.format);
-    if (layout.numel() > 0) {
-      if (x.is_cpu()) {
-        cpu::batch_norm_backward_input_kernel(grad_input, dy, x, state.stats.mean,
-                                              state.stats.invstd, weight, sum_dy, sum_dy_xmu,
-                                              layout, state.statistics);
-      } else if constexpr (cuda::kBuilt) {
-        cuda::batch_norm_backward_input_kernel(grad_input, dy, x, state.stats.mean,
-                                               state.stats.invstd, weight, sum_dy, sum_dy_xmu,
-                                               layout, state.statistics);
-      }
-    }
+    if (layout.numel() > 0)
+      kernels_for<NormKernels>(x.device())
+          .batch_norm_backward_input(grad_input, dy, x, state.stats.mean, state.stats.invstd,
+                                     weight, sum_dy, sum_dy_xmu, layout, state.statistics);
   }
   Tensor grad_weight, grad_bias;
   if (state.weight_needs_grad)

@@ -1,5 +1,5 @@
-// 2-D pooling: validation, output geometry, dispatch to ops/cpu/pool.cpp or ops/cuda/pool.cu,
-// and backward. The per-element math lives in ops/pool_math.h.
+// 2-D pooling: validation, output geometry, dispatch to the kernels of ops/pool_kernels.h, and
+// backward. The per-element math lives in ops/pool_math.h.
 //
 // Layout: the output (and, backward, the input gradient) is created in the input's memory
 // format, so channels-last stays channels-last; the kernels read every tensor through its
@@ -10,9 +10,8 @@
 #include <string>
 
 #include "minidl/core/autograd/function.h"
-#include "minidl/core/cuda/build.h"
-#include "minidl/ops/cpu/pool.h"
-#include "minidl/ops/cuda/pool.h"
+#include "minidl/ops/dispatch.h"
+#include "minidl/ops/pool_kernels.h"
 
 namespace minidl {
 
@@ -77,13 +76,8 @@ Tensor max_pool2d_4d(const Tensor& input, const pool::Window2d& window) {
   const Shape out_sizes = pooled_sizes(input, window.h.out, window.w.out);
   Tensor out = empty(out_sizes, input.options(), format);
   Tensor indices = empty(out_sizes, TensorOptions(kInt64).device(input.device()), format);
-  if (out.numel() > 0) {
-    if (input.is_cpu()) {
-      cpu::max_pool2d_kernel(out, indices, input, window);
-    } else if constexpr (cuda::kBuilt) {
-      cuda::max_pool2d_kernel(out, indices, input, window);
-    }
-  }
+  if (out.numel() > 0)
+    kernels_for<PoolKernels>(input.device()).max_pool2d(out, indices, input, window);
   if (autograd::needs_grad({input})) {
     // The argmax positions are all backward needs: the input is not kept.
     const Shape input_sizes = input.sizes();
@@ -92,11 +86,8 @@ Tensor max_pool2d_4d(const Tensor& input, const pool::Window2d& window) {
                      [indices, window, input_sizes, input_options, format](const Tensor& grad) {
                        Tensor grad_input = empty(input_sizes, input_options, format);
                        if (grad_input.numel() == 0) return std::vector<Tensor>{grad_input};
-                       if (grad_input.is_cpu()) {
-                         cpu::max_pool2d_backward_kernel(grad_input, grad, indices, window);
-                       } else if constexpr (cuda::kBuilt) {
-                         cuda::max_pool2d_backward_kernel(grad_input, grad, indices, window);
-                       }
+                       kernels_for<PoolKernels>(grad_input.device())
+                           .max_pool2d_backward(grad_input, grad, indices, window);
                        return std::vector<Tensor>{grad_input};
                      });
   }
@@ -106,13 +97,8 @@ Tensor max_pool2d_4d(const Tensor& input, const pool::Window2d& window) {
 Tensor avg_pool2d_4d(const Tensor& input, const pool::Window2d& window, bool count_include_pad) {
   const MemoryFormat format = input.suggest_memory_format();
   Tensor out = empty(pooled_sizes(input, window.h.out, window.w.out), input.options(), format);
-  if (out.numel() > 0) {
-    if (input.is_cpu()) {
-      cpu::avg_pool2d_kernel(out, input, window, count_include_pad);
-    } else if constexpr (cuda::kBuilt) {
-      cuda::avg_pool2d_kernel(out, input, window, count_include_pad);
-    }
-  }
+  if (out.numel() > 0)
+    kernels_for<PoolKernels>(input.device()).avg_pool2d(out, input, window, count_include_pad);
   if (autograd::needs_grad({input})) {
     const Shape input_sizes = input.sizes();
     const TensorOptions input_options = input.options();
@@ -121,11 +107,8 @@ Tensor avg_pool2d_4d(const Tensor& input, const pool::Window2d& window, bool cou
         [window, count_include_pad, input_sizes, input_options, format](const Tensor& grad) {
           Tensor grad_input = empty(input_sizes, input_options, format);
           if (grad_input.numel() == 0) return std::vector<Tensor>{grad_input};
-          if (grad_input.is_cpu()) {
-            cpu::avg_pool2d_backward_kernel(grad_input, grad, window, count_include_pad);
-          } else if constexpr (cuda::kBuilt) {
-            cuda::avg_pool2d_backward_kernel(grad_input, grad, window, count_include_pad);
-          }
+          kernels_for<PoolKernels>(grad_input.device())
+              .avg_pool2d_backward(grad_input, grad, window, count_include_pad);
           return std::vector<Tensor>{grad_input};
         });
   }
@@ -135,13 +118,8 @@ Tensor avg_pool2d_4d(const Tensor& input, const pool::Window2d& window, bool cou
 Tensor adaptive_avg_pool2d_4d(const Tensor& input, const pool::Adaptive2d& window) {
   const MemoryFormat format = input.suggest_memory_format();
   Tensor out = empty(pooled_sizes(input, window.h.out, window.w.out), input.options(), format);
-  if (out.numel() > 0) {
-    if (input.is_cpu()) {
-      cpu::adaptive_avg_pool2d_kernel(out, input, window);
-    } else if constexpr (cuda::kBuilt) {
-      cuda::adaptive_avg_pool2d_kernel(out, input, window);
-    }
-  }
+  if (out.numel() > 0)
+    kernels_for<PoolKernels>(input.device()).adaptive_avg_pool2d(out, input, window);
   if (autograd::needs_grad({input})) {
     const Shape input_sizes = input.sizes();
     const TensorOptions input_options = input.options();
@@ -149,11 +127,8 @@ Tensor adaptive_avg_pool2d_4d(const Tensor& input, const pool::Adaptive2d& windo
                      [window, input_sizes, input_options, format](const Tensor& grad) {
                        Tensor grad_input = empty(input_sizes, input_options, format);
                        if (grad_input.numel() == 0) return std::vector<Tensor>{grad_input};
-                       if (grad_input.is_cpu()) {
-                         cpu::adaptive_avg_pool2d_backward_kernel(grad_input, grad, window);
-                       } else if constexpr (cuda::kBuilt) {
-                         cuda::adaptive_avg_pool2d_backward_kernel(grad_input, grad, window);
-                       }
+                       kernels_for<PoolKernels>(grad_input.device())
+                           .adaptive_avg_pool2d_backward(grad_input, grad, window);
                        return std::vector<Tensor>{grad_input};
                      });
   }

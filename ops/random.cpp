@@ -1,14 +1,13 @@
 // Random tensors: validation and dispatch. The values come from the global Philox generator
-// (core/generator.h); kernels in ops/cpu/random.cpp and ops/cuda/random.cu.
+// (core/generator.h); kernels in ops/random_kernels.h.
 #include "minidl/ops/random.h"
 
 #include <cmath>
 
 #include "minidl/core/autograd/function.h"
-#include "minidl/core/cuda/build.h"
 #include "minidl/core/generator.h"
-#include "minidl/ops/cpu/random.h"
-#include "minidl/ops/cuda/random.h"
+#include "minidl/ops/dispatch.h"
+#include "minidl/ops/random_kernels.h"
 
 namespace minidl {
 
@@ -20,21 +19,11 @@ enum class Distribution { Uniform, Normal };
 void fill_random(const Tensor& out, Distribution distribution, double a, double b) {
   const GeneratorState start = default_generator().reserve(static_cast<uint64_t>(out.numel()));
   if (out.numel() == 0) return;
-  if (out.is_cpu()) {
-    if (distribution == Distribution::Uniform)
-      cpu::uniform_kernel(out, a, b, start);
-    else
-      cpu::normal_kernel(out, a, b, start);
-    return;
-  }
-  if constexpr (cuda::kBuilt) {
-    if (distribution == Distribution::Uniform)
-      cuda::uniform_kernel(out, a, b, start);
-    else
-      cuda::normal_kernel(out, a, b, start);
-    return;
-  }
-  MINIDL_INTERNAL_ASSERT(false, "a CUDA tensor exists in a build without CUDA");
+  const RandomKernels& kernels = kernels_for<RandomKernels>(out.device());
+  if (distribution == Distribution::Uniform)
+    kernels.uniform(out, a, b, start);
+  else
+    kernels.normal(out, a, b, start);
 }
 
 // Draws into `t` in row-major logical order, through a contiguous buffer for strided views.

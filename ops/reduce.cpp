@@ -1,4 +1,4 @@
-// Reductions: validation, layout, dispatch to ops/cpu/reduce.cpp or ops/cuda/reduce.cu, and
+// Reductions: validation, layout, dispatch to the kernels of ops/reduce_kernels.h, and
 // backward.
 //
 // Note [Reduction layout]: the kernels only ever see a contiguous input viewed as
@@ -20,11 +20,10 @@
 #include <vector>
 
 #include "minidl/core/autograd/function.h"
-#include "minidl/core/cuda/build.h"
 #include "minidl/ops/autocast_policy.h"
-#include "minidl/ops/cpu/reduce.h"
-#include "minidl/ops/cuda/reduce.h"
+#include "minidl/ops/dispatch.h"
 #include "minidl/ops/elementwise.h"
+#include "minidl/ops/reduce_kernels.h"
 
 namespace minidl {
 
@@ -158,11 +157,7 @@ Tensor sum_impl(const Tensor& x, const std::vector<bool>& reduced, bool keepdim)
   ReductionPlan plan = plan_reduction(x, reduced, keepdim, VisitOrder::Any);
   const DType out_dtype = x.is_floating_point() ? x.dtype() : kInt64;
   Tensor out = empty(plan.result_sizes, TensorOptions(out_dtype).device(x.device()));
-  if (x.is_cpu()) {
-    cpu::sum_kernel(out, plan.input);
-  } else if constexpr (cuda::kBuilt) {
-    cuda::sum_kernel(out, plan.input);
-  }
+  kernels_for<ReduceKernels>(x.device()).sum(out, plan.input);
   if (autograd::needs_grad({x})) {
     const Shape input_sizes = x.sizes(), keepdim_sizes = plan.keepdim_sizes;
     autograd::record(out, "SumBackward", {x}, [input_sizes, keepdim_sizes](const Tensor& grad) {
@@ -176,11 +171,7 @@ Tensor mean_impl(const Tensor& x, const std::vector<bool>& reduced, bool keepdim
   check_floating(x, "mean");
   ReductionPlan plan = plan_reduction(x, reduced, keepdim, VisitOrder::Any);
   Tensor out = empty(plan.result_sizes, x.options());
-  if (x.is_cpu()) {
-    cpu::mean_kernel(out, plan.input);
-  } else if constexpr (cuda::kBuilt) {
-    cuda::mean_kernel(out, plan.input);
-  }
+  kernels_for<ReduceKernels>(x.device()).mean(out, plan.input);
   if (autograd::needs_grad({x})) {
     const Shape input_sizes = x.sizes(), keepdim_sizes = plan.keepdim_sizes;
     const double count = static_cast<double>(plan.reduce);
@@ -210,13 +201,8 @@ std::tuple<Tensor, Tensor> extreme_impl(const Tensor& x, const std::vector<bool>
   Tensor indices = want_indices || needs_grad
                        ? empty(plan.result_sizes, TensorOptions(kInt64).device(x.device()))
                        : Tensor();
-  if (x.is_cpu()) {
-    kLargest ? cpu::max_kernel(values, indices, plan.input)
-             : cpu::min_kernel(values, indices, plan.input);
-  } else if constexpr (cuda::kBuilt) {
-    kLargest ? cuda::max_kernel(values, indices, plan.input)
-             : cuda::min_kernel(values, indices, plan.input);
-  }
+  const ReduceKernels& kernels = kernels_for<ReduceKernels>(x.device());
+  (kLargest ? kernels.max : kernels.min)(values, indices, plan.input);
   if (needs_grad) {
     // One dim or all dims is always a single run, so plan.input is x's own row-major layout
     // and the scattered gradient needs no permute back. The indices may be the caller's too:
@@ -229,11 +215,8 @@ std::tuple<Tensor, Tensor> extreme_impl(const Tensor& x, const std::vector<bool>
                        const Tensor& indices = saved_indices.get();
                        Tensor grad_input = empty(layout, grad.options());
                        Tensor grad_rows = grad.contiguous();
-                       if (grad.is_cpu()) {
-                         cpu::scatter_extreme_grad_kernel(grad_input, grad_rows, indices);
-                       } else if constexpr (cuda::kBuilt) {
-                         cuda::scatter_extreme_grad_kernel(grad_input, grad_rows, indices);
-                       }
+                       kernels_for<ReduceKernels>(grad.device())
+                           .scatter_extreme_grad(grad_input, grad_rows, indices);
                        return std::vector<Tensor>{grad_input.view(input_sizes)};
                      });
   }
@@ -245,11 +228,7 @@ Tensor argmax_impl(const Tensor& x, const std::vector<bool>& reduced, bool keepd
   ReductionPlan plan = plan_reduction(x, reduced, keepdim, VisitOrder::Logical);
   check_nonempty(x, plan, "argmax", dim);
   Tensor indices = empty(plan.result_sizes, TensorOptions(kInt64).device(x.device()));
-  if (x.is_cpu()) {
-    cpu::max_kernel(Tensor(), indices, plan.input);
-  } else if constexpr (cuda::kBuilt) {
-    cuda::max_kernel(Tensor(), indices, plan.input);
-  }
+  kernels_for<ReduceKernels>(x.device()).max(Tensor(), indices, plan.input);
   return indices;
 }
 
@@ -258,11 +237,7 @@ Tensor var_impl(const Tensor& x, const std::vector<bool>& reduced, int64_t corre
   check_floating(x, "var");
   ReductionPlan plan = plan_reduction(x, reduced, keepdim, VisitOrder::Any);
   Tensor out = empty(plan.result_sizes, x.options());
-  if (x.is_cpu()) {
-    cpu::var_kernel(out, plan.input, correction);
-  } else if constexpr (cuda::kBuilt) {
-    cuda::var_kernel(out, plan.input, correction);
-  }
+  kernels_for<ReduceKernels>(x.device()).var(out, plan.input, correction);
   if (autograd::needs_grad({x})) {
     // d var / d x_i = 2 (x_i - mean) / (n - correction)
     autograd::SavedTensor saved_x(x, "var");

@@ -4,14 +4,13 @@
 // cat copies each input into its slice of the output with copy_ on narrow() views, which works
 // on both devices; its backward hands each input its slice of the gradient. index_select
 // gathers rows through a kernel and scatters them back with index_add in backward.
-#include "minidl/ops/cpu/shape.h"
+#include "minidl/ops/shape.h"
 
 #include <algorithm>
 
 #include "minidl/core/autograd/function.h"
-#include "minidl/core/cuda/build.h"
-#include "minidl/ops/cuda/shape.h"
-#include "minidl/ops/shape.h"
+#include "minidl/ops/dispatch.h"
+#include "minidl/ops/shape_kernels.h"
 
 namespace minidl {
 
@@ -38,17 +37,13 @@ void check_cat_inputs(const std::vector<Tensor>& tensors, int64_t dim) {
 
 // Writes `x`'s rows at `index` along `dim` into `out`; all contiguous, on one device.
 void index_select_into(const Tensor& out, const Tensor& x, int64_t dim, const Tensor& index) {
-  if (x.is_cpu()) return cpu::index_select_kernel(out, x, dim, index);
-  if constexpr (cuda::kBuilt) return cuda::index_select_kernel(out, x, dim, index);
-  MINIDL_INTERNAL_ASSERT(false, "a CUDA tensor exists in a build without CUDA");
+  kernels_for<ShapeKernels>(x.device()).index_select(out, x, dim, index);
 }
 
 // grad_x += `grad`'s rows scattered to `index` along `dim`; all contiguous, on one device.
 void index_add_into(const Tensor& grad_x, const Tensor& grad, int64_t dim, const Tensor& index) {
   if (grad.numel() == 0) return;
-  if (grad.is_cpu()) return cpu::index_add_kernel(grad_x, grad, dim, index);
-  if constexpr (cuda::kBuilt) return cuda::index_add_kernel(grad_x, grad, dim, index);
-  MINIDL_INTERNAL_ASSERT(false, "a CUDA tensor exists in a build without CUDA");
+  kernels_for<ShapeKernels>(grad.device()).index_add(grad_x, grad, dim, index);
 }
 
 // The largest label, read on the host (so a CUDA tensor is copied over and the host waits).
@@ -157,11 +152,7 @@ Tensor one_hot(const Tensor& labels, int64_t num_classes) {
   out_sizes.push_back(num_classes);
   Tensor out = empty(out_sizes, TensorOptions(kInt64).device(labels.device()));
   const Tensor labels_contiguous = labels.contiguous();
-  if (labels.is_cpu()) {
-    cpu::one_hot_kernel(out, labels_contiguous, num_classes);
-  } else if constexpr (cuda::kBuilt) {
-    cuda::one_hot_kernel(out, labels_contiguous, num_classes);
-  }
+  kernels_for<ShapeKernels>(labels.device()).one_hot(out, labels_contiguous, num_classes);
   return out;
 }
 

@@ -1,4 +1,4 @@
-// CPU convolution as im2col + OpenBLAS GEMM over chunks of samples (see ops/cpu/conv.h).
+// CPU convolution as im2col + OpenBLAS GEMM over chunks of samples (ops/conv_kernels.h).
 //
 // Note [Convolution as GEMM]: for a chunk of S samples, im2col lays out every receptive field
 // as one column of
@@ -20,8 +20,6 @@
 // at least as many chunks as threads when the batch allows. Each thread sums its chunks' weight
 // gradients in its own buffer and the buffers are added in thread order, so the result repeats
 // exactly for a given thread count (and differs in the last bits between thread counts).
-#include "minidl/ops/cpu/conv.h"
-
 #include <cblas.h>
 
 #include <algorithm>
@@ -30,6 +28,7 @@
 
 #include "minidl/core/parallel.h"
 #include "minidl/ops/ceil_div.h"
+#include "minidl/ops/conv_kernels.h"
 #include "minidl/ops/cpu/blas_threads.h"
 
 namespace minidl::cpu {
@@ -157,7 +156,7 @@ void im2col_plane(const T* plane, T* columns, int64_t row_stride, const ConvGeom
       std::fill(tap, tap + rows.begin * g.out_w, T(0));
       for (int64_t oh = rows.begin; oh < rows.end; ++oh) {
         const T* in_row = plane + (oh * p.stride.h + h_offset) * g.in_w;  // [W]
-        T* out_row = tap + oh * g.out_w;                                   // [W_out]
+        T* out_row = tap + oh * g.out_w;                                  // [W_out]
         std::fill(out_row, out_row + cols.begin, T(0));
         if (p.stride.w == 1 && cols.begin < cols.end) {
           std::copy(in_row + cols.begin + w_offset, in_row + cols.end + w_offset,
@@ -188,7 +187,7 @@ void col2im_plane(const T* columns, int64_t row_stride, T* plane, const ConvGeom
       const T* tap = columns + (i * g.kernel_w + j) * row_stride;  // [H_out, W_out]
       for (int64_t oh = rows.begin; oh < rows.end; ++oh) {
         T* in_row = plane + (oh * p.stride.h + h_offset) * g.in_w;  // [W]
-        const T* out_row = tap + oh * g.out_w;                       // [W_out]
+        const T* out_row = tap + oh * g.out_w;                      // [W_out]
         for (int64_t ow = cols.begin; ow < cols.end; ++ow)
           in_row[ow * p.stride.w + w_offset] += out_row[ow];
       }
@@ -264,9 +263,8 @@ void gather_grad_results(const T* grad_output, int64_t first, int64_t samples, T
 // c [m, n] = op(a) [m, k] @ op(b) [k, n] + beta * c, row-major with the given leading
 // dimensions.
 template <class T>
-void gemm(CBLAS_TRANSPOSE transpose_a, CBLAS_TRANSPOSE transpose_b, int64_t m, int64_t n,
-          int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c,
-          int64_t ldc) {
+void gemm(CBLAS_TRANSPOSE transpose_a, CBLAS_TRANSPOSE transpose_b, int64_t m, int64_t n, int64_t k,
+          const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
   const auto blas = [](int64_t value) { return static_cast<blasint>(value); };
   if constexpr (std::is_same_v<T, float>) {
     cblas_sgemm(CblasRowMajor, transpose_a, transpose_b, blas(m), blas(n), blas(k), 1.0f, a,
@@ -319,8 +317,8 @@ void backward_kernel(const Tensor& grad_output, const Tensor& input, const Tenso
   // [C_in*kH*kW, S*P]; the chunk's output gradient [C_out, S*P]; and, when there are several
   // tasks, the task's own sum of weight gradients [C_out, K].
   const bool task_weight_sums = grad_weight.defined() && plan.num_tasks > 1;
-  const int64_t task_elements = (g.column_rows() + g.out_channels) * columns_width +
-                                (task_weight_sums ? weight_elements : 0);
+  const int64_t task_elements =
+      (g.column_rows() + g.out_channels) * columns_width + (task_weight_sums ? weight_elements : 0);
   Tensor workspace = empty({plan.num_tasks, task_elements}, grad_output.dtype());
   for_each_chunk(plan, g.batch, [&](int64_t task, int64_t first, int64_t samples) {
     T* columns = static_cast<T*>(workspace.data_ptr()) + task * task_elements;
@@ -401,15 +399,13 @@ void visit_compute_dtype(DType dtype, Fn&& fn) {
   fn(double{});
 }
 
-}  // namespace
-
 Tensor conv2d_forward(const Tensor& input, const Tensor& weight, const Tensor& bias,
                       const Conv2dParams& params) {
   const ConvGeometry g = geometry_of(input.sizes(), weight.sizes(), params);
   const Tensor input_ready = compute_operand(input), weight_ready = compute_operand(weight);
   const Tensor bias_ready = bias.defined() ? compute_operand(bias) : Tensor();
-  Tensor output = empty(conv2d_output_sizes(input.sizes(), weight.sizes(), params),
-                        input_ready.dtype());
+  Tensor output =
+      empty(conv2d_output_sizes(input.sizes(), weight.sizes(), params), input_ready.dtype());
   visit_compute_dtype(output.dtype(), [&](auto zero) {
     forward_kernel<decltype(zero)>(input_ready, weight_ready, bias_ready, output, g);
   });
@@ -441,4 +437,15 @@ Conv2dGrads conv2d_backward(const Tensor& grad_output, const Tensor& input, cons
   return grads;
 }
 
+}  // namespace
+
 }  // namespace minidl::cpu
+
+namespace minidl {
+
+const ConvKernels ConvKernels::kCpu{
+    .conv2d_forward = cpu::conv2d_forward,
+    .conv2d_backward = cpu::conv2d_backward,
+};
+
+}  // namespace minidl

@@ -1,8 +1,7 @@
-#include "minidl/ops/cpu/copy.h"
-
 #include <cstring>
 #include <type_traits>
 
+#include "minidl/ops/copy_kernels.h"
 #include "minidl/ops/cpu/loops.h"
 #include "minidl/ops/iteration_shape.h"
 
@@ -55,8 +54,6 @@ MemoryOrderLoop<N> memory_order_loop(const Shape& sizes,
   return loop;
 }
 
-}  // namespace
-
 void copy_kernel(const Tensor& dst, const Tensor& src) {
   if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous() &&
       dst.sizes() == src.sizes()) {
@@ -89,4 +86,15 @@ void fill_kernel(const Tensor& dst, double value) {
   });
 }
 
+}  // namespace
+
 }  // namespace minidl::cpu
+
+namespace minidl {
+
+const CopyKernels CopyKernels::kCpu{
+    .copy = cpu::copy_kernel,
+    .fill = cpu::fill_kernel,
+};
+
+}  // namespace minidl

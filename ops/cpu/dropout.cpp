@@ -1,9 +1,8 @@
 // CPU dropout: one Philox evaluation per element (ops/dropout_math.h), split over the threads.
-#include "minidl/ops/cpu/dropout.h"
-
 #include <type_traits>
 
 #include "minidl/core/parallel.h"
+#include "minidl/ops/dropout_kernels.h"
 #include "minidl/ops/dropout_math.h"
 
 namespace minidl::cpu {
@@ -11,7 +10,6 @@ namespace minidl::cpu {
 namespace {
 // Philox costs ~40 integer operations per element, so threads pay off sooner than for copies.
 constexpr int64_t kDropoutGrain = 8192;
-}  // namespace
 
 void dropout_kernel(const Tensor& out, const Tensor& input, double p, GeneratorState start) {
   visit_floating(input.dtype(), "dropout", [&](auto zero) {
@@ -29,4 +27,12 @@ void dropout_kernel(const Tensor& out, const Tensor& input, double p, GeneratorS
   });
 }
 
+}  // namespace
+
 }  // namespace minidl::cpu
+
+namespace minidl {
+
+const DropoutKernels DropoutKernels::kCpu{.dropout = cpu::dropout_kernel};
+
+}  // namespace minidl

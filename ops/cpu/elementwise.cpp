@@ -1,12 +1,13 @@
-#include "minidl/ops/cpu/elementwise.h"
-
-#include <algorithm>
+// CPU kernels of the element-wise ops: a dtype switch, then the functor from
+// ops/elementwise_math.h run by elementwise_loop.
 #include <array>
 #include <tuple>
 #include <utility>
 
 #include "minidl/core/parallel.h"
 #include "minidl/ops/cpu/loops.h"
+#include "minidl/ops/dense_layout.h"
+#include "minidl/ops/elementwise_kernels.h"
 
 namespace minidl::cpu {
 
@@ -24,7 +25,7 @@ void elementwise_loop(const Op& op, const Tensor& out,
   Out* out_data = static_cast<Out*>(out.data_ptr());
   bool flat = is_non_overlapping_and_dense(out);
   for (const Tensor& input : inputs) flat = flat && input.strides() == out.strides();
-  [&]<size_t... I>(std::index_sequence<I...>) {
+  auto walk = [&]<size_t... I>(std::index_sequence<I...>) {
     const std::tuple<const In*...> in_data{static_cast<const In*>(inputs[I].data_ptr())...};
     if (flat) {
       parallel_for(0, out.numel(), kDefaultGrain, [&](int64_t begin, int64_t end) {
@@ -36,22 +37,8 @@ void elementwise_loop(const Op& op, const Tensor& out,
                                   out_data[at[0]] = op(std::get<I>(in_data)[at[I + 1]]...);
                                 });
     }
-  }(std::index_sequence_for<In...>{});
-}
-
-}  // namespace
-
-bool is_non_overlapping_and_dense(const Tensor& t) {
-  std::vector<std::pair<int64_t, int64_t>> stride_size;
-  for (int64_t d = 0; d < t.dim(); ++d)
-    if (t.size(d) != 1) stride_size.emplace_back(t.stride(d), t.size(d));
-  std::sort(stride_size.begin(), stride_size.end());
-  int64_t expected = 1;
-  for (const auto& [stride, size] : stride_size) {
-    if (stride != expected) return false;
-    expected *= size;
-  }
-  return true;
+  };
+  walk(std::index_sequence_for<In...>{});
 }
 
 void unary_kernel(UnaryOp op, const Tensor& out, const Tensor& x, double scalar) {
@@ -88,8 +75,7 @@ void compare_kernel(CompareOp op, const Tensor& out, const Tensor& a, const Tens
   visit_dtype(a.dtype(), [&](auto zero) {
     using T = decltype(zero);
     with_compare_functor<T>(op, [&](auto functor) {
-      elementwise_loop<bool, T, T>(Computing<bool, decltype(functor), T, T>{functor}, out,
-                                   {a, b});
+      elementwise_loop<bool, T, T>(Computing<bool, decltype(functor), T, T>{functor}, out, {a, b});
     });
   });
 }
@@ -112,4 +98,19 @@ void where_kernel(const Tensor& out, const Tensor& condition, const Tensor& a, c
   });
 }
 
+}  // namespace
+
 }  // namespace minidl::cpu
+
+namespace minidl {
+
+const ElementwiseKernels ElementwiseKernels::kCpu{
+    .unary = cpu::unary_kernel,
+    .binary = cpu::binary_kernel,
+    .ternary = cpu::ternary_kernel,
+    .compare = cpu::compare_kernel,
+    .compare_scalar = cpu::compare_scalar_kernel,
+    .where = cpu::where_kernel,
+};
+
+}  // namespace minidl

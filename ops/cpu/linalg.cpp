@@ -1,7 +1,5 @@
 // CPU GEMM: one cblas_?gemm call per matrix of the batch, row-major, with transposed operands
-// passed as BLAS transposes (see the layout contract in ops/cpu/linalg.h).
-#include "minidl/ops/cpu/linalg.h"
-
+// passed as BLAS transposes (see the layout contract in ops/linalg_kernels.h).
 #include <cblas.h>
 
 #include <algorithm>
@@ -10,6 +8,7 @@
 
 #include "minidl/core/parallel.h"
 #include "minidl/ops/cpu/blas_threads.h"
+#include "minidl/ops/linalg_kernels.h"
 
 namespace minidl::cpu {
 
@@ -77,8 +76,6 @@ void gemm_typed(const Tensor& a, const Tensor& b, const Tensor& c, double beta) 
                std::max<int64_t>(1, kMultiplyAddsPerTask / item_multiply_adds), multiply);
 }
 
-}  // namespace
-
 void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double beta) {
   constexpr int64_t kMaxBlasInt = std::numeric_limits<blasint>::max();
   // Sizes and leading dimensions go to BLAS as blasint; batch strides stay on our side.
@@ -87,10 +84,21 @@ void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double beta) {
       MINIDL_CHECK(operand->size(d) <= kMaxBlasInt && operand->stride(d) <= kMaxBlasInt,
                    "matmul: operand of shape ", operand->sizes(), " is too large for OpenBLAS");
   switch (c.dtype()) {
-    case kFloat32: return gemm_typed<float>(a, b, c, beta);
-    case kFloat64: return gemm_typed<double>(a, b, c, beta);
-    default: MINIDL_INTERNAL_ASSERT(false, "cpu::gemm: unsupported dtype ", c.dtype());
+    case kFloat32:
+      return gemm_typed<float>(a, b, c, beta);
+    case kFloat64:
+      return gemm_typed<double>(a, b, c, beta);
+    default:
+      MINIDL_INTERNAL_ASSERT(false, "cpu::gemm: unsupported dtype ", c.dtype());
   }
 }
 
+}  // namespace
+
 }  // namespace minidl::cpu
+
+namespace minidl {
+
+const LinalgKernels LinalgKernels::kCpu{.gemm = cpu::gemm};
+
+}  // namespace minidl

@@ -1,5 +1,3 @@
-#include "minidl/ops/cpu/loss.h"
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -7,6 +5,7 @@
 #include <utility>
 
 #include "minidl/core/parallel.h"
+#include "minidl/ops/loss_kernels.h"
 
 namespace minidl::cpu {
 
@@ -64,8 +63,7 @@ void softmax_forward(const Tensor& out, const Tensor& x) {
         // float and double outputs hold exp(x - max) exactly as computed, so softmax can
         // store them and rescale instead of computing every exp twice.
         Acc max = -std::numeric_limits<Acc>::infinity();
-        for (int64_t c = 0; c < classes; ++c)
-          max = std::max(max, in[row.base + c * row.stride]);
+        for (int64_t c = 0; c < classes; ++c) max = std::max(max, in[row.base + c * row.stride]);
         Acc sum = 0;
         for (int64_t c = 0; c < classes; ++c) {
           const int64_t at = row.base + c * row.stride;
@@ -123,8 +121,6 @@ template <class T>
 T load_grad(const Tensor& grad_losses, const T* data, int64_t i) {
   return data[i * grad_losses.stride(0)];
 }
-
-}  // namespace
 
 void softmax_kernel(const Tensor& out, const Tensor& x) { softmax_forward<false>(out, x); }
 
@@ -227,4 +223,21 @@ void nll_loss_backward_kernel(const Tensor& grad_log_probs, const Tensor& grad_l
   });
 }
 
+}  // namespace
+
 }  // namespace minidl::cpu
+
+namespace minidl {
+
+const LossKernels LossKernels::kCpu{
+    .softmax = cpu::softmax_kernel,
+    .log_softmax = cpu::log_softmax_kernel,
+    .softmax_backward = cpu::softmax_backward_kernel,
+    .log_softmax_backward = cpu::log_softmax_backward_kernel,
+    .cross_entropy_forward = cpu::cross_entropy_forward_kernel,
+    .cross_entropy_backward = cpu::cross_entropy_backward_kernel,
+    .nll_loss_forward = cpu::nll_loss_forward_kernel,
+    .nll_loss_backward = cpu::nll_loss_backward_kernel,
+};
+
+}  // namespace minidl

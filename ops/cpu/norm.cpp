@@ -2,12 +2,11 @@
 // (n, c) plane into its own accumulator and merging the planes in n order, so results do not
 // depend on the thread count. Element-wise passes run over (n, c) planes. The math is that of
 // ops/norm_math.h, shared with the CUDA kernels.
-#include "minidl/ops/cpu/norm.h"
-
 #include <algorithm>
 #include <type_traits>
 
 #include "minidl/core/parallel.h"
+#include "minidl/ops/norm_kernels.h"
 
 namespace minidl::cpu {
 
@@ -47,8 +46,6 @@ void for_each_plane(const norm::ChannelLayout& layout, const Fn& fn) {
       fn(plane / layout.channels, plane % layout.channels);
   });
 }
-
-}  // namespace
 
 void batch_norm_statistics_kernel(const Tensor& mean, const Tensor& invstd,
                                   const Tensor& running_mean, const Tensor& running_var,
@@ -161,4 +158,17 @@ void batch_norm_backward_input_kernel(const Tensor& grad_input, const Tensor& gr
   });
 }
 
+}  // namespace
+
 }  // namespace minidl::cpu
+
+namespace minidl {
+
+const NormKernels NormKernels::kCpu{
+    .batch_norm_statistics = cpu::batch_norm_statistics_kernel,
+    .batch_norm_apply = cpu::batch_norm_apply_kernel,
+    .batch_norm_backward_reduce = cpu::batch_norm_backward_reduce_kernel,
+    .batch_norm_backward_input = cpu::batch_norm_backward_input_kernel,
+};
+
+}  // namespace minidl

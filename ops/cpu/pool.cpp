@@ -3,8 +3,6 @@
 // pooling computes the same results its own way: the forward a row of windows at a time without
 // branches (max_pool2d_kernel), the backward scattering from the outputs
 // (max_pool2d_backward_kernel).
-#include "minidl/ops/cpu/pool.h"
-
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -12,6 +10,7 @@
 #include <vector>
 
 #include "minidl/core/parallel.h"
+#include "minidl/ops/pool_kernels.h"
 
 namespace minidl::cpu {
 
@@ -69,12 +68,10 @@ void keep_larger(Acc value, int64_t index, Acc& best, int64_t& best_index) {
   using Bits = std::conditional_t<sizeof(Acc) == 4, uint32_t, uint64_t>;
   const bool take = (value > best) | (value != value);
   const Bits mask = Bits{0} - static_cast<Bits>(take);
-  best = std::bit_cast<Acc>((std::bit_cast<Bits>(value) & mask) |
-                            (std::bit_cast<Bits>(best) & ~mask));
+  best =
+      std::bit_cast<Acc>((std::bit_cast<Bits>(value) & mask) | (std::bit_cast<Bits>(best) & ~mask));
   best_index ^= (best_index ^ index) & -static_cast<int64_t>(take);
 }
-
-}  // namespace
 
 // The same maxima and indices as pool::max_pool_element, one plane at a time. Which element of
 // a window wins is random on real data: a branch per element, mispredicted half the time, made
@@ -97,48 +94,49 @@ void max_pool2d_kernel(const Tensor& out, const Tensor& indices, const Tensor& i
     const int64_t channels = out.size(1), planes = out.size(0) * channels;
     const int64_t reads_per_plane =
         std::max<int64_t>(1, rows.out * cols.out * window_reads(window));
-    parallel_for(0, planes, std::max<int64_t>(1, kTaskReads / reads_per_plane),
-                 [&](int64_t begin, int64_t end) {
-      std::vector<Acc> best(static_cast<size_t>(cols.out));
-      std::vector<int64_t> best_index(static_cast<size_t>(cols.out));
-      for (int64_t plane = begin; plane < end; ++plane) {
-        const int64_t n = plane / channels, c = plane % channels;
-        const T* in_plane = in + n * in_s.n + c * in_s.c;
-        auto at = [&](int64_t h, int64_t w) {
-          return static_cast<Acc>(in_plane[h * in_s.h + w * in_s.w]);
-        };
-        for (int64_t oh = 0; oh < rows.out; ++oh) {
-          const int64_t h0 = rows.begin(oh), h1 = rows.end(oh);
-          if (inside) {
-            for (int64_t ow = 0; ow < cols.out; ++ow) {
-              best[ow] = at(h0, ow * cols.stride);
-              best_index[ow] = h0 * cols.in + ow * cols.stride;
-            }
-            for (int64_t h = h0; h < h1; ++h)
-              for (int64_t j = 0; j < cols.kernel; ++j)
+    parallel_for(
+        0, planes, std::max<int64_t>(1, kTaskReads / reads_per_plane),
+        [&](int64_t begin, int64_t end) {
+          std::vector<Acc> best(static_cast<size_t>(cols.out));
+          std::vector<int64_t> best_index(static_cast<size_t>(cols.out));
+          for (int64_t plane = begin; plane < end; ++plane) {
+            const int64_t n = plane / channels, c = plane % channels;
+            const T* in_plane = in + n * in_s.n + c * in_s.c;
+            auto at = [&](int64_t h, int64_t w) {
+              return static_cast<Acc>(in_plane[h * in_s.h + w * in_s.w]);
+            };
+            for (int64_t oh = 0; oh < rows.out; ++oh) {
+              const int64_t h0 = rows.begin(oh), h1 = rows.end(oh);
+              if (inside) {
                 for (int64_t ow = 0; ow < cols.out; ++ow) {
-                  const int64_t w = ow * cols.stride + j;
-                  keep_larger(at(h, w), h * cols.in + w, best[ow], best_index[ow]);
+                  best[ow] = at(h0, ow * cols.stride);
+                  best_index[ow] = h0 * cols.in + ow * cols.stride;
                 }
-          } else {
-            for (int64_t ow = 0; ow < cols.out; ++ow) {
-              const int64_t w0 = cols.begin(ow), w1 = cols.end(ow);
-              best[ow] = at(h0, w0);
-              best_index[ow] = h0 * cols.in + w0;
-              for (int64_t h = h0; h < h1; ++h)
-                for (int64_t w = w0; w < w1; ++w)
-                  keep_larger(at(h, w), h * cols.in + w, best[ow], best_index[ow]);
+                for (int64_t h = h0; h < h1; ++h)
+                  for (int64_t j = 0; j < cols.kernel; ++j)
+                    for (int64_t ow = 0; ow < cols.out; ++ow) {
+                      const int64_t w = ow * cols.stride + j;
+                      keep_larger(at(h, w), h * cols.in + w, best[ow], best_index[ow]);
+                    }
+              } else {
+                for (int64_t ow = 0; ow < cols.out; ++ow) {
+                  const int64_t w0 = cols.begin(ow), w1 = cols.end(ow);
+                  best[ow] = at(h0, w0);
+                  best_index[ow] = h0 * cols.in + w0;
+                  for (int64_t h = h0; h < h1; ++h)
+                    for (int64_t w = w0; w < w1; ++w)
+                      keep_larger(at(h, w), h * cols.in + w, best[ow], best_index[ow]);
+                }
+              }
+              for (int64_t ow = 0; ow < cols.out; ++ow) {
+                values[n * out_s.n + c * out_s.c + oh * out_s.h + ow * out_s.w] =
+                    static_cast<T>(best[ow]);
+                positions[n * index_s.n + c * index_s.c + oh * index_s.h + ow * index_s.w] =
+                    best_index[ow];
+              }
             }
           }
-          for (int64_t ow = 0; ow < cols.out; ++ow) {
-            values[n * out_s.n + c * out_s.c + oh * out_s.h + ow * out_s.w] =
-                static_cast<T>(best[ow]);
-            positions[n * index_s.n + c * index_s.c + oh * index_s.h + ow * index_s.w] =
-                best_index[ow];
-          }
-        }
-      }
-    });
+        });
   });
 }
 
@@ -241,4 +239,19 @@ void adaptive_avg_pool2d_backward_kernel(const Tensor& grad_input, const Tensor&
   });
 }
 
+}  // namespace
+
 }  // namespace minidl::cpu
+
+namespace minidl {
+
+const PoolKernels PoolKernels::kCpu{
+    .max_pool2d = cpu::max_pool2d_kernel,
+    .avg_pool2d = cpu::avg_pool2d_kernel,
+    .adaptive_avg_pool2d = cpu::adaptive_avg_pool2d_kernel,
+    .max_pool2d_backward = cpu::max_pool2d_backward_kernel,
+    .avg_pool2d_backward = cpu::avg_pool2d_backward_kernel,
+    .adaptive_avg_pool2d_backward = cpu::adaptive_avg_pool2d_backward_kernel,
+};
+
+}  // namespace minidl

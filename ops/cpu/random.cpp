@@ -1,14 +1,12 @@
-#include "minidl/ops/cpu/random.h"
-
 #include "minidl/core/parallel.h"
 #include "minidl/core/philox.h"
+#include "minidl/ops/random_kernels.h"
 
 namespace minidl::cpu {
 
 namespace {
 // Philox costs ~40 integer operations per element, so threads pay off sooner than for copies.
 constexpr int64_t kRandomGrain = 8192;
-}  // namespace
 
 void uniform_kernel(const Tensor& out, double low, double high, GeneratorState start) {
   visit_floating(out.dtype(), "uniform_", [&](auto zero) {
@@ -37,4 +35,15 @@ void normal_kernel(const Tensor& out, double mean, double std, GeneratorState st
   });
 }
 
+}  // namespace
+
 }  // namespace minidl::cpu
+
+namespace minidl {
+
+const RandomKernels RandomKernels::kCpu{
+    .uniform = cpu::uniform_kernel,
+    .normal = cpu::normal_kernel,
+};
+
+}  // namespace minidl

@@ -1,5 +1,3 @@
-#include "minidl/ops/cpu/reduce.h"
-
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -7,6 +5,7 @@
 
 #include "minidl/core/parallel.h"
 #include "minidl/ops/ceil_div.h"
+#include "minidl/ops/reduce_kernels.h"
 #include "minidl/ops/reduce_ops.h"
 
 namespace minidl::cpu {
@@ -175,8 +174,6 @@ void extreme(const Tensor& values, const Tensor& indices, const Tensor& input) {
   });
 }
 
-}  // namespace
-
 void sum_kernel(const Tensor& out, const Tensor& input) { sum_or_mean(out, input, false); }
 
 void mean_kernel(const Tensor& out, const Tensor& input) { sum_or_mean(out, input, true); }
@@ -219,4 +216,19 @@ void scatter_extreme_grad_kernel(const Tensor& grad_input, const Tensor& grad,
   });
 }
 
+}  // namespace
+
 }  // namespace minidl::cpu
+
+namespace minidl {
+
+const ReduceKernels ReduceKernels::kCpu{
+    .sum = cpu::sum_kernel,
+    .mean = cpu::mean_kernel,
+    .var = cpu::var_kernel,
+    .max = cpu::max_kernel,
+    .min = cpu::min_kernel,
+    .scatter_extreme_grad = cpu::scatter_extreme_grad_kernel,
+};
+
+}  // namespace minidl

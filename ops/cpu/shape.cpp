@@ -1,11 +1,10 @@
 // CPU gathering and encoding: index_select, its index_add backward, one_hot.
-#include "minidl/ops/cpu/shape.h"
-
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
 
 #include "minidl/core/parallel.h"
+#include "minidl/ops/shape_kernels.h"
 
 namespace minidl::cpu {
 
@@ -34,8 +33,6 @@ void check_indices(const int64_t* index, int64_t count, int64_t dim, int64_t siz
                  " is out of range for dimension ", dim, " of size ", size, " (at position ", j,
                  " of the index)");
 }
-
-}  // namespace
 
 void index_select_kernel(const Tensor& out, const Tensor& x, int64_t dim, const Tensor& index) {
   const AroundDim shape = around_dim(x, dim);
@@ -104,4 +101,16 @@ void one_hot_kernel(const Tensor& out, const Tensor& labels, int64_t num_classes
                });
 }
 
+}  // namespace
+
 }  // namespace minidl::cpu
+
+namespace minidl {
+
+const ShapeKernels ShapeKernels::kCpu{
+    .index_select = cpu::index_select_kernel,
+    .index_add = cpu::index_add_kernel,
+    .one_hot = cpu::one_hot_kernel,
+};
+
+}  // namespace minidl

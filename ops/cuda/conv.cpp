@@ -1,5 +1,5 @@
-// CUDA convolution through cuDNN (see ops/cuda/conv.h). Host code only, so a .cpp compiled in
-// every build; without CUDA it defines nothing.
+// CUDA convolution through cuDNN, ConvKernels::kCuda (ops/conv_kernels.h). Host code only, so a
+// .cpp compiled in every build; without CUDA it defines nothing.
 //
 // cuDNN 9 still ships the cuDNN 7-style convolution API (cudnnConvolutionForward,
 // ...BackwardData, ...BackwardFilter, cudnnGet*Algorithm_v7 and the tensor, filter and
@@ -28,8 +28,6 @@
 // cores. float16 and bfloat16 run with CUDNN_TENSOR_OP_MATH and a float32 compute type, so
 // products accumulate in float32. An algorithm that needs CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION
 // (float32 data rounded to half precision) is never taken.
-#include "minidl/ops/cuda/conv.h"
-
 #include "minidl/core/cuda/build.h"
 
 #if MINIDL_WITH_CUDA
@@ -50,8 +48,11 @@
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/cuda.h"
 #include "minidl/core/cuda/graph.h"
+#include "minidl/ops/conv.h"
+#include "minidl/ops/conv_kernels.h"
 #include "minidl/ops/cuda/cudnn_handle.h"
 #include "minidl/ops/elementwise.h"
+#include "minidl/ops/linalg.h"
 #include "minidl/ops/reduce.h"
 
 namespace minidl::cuda {
@@ -69,11 +70,16 @@ int to_int(int64_t value) { return static_cast<int>(value); }  // sizes are chec
 
 cudnnDataType_t cudnn_data_type(DType dtype) {
   switch (dtype) {
-    case kFloat32: return CUDNN_DATA_FLOAT;
-    case kFloat64: return CUDNN_DATA_DOUBLE;
-    case kFloat16: return CUDNN_DATA_HALF;
-    case kBFloat16: return CUDNN_DATA_BFLOAT16;
-    default: MINIDL_INTERNAL_ASSERT(false, "cuda conv2d: unsupported dtype ", dtype);
+    case kFloat32:
+      return CUDNN_DATA_FLOAT;
+    case kFloat64:
+      return CUDNN_DATA_DOUBLE;
+    case kFloat16:
+      return CUDNN_DATA_HALF;
+    case kBFloat16:
+      return CUDNN_DATA_BFLOAT16;
+    default:
+      MINIDL_INTERNAL_ASSERT(false, "cuda conv2d: unsupported dtype ", dtype);
   }
   return CUDNN_DATA_FLOAT;
 }
@@ -117,6 +123,13 @@ class ScalingFactor {
   DType dtype_;
 };
 
+// The global switches a cuDNN convolution depends on (cudnn_deterministic() in ops/conv.h,
+// allow_tf32() in ops/linalg.h), read at each call; part of the algorithm cache key.
+struct CudnnConvOptions {
+  bool deterministic = false;  // only algorithms cuDNN reports as deterministic
+  bool allow_tf32 = false;     // float32 may use TF32 tensor cores
+};
+
 // One convolution as cuDNN sees it: everything its descriptors and its cache key hold.
 struct ConvProblem {
   int device = 0;
@@ -129,8 +142,7 @@ struct ConvProblem {
   CudnnConvOptions options;
 };
 
-ConvProblem make_problem(const Tensor& input, const Tensor& weight, const Conv2dParams& params,
-                         const CudnnConvOptions& options) {
+ConvProblem make_problem(const Tensor& input, const Tensor& weight, const Conv2dParams& params) {
   ConvProblem problem;
   problem.device = input.device().index;
   problem.dtype = input.dtype();
@@ -139,7 +151,7 @@ ConvProblem make_problem(const Tensor& input, const Tensor& weight, const Conv2d
   problem.weight_sizes = weight.sizes();
   problem.output_sizes = conv2d_output_sizes(input.sizes(), weight.sizes(), params);
   problem.params = params;
-  problem.options = options;
+  problem.options = {cudnn_deterministic(), allow_tf32()};
   return problem;
 }
 
@@ -148,9 +160,9 @@ std::string describe(const ConvProblem& problem) {
   const Conv2dParams& p = problem.params;
   return minidl::detail::concat(
       "input shape ", problem.input_sizes, ", weight shape ", problem.weight_sizes, ", stride (",
-      p.stride.h, ", ", p.stride.w, "), padding (", p.padding.h, ", ", p.padding.w,
-      "), dilation (", p.dilation.h, ", ", p.dilation.w, "), groups ", p.groups, ", ",
-      problem.dtype, ", ", problem.layout == MemoryFormat::ChannelsLast ? "channels-last" : "NCHW",
+      p.stride.h, ", ", p.stride.w, "), padding (", p.padding.h, ", ", p.padding.w, "), dilation (",
+      p.dilation.h, ", ", p.dilation.w, "), groups ", p.groups, ", ", problem.dtype, ", ",
+      problem.layout == MemoryFormat::ChannelsLast ? "channels-last" : "NCHW",
       problem.options.deterministic ? ", deterministic" : "");
 }
 
@@ -253,10 +265,25 @@ ConvKey make_key(const ConvProblem& problem) {
   const Shape& in = problem.input_sizes;
   const Shape& w = problem.weight_sizes;
   const Conv2dParams& p = problem.params;
-  return ConvKey{{problem.device, static_cast<int64_t>(problem.dtype),
-                  static_cast<int64_t>(problem.layout), in[0], in[1], in[2], in[3], w[0], w[1],
-                  w[2], w[3], p.stride.h, p.stride.w, p.padding.h, p.padding.w, p.dilation.h,
-                  p.dilation.w, p.groups, problem.options.deterministic,
+  return ConvKey{{problem.device,
+                  static_cast<int64_t>(problem.dtype),
+                  static_cast<int64_t>(problem.layout),
+                  in[0],
+                  in[1],
+                  in[2],
+                  in[3],
+                  w[0],
+                  w[1],
+                  w[2],
+                  w[3],
+                  p.stride.h,
+                  p.stride.w,
+                  p.padding.h,
+                  p.padding.w,
+                  p.dilation.h,
+                  p.dilation.w,
+                  p.groups,
+                  problem.options.deterministic,
                   problem.options.allow_tf32}};
 }
 
@@ -300,8 +327,8 @@ struct ForwardPass {
   static cudnnStatus_t heuristics(cudnnHandle_t handle, const ConvDescriptors& d, int requested,
                                   int* returned, Perf* perfs) {
     return cudnnGetConvolutionForwardAlgorithm_v7(handle, d.input.get(), d.weight.get(),
-                                                  d.conv.get(), d.output.get(), requested,
-                                                  returned, perfs);
+                                                  d.conv.get(), d.output.get(), requested, returned,
+                                                  perfs);
   }
   static cudnnStatus_t workspace_size(cudnnHandle_t handle, const ConvDescriptors& d, int algo,
                                       size_t* bytes) {
@@ -407,8 +434,7 @@ AlgoChoice choose_algorithm(cudnnHandle_t handle, ConvDescriptors& d, const Conv
 // already is.
 Tensor cudnn_ready(const Tensor& t, MemoryFormat layout) {
   Tensor laid_out = t.contiguous(layout);
-  if (reinterpret_cast<uintptr_t>(laid_out.data_ptr()) % kCudnnAlignmentBytes == 0)
-    return laid_out;
+  if (reinterpret_cast<uintptr_t>(laid_out.data_ptr()) % kCudnnAlignmentBytes == 0) return laid_out;
   Tensor aligned = empty(t.sizes(), t.options(), layout);
   return aligned.copy_(laid_out);
 }
@@ -428,11 +454,9 @@ std::shared_ptr<void> workspace(size_t bytes, int device) {
   return CachingAllocator::allocate_shared(bytes, device);
 }
 
-}  // namespace
-
 Tensor conv2d_forward(const Tensor& input, const Tensor& weight, const Tensor& bias,
-                      const Conv2dParams& params, const CudnnConvOptions& options) {
-  const ConvProblem problem = make_problem(input, weight, params, options);
+                      const Conv2dParams& params) {
+  const ConvProblem problem = make_problem(input, weight, params);
   check_cudnn_sizes(problem);
   DeviceGuard device_guard(problem.device);  // handle, descriptors and workspace of this device
   const Tensor x = cudnn_ready(input, problem.layout), w = cudnn_ready(weight, problem.layout);
@@ -452,9 +476,8 @@ Tensor conv2d_forward(const Tensor& input, const Tensor& weight, const Tensor& b
 }
 
 Conv2dGrads conv2d_backward(const Tensor& grad_output, const Tensor& input, const Tensor& weight,
-                            const Conv2dParams& params, Conv2dGradRequest request,
-                            const CudnnConvOptions& options) {
-  const ConvProblem problem = make_problem(input, weight, params, options);
+                            const Conv2dParams& params, Conv2dGradRequest request) {
+  const ConvProblem problem = make_problem(input, weight, params);
   check_cudnn_sizes(problem);
   DeviceGuard device_guard(problem.device);
   const Tensor dy = cudnn_ready(grad_output, problem.layout);
@@ -480,8 +503,8 @@ Conv2dGrads conv2d_backward(const Tensor& grad_output, const Tensor& input, cons
     const AlgoChoice choice = choose_algorithm<BackwardFilterPass>(handle, d, problem);
     const std::shared_ptr<void> space = workspace(choice.workspace_bytes, problem.device);
     MINIDL_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
-        handle, one.get(), d.input.get(), x.data_ptr(), d.output.get(), dy.data_ptr(),
-        d.conv.get(), static_cast<cudnnConvolutionBwdFilterAlgo_t>(choice.algo), space.get(),
+        handle, one.get(), d.input.get(), x.data_ptr(), d.output.get(), dy.data_ptr(), d.conv.get(),
+        static_cast<cudnnConvolutionBwdFilterAlgo_t>(choice.algo), space.get(),
         choice.workspace_bytes, zero.get(), d.weight.get(), dw.data_ptr()));
     // The gradient takes the weight's own layout, so an optimizer reads both the same way.
     grads.weight = dw.contiguous(weight.suggest_memory_format());
@@ -490,6 +513,17 @@ Conv2dGrads conv2d_backward(const Tensor& grad_output, const Tensor& input, cons
   return grads;
 }
 
+}  // namespace
+
 }  // namespace minidl::cuda
+
+namespace minidl {
+
+const ConvKernels ConvKernels::kCuda{
+    .conv2d_forward = cuda::conv2d_forward,
+    .conv2d_backward = cuda::conv2d_backward,
+};
+
+}  // namespace minidl
 
 #endif  // MINIDL_WITH_CUDA

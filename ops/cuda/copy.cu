@@ -1,5 +1,6 @@
-// CUDA copies: the strided dtype-converting element copy, fill, host<->device and peer copies.
-// Everything runs on the current stream of the tensors' device.
+// CUDA copies: the strided dtype-converting element copy and fill (CopyKernels::kCuda,
+// ops/copy_kernels.h), and the host<->device and peer copies (ops/cuda/transfer.h). Everything
+// runs on the current stream of the tensors' device.
 //
 // The element copy and fill are launch_elementwise (ops/cuda/loops.cuh) with a converting (or
 // constant) functor, so they walk the destination in its memory order (Note [Element-wise
@@ -16,9 +17,10 @@
 #include "minidl/core/cuda/pinned_allocator.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/core/half.h"
-#include "minidl/ops/cuda/copy.h"
+#include "minidl/ops/copy_kernels.h"
 #include "minidl/ops/cuda/device_dtype.h"
 #include "minidl/ops/cuda/loops.cuh"
+#include "minidl/ops/cuda/transfer.h"
 
 namespace minidl::cuda {
 
@@ -67,8 +69,6 @@ void check_contiguous_pair(const Tensor& dst, const Tensor& src, const char* op)
                          dst.dtype(), " ", dst.sizes(), " and ", src.dtype(), " ", src.sizes());
 }
 
-}  // namespace
-
 // ---- launchers ----
 
 void copy_kernel(const Tensor& dst, const Tensor& src) {
@@ -97,6 +97,8 @@ void fill_kernel(const Tensor& dst, double value) {
     launch_elementwise<T>(Constant<T>{convert<T>(value)}, dst, {});
   });
 }
+
+}  // namespace
 
 void copy_host_device(const Tensor& dst, const Tensor& src) {
   check_contiguous_pair(dst, src, "copy_host_device");
@@ -152,3 +154,12 @@ void copy_peer(const Tensor& dst, const Tensor& src) {
 }
 
 }  // namespace minidl::cuda
+
+namespace minidl {
+
+const CopyKernels CopyKernels::kCuda{
+    .copy = cuda::copy_kernel,
+    .fill = cuda::fill_kernel,
+};
+
+}  // namespace minidl

@@ -6,8 +6,8 @@
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/graph.h"
 #include "minidl/ops/cuda/device_dtype.h"
-#include "minidl/ops/cuda/dropout.h"
 #include "minidl/ops/cuda/launch.cuh"
+#include "minidl/ops/dropout_kernels.h"
 #include "minidl/ops/dropout_math.h"
 
 namespace minidl::cuda {
@@ -29,8 +29,6 @@ __global__ void dropout_elements(T* out, const T* in, int64_t numel, double p, f
   }
 }
 
-}  // namespace
-
 void dropout_kernel(const Tensor& out, const Tensor& input, double p, GeneratorState start) {
   const int64_t numel = input.numel();
   if (numel == 0) return;
@@ -51,4 +49,12 @@ void dropout_kernel(const Tensor& out, const Tensor& input, double p, GeneratorS
   });
 }
 
+}  // namespace
+
 }  // namespace minidl::cuda
+
+namespace minidl {
+
+const DropoutKernels DropoutKernels::kCuda{.dropout = cuda::dropout_kernel};
+
+}  // namespace minidl

@@ -1,12 +1,13 @@
 // CUDA launchers of the element-wise ops: a dtype switch, then the functor from
 // ops/elementwise_math.h run by launch_elementwise (ops/cuda/loops.cuh). float64 never reaches
 // the device (factories refuse it), so it is not instantiated here.
-#include "minidl/ops/cuda/elementwise.h"
-
 #include "minidl/ops/cuda/device_dtype.h"
 #include "minidl/ops/cuda/loops.cuh"
+#include "minidl/ops/elementwise_kernels.h"
 
 namespace minidl::cuda {
+
+namespace {
 
 using namespace elementwise;
 
@@ -68,4 +69,19 @@ void where_kernel(const Tensor& out, const Tensor& condition, const Tensor& a, c
   });
 }
 
+}  // namespace
+
 }  // namespace minidl::cuda
+
+namespace minidl {
+
+const ElementwiseKernels ElementwiseKernels::kCuda{
+    .unary = cuda::unary_kernel,
+    .binary = cuda::binary_kernel,
+    .ternary = cuda::ternary_kernel,
+    .compare = cuda::compare_kernel,
+    .compare_scalar = cuda::compare_scalar_kernel,
+    .where = cuda::where_kernel,
+};
+
+}  // namespace minidl

@@ -1,11 +1,10 @@
-// CUDA GEMM through cuBLAS (cublasGemmEx, cublasGemmStridedBatchedEx). Host code only, so a
-// .cpp compiled in every build; without CUDA it defines nothing.
+// CUDA GEMM through cuBLAS (cublasGemmEx, cublasGemmStridedBatchedEx), LinalgKernels::kCuda
+// (ops/linalg_kernels.h). Host code only, so a .cpp compiled in every build; without CUDA it
+// defines nothing.
 //
 // cuBLAS is column-major. A row-major matrix X [r, c] read column-major is X^T, so the
 // row-major product C = A B is computed as C^T = B^T A^T: cuBLAS's first operand is our b,
 // its second our a, and the column-major C^T it writes (ldc = m) is our row-major c.
-#include "minidl/ops/cuda/linalg.h"
-
 #include "minidl/core/cuda/build.h"
 
 #if MINIDL_WITH_CUDA
@@ -17,6 +16,8 @@
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/cuda.h"
 #include "minidl/ops/cuda/blas_handle.h"
+#include "minidl/ops/linalg.h"
+#include "minidl/ops/linalg_kernels.h"
 
 namespace minidl::cuda {
 
@@ -45,11 +46,16 @@ CublasOperand cublas_operand(const Tensor& matrices) {
 
 cudaDataType_t cuda_data_type(DType dtype) {
   switch (dtype) {
-    case kFloat32: return CUDA_R_32F;
-    case kFloat64: return CUDA_R_64F;
-    case kFloat16: return CUDA_R_16F;
-    case kBFloat16: return CUDA_R_16BF;
-    default: MINIDL_INTERNAL_ASSERT(false, "cuda::gemm: unsupported dtype ", dtype);
+    case kFloat32:
+      return CUDA_R_32F;
+    case kFloat64:
+      return CUDA_R_64F;
+    case kFloat16:
+      return CUDA_R_16F;
+    case kBFloat16:
+      return CUDA_R_16BF;
+    default:
+      MINIDL_INTERNAL_ASSERT(false, "cuda::gemm: unsupported dtype ", dtype);
   }
   return CUDA_R_32F;
 }
@@ -62,9 +68,7 @@ cublasComputeType_t compute_type(DType dtype, bool allow_tf32) {
   return CUBLAS_COMPUTE_32F;
 }
 
-}  // namespace
-
-void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double beta, bool allow_tf32) {
+void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double beta) {
   const int64_t batch = c.size(0), n = c.size(1), m = c.size(2), k = a.size(2);
   constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
   for (const Tensor* operand : {&a, &b, &c})
@@ -79,7 +83,7 @@ void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double beta, bool a
 
   const CublasOperand first = cublas_operand(b), second = cublas_operand(a);
   const cudaDataType_t data_type = cuda_data_type(c.dtype());
-  const cublasComputeType_t compute = compute_type(c.dtype(), allow_tf32);
+  const cublasComputeType_t compute = compute_type(c.dtype(), allow_tf32());
   // alpha and beta live on the host (the default pointer mode), in the compute type's precision.
   const double alpha_double = 1, beta_double = beta;
   const float alpha_float = 1, beta_float = static_cast<float>(beta);
@@ -104,6 +108,14 @@ void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double beta, bool a
   }
 }
 
+}  // namespace
+
 }  // namespace minidl::cuda
+
+namespace minidl {
+
+const LinalgKernels LinalgKernels::kCuda{.gemm = cuda::gemm};
+
+}  // namespace minidl
 
 #endif  // MINIDL_WITH_CUDA

@@ -1,5 +1,5 @@
 // CUDA kernels for softmax, log_softmax, cross_entropy and nll_loss (conventions in
-// ops/cuda/loss.h). All arithmetic is in float; inputs and outputs keep their dtype.
+// ops/loss_kernels.h). All arithmetic is in float; inputs and outputs keep their dtype.
 //
 // Row geometry, shared by the softmax-family kernels: a "row" is the C elements of one
 // (outer, inner) pair, element c at base + c * inner. Threads of a block are (x: threads that
@@ -22,7 +22,7 @@
 #include "minidl/ops/cuda/block_reduce.cuh"
 #include "minidl/ops/cuda/device_dtype.h"
 #include "minidl/ops/cuda/launch.cuh"
-#include "minidl/ops/cuda/loss.h"
+#include "minidl/ops/loss_kernels.h"
 
 namespace minidl::cuda {
 
@@ -239,8 +239,6 @@ void softmax_backward(const Tensor& grad_input, const Tensor& grad, const Tensor
   });
 }
 
-}  // namespace
-
 void softmax_kernel(const Tensor& out, const Tensor& x) { softmax_forward<false>(out, x); }
 
 void log_softmax_kernel(const Tensor& out, const Tensor& x) { softmax_forward<true>(out, x); }
@@ -317,4 +315,21 @@ void nll_loss_backward_kernel(const Tensor& grad_log_probs, const Tensor& grad_l
   });
 }
 
+}  // namespace
+
 }  // namespace minidl::cuda
+
+namespace minidl {
+
+const LossKernels LossKernels::kCuda{
+    .softmax = cuda::softmax_kernel,
+    .log_softmax = cuda::log_softmax_kernel,
+    .softmax_backward = cuda::softmax_backward_kernel,
+    .log_softmax_backward = cuda::log_softmax_backward_kernel,
+    .cross_entropy_forward = cuda::cross_entropy_forward_kernel,
+    .cross_entropy_backward = cuda::cross_entropy_backward_kernel,
+    .nll_loss_forward = cuda::nll_loss_forward_kernel,
+    .nll_loss_backward = cuda::nll_loss_backward_kernel,
+};
+
+}  // namespace minidl

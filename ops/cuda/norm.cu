@@ -26,7 +26,7 @@
 #include "minidl/ops/cuda/block_reduce.cuh"
 #include "minidl/ops/cuda/device_dtype.h"
 #include "minidl/ops/cuda/launch.cuh"
-#include "minidl/ops/cuda/norm.h"
+#include "minidl/ops/norm_kernels.h"
 
 namespace minidl::cuda {
 
@@ -229,8 +229,6 @@ unsigned elementwise_blocks(int64_t numel, int device) {
                                      kElementwiseBlocksPerMultiprocessor, device);
 }
 
-}  // namespace
-
 void batch_norm_statistics_kernel(const Tensor& mean, const Tensor& invstd,
                                   const Tensor& running_mean, const Tensor& running_var,
                                   const Tensor& input, const norm::ChannelLayout& layout,
@@ -293,4 +291,17 @@ void batch_norm_backward_input_kernel(const Tensor& grad_input, const Tensor& gr
   });
 }
 
+}  // namespace
+
 }  // namespace minidl::cuda
+
+namespace minidl {
+
+const NormKernels NormKernels::kCuda{
+    .batch_norm_statistics = cuda::batch_norm_statistics_kernel,
+    .batch_norm_apply = cuda::batch_norm_apply_kernel,
+    .batch_norm_backward_reduce = cuda::batch_norm_backward_reduce_kernel,
+    .batch_norm_backward_input = cuda::batch_norm_backward_input_kernel,
+};
+
+}  // namespace minidl

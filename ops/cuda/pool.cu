@@ -17,7 +17,7 @@
 #include "minidl/core/cuda/check.h"
 #include "minidl/ops/cuda/device_dtype.h"
 #include "minidl/ops/cuda/launch.cuh"
-#include "minidl/ops/cuda/pool.h"
+#include "minidl/ops/pool_kernels.h"
 
 namespace minidl::cuda {
 
@@ -183,8 +183,6 @@ void launch_over_positions(const Tensor& written, const Fn& fn) {
   MINIDL_LAUNCH_CHECK();
 }
 
-}  // namespace
-
 void max_pool2d_kernel(const Tensor& out, const Tensor& indices, const Tensor& input,
                        const pool::Window2d& window) {
   visit_device_floating(input.dtype(), "max_pool2d", [&](auto zero) {
@@ -248,4 +246,19 @@ void adaptive_avg_pool2d_backward_kernel(const Tensor& grad_input, const Tensor&
   });
 }
 
+}  // namespace
+
 }  // namespace minidl::cuda
+
+namespace minidl {
+
+const PoolKernels PoolKernels::kCuda{
+    .max_pool2d = cuda::max_pool2d_kernel,
+    .avg_pool2d = cuda::avg_pool2d_kernel,
+    .adaptive_avg_pool2d = cuda::adaptive_avg_pool2d_kernel,
+    .max_pool2d_backward = cuda::max_pool2d_backward_kernel,
+    .avg_pool2d_backward = cuda::avg_pool2d_backward_kernel,
+    .adaptive_avg_pool2d_backward = cuda::adaptive_avg_pool2d_backward_kernel,
+};
+
+}  // namespace minidl

@@ -7,7 +7,7 @@
 #include "minidl/core/philox.h"
 #include "minidl/ops/cuda/device_dtype.h"
 #include "minidl/ops/cuda/launch.cuh"
-#include "minidl/ops/cuda/random.h"
+#include "minidl/ops/random_kernels.h"
 
 namespace minidl::cuda {
 
@@ -46,8 +46,6 @@ constexpr const char* kFrozenOffset =
     "its Philox counter offset advances on the host, so every replay would draw the numbers of "
     "the captured step again";
 
-}  // namespace
-
 void uniform_kernel(const Tensor& out, double low, double high, GeneratorState start) {
   const int64_t numel = out.numel();
   if (numel == 0) return;
@@ -77,4 +75,15 @@ void normal_kernel(const Tensor& out, double mean, double std, GeneratorState st
   });
 }
 
+}  // namespace
+
 }  // namespace minidl::cuda
+
+namespace minidl {
+
+const RandomKernels RandomKernels::kCuda{
+    .uniform = cuda::uniform_kernel,
+    .normal = cuda::normal_kernel,
+};
+
+}  // namespace minidl

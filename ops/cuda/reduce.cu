@@ -1,5 +1,5 @@
 // CUDA reductions over a contiguous input viewed as [outer, reduce, inner] (see
-// ops/cuda/reduce.h). The math comes from ops/reduce_ops.h, shared with the CPU kernels.
+// ops/reduce_kernels.h). The math comes from ops/reduce_ops.h, shared with the CPU kernels.
 //
 // Conventions:
 // - inner == 1 (rows): rows of up to kWarpRowLimit elements get one warp each, eight rows to a
@@ -20,7 +20,7 @@
 #include "minidl/ops/cuda/block_reduce.cuh"
 #include "minidl/ops/cuda/device_dtype.h"
 #include "minidl/ops/cuda/launch.cuh"
-#include "minidl/ops/cuda/reduce.h"
+#include "minidl/ops/reduce_kernels.h"
 #include "minidl/ops/reduce_ops.h"
 
 namespace minidl::cuda {
@@ -233,8 +233,6 @@ void extreme(const Tensor& values, const Tensor& indices, const Tensor& input) {
   });
 }
 
-}  // namespace
-
 void sum_kernel(const Tensor& out, const Tensor& input) { sum_or_mean(out, input, false); }
 
 void mean_kernel(const Tensor& out, const Tensor& input) { sum_or_mean(out, input, true); }
@@ -284,4 +282,19 @@ void scatter_extreme_grad_kernel(const Tensor& grad_input, const Tensor& grad,
   });
 }
 
+}  // namespace
+
 }  // namespace minidl::cuda
+
+namespace minidl {
+
+const ReduceKernels ReduceKernels::kCuda{
+    .sum = cuda::sum_kernel,
+    .mean = cuda::mean_kernel,
+    .var = cuda::var_kernel,
+    .max = cuda::max_kernel,
+    .min = cuda::min_kernel,
+    .scatter_extreme_grad = cuda::scatter_extreme_grad_kernel,
+};
+
+}  // namespace minidl

@@ -3,9 +3,7 @@
 // Conventions: every tensor is contiguous; around the selected dim, x is [outer, size, inner]
 // and the gathered side [outer, count, inner] (count = index.numel()). index_select and
 // one_hot overwrite their output; index_add accumulates into grad_x with atomicAdd.
-// Out-of-range indices and labels stop the kernel with a trap (see ops/cuda/shape.h).
-#include "minidl/ops/cuda/shape.h"
-
+// Out-of-range indices and labels stop the kernel with a trap (see ops/shape_kernels.h).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -15,6 +13,7 @@
 #include "minidl/core/cuda/check.h"
 #include "minidl/ops/cuda/device_dtype.h"
 #include "minidl/ops/cuda/launch.cuh"
+#include "minidl/ops/shape_kernels.h"
 
 namespace minidl::cuda {
 
@@ -104,15 +103,18 @@ __global__ void one_hot_forward(int64_t* out, const int64_t* labels, int64_t num
 template <class Fn>
 void visit_element_width(DType dtype, Fn&& fn) {
   switch (element_size(dtype)) {
-    case 1: return fn(uint8_t{});
-    case 2: return fn(uint16_t{});
-    case 4: return fn(uint32_t{});
-    case 8: return fn(uint64_t{});
-    default: MINIDL_INTERNAL_ASSERT(false, "no word type for dtype ", dtype);
+    case 1:
+      return fn(uint8_t{});
+    case 2:
+      return fn(uint16_t{});
+    case 4:
+      return fn(uint32_t{});
+    case 8:
+      return fn(uint64_t{});
+    default:
+      MINIDL_INTERNAL_ASSERT(false, "no word type for dtype ", dtype);
   }
 }
-
-}  // namespace
 
 // ---- launchers ----
 
@@ -153,4 +155,16 @@ void one_hot_kernel(const Tensor& out, const Tensor& labels, int64_t num_classes
   MINIDL_LAUNCH_CHECK();
 }
 
+}  // namespace
+
 }  // namespace minidl::cuda
+
+namespace minidl {
+
+const ShapeKernels ShapeKernels::kCuda{
+    .index_select = cuda::index_select_kernel,
+    .index_add = cuda::index_add_kernel,
+    .one_hot = cuda::one_hot_kernel,
+};
+
+}  // namespace minidl

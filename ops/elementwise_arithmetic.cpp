@@ -1,0 +1,261 @@
+// Binary arithmetic, with broadcasting and with a scalar (add, sub, mul, div, maximum, minimum),
+// and the in-place Tensor methods (add_, sub_, mul_, div_). Each op's backward follows its
+// forward; the helpers are in ops/elementwise_op.h.
+#include <vector>
+
+#include "minidl/core/autograd/function.h"
+#include "minidl/ops/broadcast.h"
+#include "minidl/ops/dispatch.h"
+#include "minidl/ops/elementwise.h"
+#include "minidl/ops/elementwise_kernels.h"
+#include "minidl/ops/elementwise_op.h"
+
+namespace minidl {
+
+namespace {
+
+using elementwise::binary_forward;
+using elementwise::BinaryOp;
+using elementwise::check_floating;
+using elementwise::check_numeric;
+using elementwise::check_same_dtype_and_device;
+using elementwise::check_scalar_fits;
+using elementwise::ternary_forward;
+using elementwise::TernaryOp;
+using elementwise::unary_forward;
+using elementwise::UnaryOp;
+
+// ---- shared op bodies ----
+
+Tensor add_with_alpha(const Tensor& a, const Tensor& b, double alpha, const char* op,
+                      const char* node_name) {
+  check_same_dtype_and_device(a, b, op);
+  check_numeric(a, op);
+  check_scalar_fits(a, alpha, op);
+  Tensor out = binary_forward(BinaryOp::Add, a, b, op, alpha);
+  if (autograd::needs_grad({a, b})) {
+    const Shape a_sizes = a.sizes(), b_sizes = b.sizes();
+    const bool b_needs_grad = b.requires_grad();
+    autograd::record(out, node_name, {a, b},
+                     [a_sizes, b_sizes, b_needs_grad, alpha](const Tensor& grad) {
+                       Tensor grad_b;
+                       if (b_needs_grad)
+                         grad_b = sum_to(alpha == 1 ? grad : mul(grad, alpha), b_sizes);
+                       return std::vector<Tensor>{sum_to(grad, a_sizes), grad_b};
+                     });
+  }
+  return out;
+}
+
+Tensor add_scalar(const Tensor& a, double value, const char* op, const char* node_name) {
+  check_numeric(a, op);
+  check_scalar_fits(a, value, op);
+  Tensor out = unary_forward(UnaryOp::AddScalar, a, value);
+  if (autograd::needs_grad({a}))
+    autograd::record(out, node_name, {a},
+                     [](const Tensor& grad) { return std::vector<Tensor>{grad}; });
+  return out;
+}
+
+// maximum and minimum: `backward_op` gives one input's share given (grad, self, other).
+Tensor extremum(const Tensor& a, const Tensor& b, BinaryOp forward_op, TernaryOp backward_op,
+                const char* op, const char* node_name) {
+  check_same_dtype_and_device(a, b, op);
+  check_numeric(a, op);
+  Tensor out = binary_forward(forward_op, a, b, op);
+  if (autograd::needs_grad({a, b})) {
+    autograd::SavedTensor saved_a(a, op), saved_b(b, op);
+    const bool a_needs_grad = a.requires_grad(), b_needs_grad = b.requires_grad();
+    autograd::record(
+        out, node_name, {a, b},
+        [saved_a, saved_b, a_needs_grad, b_needs_grad, backward_op](const Tensor& grad) {
+          const Tensor& input_a = saved_a.get();
+          const Tensor& input_b = saved_b.get();
+          Tensor grad_a, grad_b;
+          if (a_needs_grad)
+            grad_a = sum_to(ternary_forward(backward_op, grad, input_a, input_b, "backward"),
+                            input_a.sizes());
+          if (b_needs_grad)
+            grad_b = sum_to(ternary_forward(backward_op, grad, input_b, input_a, "backward"),
+                            input_b.sizes());
+          return std::vector<Tensor>{grad_a, grad_b};
+        });
+  }
+  return out;
+}
+
+// ---- in-place ----
+
+// Checks `self` as the target of an in-place op. A broadcast view (stride 0 on a dimension of
+// size > 1) is refused: several of its elements share one memory location.
+void check_inplace_target(const Tensor& self, const char* op) {
+  check_defined(self, op, "self");
+  autograd::check_inplace(self, op);
+  for (int64_t d = 0; d < self.dim(); ++d)
+    MINIDL_CHECK(self.stride(d) != 0 || self.size(d) <= 1, op, ": cannot write in place into ",
+                 "a broadcast view of shape ", self.sizes(), " and strides ", self.strides(),
+                 " (several elements share one memory location); clone() it first");
+}
+
+// self = op(self, other; scalar), after check_inplace_target and the op's own checks. `other`
+// is checked here, and viewed with self's shape.
+void binary_inplace(Tensor& self, BinaryOp op, const Tensor& other, double scalar,
+                    const char* name) {
+  check_same_dtype_and_device(self, other, name);
+  const Shape sizes = broadcast_shapes(self.sizes(), other.sizes(), name);
+  MINIDL_CHECK(sizes == self.sizes(), name, ": the other operand of shape ", other.sizes(),
+               " cannot be broadcast to this tensor's shape ", self.sizes());
+  const Tensor operand = elementwise::expand_view(other, sizes);
+  if (self.numel() > 0)
+    kernels_for<ElementwiseKernels>(self.device()).binary(op, self, self, operand, scalar);
+  self.bump_version();
+}
+
+// self = op(self; value), after check_inplace_target and the op's own checks.
+void unary_inplace(Tensor& self, UnaryOp op, double value) {
+  if (self.numel() > 0) kernels_for<ElementwiseKernels>(self.device()).unary(op, self, self, value);
+  self.bump_version();
+}
+
+void add_inplace(Tensor& self, const Tensor& other, double alpha, const char* op) {
+  check_inplace_target(self, op);
+  check_numeric(self, op);
+  check_scalar_fits(self, alpha, op);
+  binary_inplace(self, BinaryOp::Add, other, alpha, op);
+}
+
+}  // namespace
+
+// ---- binary ----
+
+Tensor add(const Tensor& a, const Tensor& b, double alpha) {
+  return add_with_alpha(a, b, alpha, "add", "AddBackward");
+}
+
+Tensor sub(const Tensor& a, const Tensor& b, double alpha) {
+  return add_with_alpha(a, b, -alpha, "sub", "SubBackward");
+}
+
+Tensor mul(const Tensor& a, const Tensor& b) {
+  check_same_dtype_and_device(a, b, "mul");
+  check_numeric(a, "mul");
+  Tensor out = binary_forward(BinaryOp::Mul, a, b, "mul");
+  if (autograd::needs_grad({a, b})) {
+    const bool a_needs_grad = a.requires_grad(), b_needs_grad = b.requires_grad();
+    // Each input's gradient needs the other input only.
+    autograd::SavedTensor saved_a(b_needs_grad ? a : Tensor(), "mul");
+    autograd::SavedTensor saved_b(a_needs_grad ? b : Tensor(), "mul");
+    const Shape a_sizes = a.sizes(), b_sizes = b.sizes();
+    autograd::record(out, "MulBackward", {a, b},
+                     [saved_a, saved_b, a_sizes, b_sizes](const Tensor& grad) {
+                       Tensor grad_a, grad_b;
+                       if (saved_b.defined()) grad_a = sum_to(mul(grad, saved_b.get()), a_sizes);
+                       if (saved_a.defined()) grad_b = sum_to(mul(grad, saved_a.get()), b_sizes);
+                       return std::vector<Tensor>{grad_a, grad_b};
+                     });
+  }
+  return out;
+}
+
+Tensor div(const Tensor& a, const Tensor& b) {
+  check_same_dtype_and_device(a, b, "div");
+  check_floating(a, "div");
+  Tensor out = binary_forward(BinaryOp::Div, a, b, "div");
+  if (autograd::needs_grad({a, b})) {
+    const bool a_needs_grad = a.requires_grad(), b_needs_grad = b.requires_grad();
+    autograd::SavedTensor saved_a(b_needs_grad ? a : Tensor(), "div");
+    autograd::SavedTensor saved_b(b, "div");
+    const Shape a_sizes = a.sizes(), b_sizes = b.sizes();
+    autograd::record(out, "DivBackward", {a, b},
+                     [saved_a, saved_b, a_needs_grad, a_sizes, b_sizes](const Tensor& grad) {
+                       Tensor grad_a, grad_b;
+                       if (a_needs_grad) grad_a = sum_to(div(grad, saved_b.get()), a_sizes);
+                       if (saved_a.defined())
+                         grad_b =
+                             sum_to(ternary_forward(TernaryOp::DivBackwardDivisor, grad,
+                                                    saved_a.get(), saved_b.get(), "div backward"),
+                                    b_sizes);
+                       return std::vector<Tensor>{grad_a, grad_b};
+                     });
+  }
+  return out;
+}
+
+Tensor maximum(const Tensor& a, const Tensor& b) {
+  return extremum(a, b, BinaryOp::Maximum, TernaryOp::MaximumBackward, "maximum",
+                  "MaximumBackward");
+}
+
+Tensor minimum(const Tensor& a, const Tensor& b) {
+  return extremum(a, b, BinaryOp::Minimum, TernaryOp::MinimumBackward, "minimum",
+                  "MinimumBackward");
+}
+
+// ---- with a scalar ----
+
+Tensor add(const Tensor& a, double b) { return add_scalar(a, b, "add", "AddBackward"); }
+
+Tensor sub(const Tensor& a, double b) { return add_scalar(a, -b, "sub", "SubBackward"); }
+
+Tensor mul(const Tensor& a, double b) {
+  check_numeric(a, "mul");
+  check_scalar_fits(a, b, "mul");
+  Tensor out = unary_forward(UnaryOp::MulScalar, a, b);
+  if (autograd::needs_grad({a}))
+    autograd::record(out, "MulBackward", {a},
+                     [b](const Tensor& grad) { return std::vector<Tensor>{mul(grad, b)}; });
+  return out;
+}
+
+Tensor div(const Tensor& a, double b) {
+  check_floating(a, "div");
+  Tensor out = unary_forward(UnaryOp::DivScalar, a, b);
+  if (autograd::needs_grad({a}))
+    autograd::record(out, "DivBackward", {a},
+                     [b](const Tensor& grad) { return std::vector<Tensor>{div(grad, b)}; });
+  return out;
+}
+
+// ---- in-place Tensor methods (not recorded: see autograd::check_inplace) ----
+
+Tensor& Tensor::add_(const Tensor& other, double alpha) {
+  add_inplace(*this, other, alpha, "add_");
+  return *this;
+}
+
+Tensor& Tensor::sub_(const Tensor& other, double alpha) {
+  add_inplace(*this, other, -alpha, "sub_");
+  return *this;
+}
+
+Tensor& Tensor::add_(double value) {
+  check_inplace_target(*this, "add_");
+  check_numeric(*this, "add_");
+  check_scalar_fits(*this, value, "add_");
+  unary_inplace(*this, UnaryOp::AddScalar, value);
+  return *this;
+}
+
+Tensor& Tensor::mul_(const Tensor& other) {
+  check_inplace_target(*this, "mul_");
+  check_numeric(*this, "mul_");
+  binary_inplace(*this, BinaryOp::Mul, other, 0, "mul_");
+  return *this;
+}
+
+Tensor& Tensor::mul_(double value) {
+  check_inplace_target(*this, "mul_");
+  check_numeric(*this, "mul_");
+  check_scalar_fits(*this, value, "mul_");
+  unary_inplace(*this, UnaryOp::MulScalar, value);
+  return *this;
+}
+
+Tensor& Tensor::div_(double value) {
+  check_inplace_target(*this, "div_");
+  check_floating(*this, "div_");
+  unary_inplace(*this, UnaryOp::DivScalar, value);
+  return *this;
+}
+
+}  // namespace minidl

@@ -1,0 +1,84 @@
+#include "minidl/ops/elementwise_op.h"
+
+#include <cmath>
+
+#include "minidl/ops/broadcast.h"
+#include "minidl/ops/dense_layout.h"
+#include "minidl/ops/dispatch.h"
+#include "minidl/ops/elementwise_kernels.h"
+
+namespace minidl::elementwise {
+
+void check_floating(const Tensor& x, const char* op) {
+  check_defined(x, op, "input");
+  MINIDL_CHECK(x.is_floating_point(), op, ": expected a floating-point tensor (float32, ",
+               "float64, float16 or bfloat16), got ", x.dtype());
+}
+
+void check_numeric(const Tensor& x, const char* op) {
+  check_defined(x, op, "input");
+  MINIDL_CHECK(x.dtype() != kBool, op, ": expected a numeric tensor (float32, float64, float16, ",
+               "bfloat16, int32, int64 or uint8), got bool");
+}
+
+void check_same_dtype_and_device(const Tensor& a, const Tensor& b, const char* op) {
+  check_defined(a, op, "input");
+  check_defined(b, op, "other");
+  MINIDL_CHECK(a.dtype() == b.dtype(), op, ": expected both operands to have the same dtype, ",
+               "got ", a.dtype(), " and ", b.dtype(), " (no implicit type promotion; convert one ",
+               "with to())");
+  MINIDL_CHECK(a.device() == b.device(), op, ": expected both operands on the same device, got ",
+               a.device(), " and ", b.device());
+}
+
+void check_scalar_fits(const Tensor& x, double value, const char* op) {
+  MINIDL_CHECK(x.is_floating_point() || std::trunc(value) == value, op, ": the scalar ", value,
+               " is not an integer and cannot be applied to a ", x.dtype(), " tensor (no ",
+               "implicit type promotion); convert the tensor to a floating-point dtype first");
+}
+
+Tensor empty_result(const Shape& sizes, TensorOptions options,
+                    std::initializer_list<const Tensor*> operands) {
+  for (const Tensor* operand : operands) {
+    if (operand->sizes() == sizes && !operand->is_contiguous() &&
+        is_non_overlapping_and_dense(*operand))
+      return empty_strided(sizes, operand->strides(), options);
+  }
+  return empty(sizes, options);
+}
+
+Tensor expand_view(const Tensor& t, const Shape& sizes) {
+  if (t.sizes() == sizes) return t;
+  return make_view(t, sizes, broadcast_strides(t, sizes), t.storage_offset());
+}
+
+// Each forward skips its kernel for an empty result: a CUDA launch needs at least one block.
+
+Tensor unary_forward(UnaryOp op, const Tensor& x, double scalar) {
+  Tensor out = empty_result(x.sizes(), x.options(), {&x});
+  if (out.numel() > 0) kernels_for<ElementwiseKernels>(out.device()).unary(op, out, x, scalar);
+  return out;
+}
+
+Tensor binary_forward(BinaryOp op, const Tensor& a, const Tensor& b, const char* name,
+                      double scalar) {
+  const Shape sizes = broadcast_shapes(a.sizes(), b.sizes(), name);
+  Tensor out = empty_result(sizes, a.options(), {&a, &b});
+  if (out.numel() > 0)
+    kernels_for<ElementwiseKernels>(out.device())
+        .binary(op, out, expand_view(a, sizes), expand_view(b, sizes), scalar);
+  return out;
+}
+
+Tensor ternary_forward(TernaryOp op, const Tensor& a, const Tensor& b, const Tensor& c,
+                       const char* name) {
+  const Shape sizes =
+      broadcast_shapes(broadcast_shapes(a.sizes(), b.sizes(), name), c.sizes(), name);
+  Tensor out = empty_result(sizes, a.options(), {&a, &b, &c});
+  if (out.numel() > 0)
+    kernels_for<ElementwiseKernels>(out.device())
+        .ternary(op, out, expand_view(a, sizes), expand_view(b, sizes), expand_view(c, sizes));
+  return out;
+}
+
+}  // namespace minidl::elementwise

@@ -1,0 +1,49 @@
+#pragma once
+// What every element-wise op does around its kernel: the argument checks, the result's layout,
+// broadcasting views and the forward passes without autograd. Shared by the element-wise op
+// files (ops/elementwise_unary.cpp, ops/elementwise_arithmetic.cpp,
+// ops/elementwise_comparison.cpp); internal, not part of the public API.
+//
+// Binary ops broadcast: the kernels receive every operand viewed with the result's shape (zero
+// strides on broadcast dimensions), and backward sums a broadcast input's gradient back to its
+// shape (sum_to). Backward closures run under the engine's NoGradGuard, so the ops they call
+// record nothing.
+#include <initializer_list>
+
+#include "minidl/core/tensor.h"
+#include "minidl/ops/elementwise_math.h"
+
+namespace minidl::elementwise {
+
+// ---- checks ----
+// Ops run these before touching their operands, and each begins with check_defined, so an
+// undefined operand is reported with the op's name: `input` is the first operand, `other` the
+// second (as in PyTorch's signatures).
+
+void check_floating(const Tensor& x, const char* op);
+void check_numeric(const Tensor& x, const char* op);
+void check_same_dtype_and_device(const Tensor& a, const Tensor& b, const char* op);
+// Integer tensors take integral scalars only: there is no promotion to floating point.
+void check_scalar_fits(const Tensor& x, double value, const char* op);
+
+// ---- results and operands ----
+
+// A result of shape `sizes`. It takes the layout of the first operand that has that shape and
+// a dense layout (transposed, channels-last), as PyTorch does, so element-wise ops keep their
+// input's memory format; otherwise it is row-major.
+Tensor empty_result(const Shape& sizes, TensorOptions options,
+                    std::initializer_list<const Tensor*> operands);
+
+// `t` viewed with the shape `sizes` it broadcasts to; no autograd (kernels only read it).
+Tensor expand_view(const Tensor& t, const Shape& sizes);
+
+// ---- forward passes: a new result from the kernel (no checks, no autograd) ----
+// `name` names the op in a broadcasting error; `scalar` is the op's scalar operand, if any.
+
+Tensor unary_forward(UnaryOp op, const Tensor& x, double scalar = 0);
+Tensor binary_forward(BinaryOp op, const Tensor& a, const Tensor& b, const char* name,
+                      double scalar = 0);
+Tensor ternary_forward(TernaryOp op, const Tensor& a, const Tensor& b, const Tensor& c,
+                       const char* name);
+
+}  // namespace minidl::elementwise
