@@ -1,12 +1,12 @@
 #include "minidl/optim/sgd.h"
 
-#include <algorithm>
 #include <cmath>
 
 #include "minidl/core/autograd/grad_mode.h"
 #include "minidl/core/cuda/build.h"
 #include "minidl/core/cuda/graph.h"
 #include "minidl/core/error.h"
+#include "minidl/ops/dense_layout.h"
 #include "minidl/optim/captured_device_table.h"
 #include "minidl/optim/cpu/sgd_kernel.h"
 #include "minidl/optim/cuda/sgd_kernel.h"
@@ -33,21 +33,6 @@ SgdGroupParameters group_parameters(const SGDOptions& options) {
   parameters.weight_decay = options.weight_decay();
   parameters.nesterov = options.nesterov() ? 1 : 0;
   return parameters;
-}
-
-// True when the elements of `t` fill numel() consecutive slots of memory in some order of its
-// dimensions (row-major, channels-last, transposed): then one flat loop visits each once.
-bool is_dense(const Tensor& t) {
-  std::vector<std::pair<int64_t, int64_t>> stride_size;
-  for (int64_t d = 0; d < t.dim(); ++d)
-    if (t.size(d) != 1) stride_size.emplace_back(t.stride(d), t.size(d));
-  std::sort(stride_size.begin(), stride_size.end());
-  int64_t expected_stride = 1;
-  for (const auto& [stride, size] : stride_size) {
-    if (stride != expected_stride) return false;
-    expected_stride *= size;
-  }
-  return true;
 }
 
 bool has_momentum_buffer(const ParamState* state) {
@@ -179,8 +164,9 @@ void SGD::run_step(const Tensor& found_inf) {
                    "floating-point parameter, got ", param.dtype());
       MINIDL_CHECK(!(param.is_cuda() && param.dtype() == kFloat64), where, ", parameter ", i,
                    ": float64 parameters are supported on the CPU only");
-      MINIDL_CHECK(is_dense(param), where, ", parameter ", i, " of shape ", param.sizes(),
-                   " has strides ", param.strides(), "; expected a dense parameter (its ",
+      MINIDL_CHECK(is_non_overlapping_and_dense(param), where, ", parameter ", i, " of shape ",
+                   param.sizes(), " has strides ", param.strides(),
+                   "; expected a dense parameter (its ",
                    "elements filling its memory without gaps)");
       const bool uses_momentum = options.momentum() != 0;
       // A buffer made inside a captured step would be re-initialised at every replay. Asked
@@ -281,10 +267,9 @@ const void* SGD::captured_device_table(cuda::CudaGraph& graph, const FusedSgdTab
 
 std::vector<SgdGroupParameters> SGD::group_parameters_for_replay(
     const std::vector<bool>& momentum_at_capture) const {
-  MINIDL_CHECK(param_groups().size() == momentum_at_capture.size(), "SGD: ",
-               param_groups().size(), " param groups before this CUDA graph replay, but ",
-               momentum_at_capture.size(), " when its step was captured; capture the step again ",
-               "after add_param_group");
+  MINIDL_CHECK(param_groups().size() == momentum_at_capture.size(), "SGD: ", param_groups().size(),
+               " param groups before this CUDA graph replay, but ", momentum_at_capture.size(),
+               " when its step was captured; capture the step again ", "after add_param_group");
   std::vector<SgdGroupParameters> groups;
   for (size_t g = 0; g < param_groups().size(); ++g) {
     const std::string where = detail::concat("SGD replay of a captured step: param group ", g);
