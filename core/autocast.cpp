@@ -68,9 +68,10 @@ AutocastGuard::AutocastGuard(DType dtype, bool enabled)
   if (enabled && dtype == kFloat16 && GradMode::is_enabled() &&
       !grad_scaler_constructed.load(std::memory_order_relaxed) &&
       !fp16_warning_logged.exchange(true)) {
-    logger().warn("autocast to float16 with gradients but no GradScaler: small float16 "
-                  "gradients underflow to zero without loss scaling; use amp::GradScaler, or "
-                  "bfloat16, which needs none");
+    logger().warn(
+        "autocast to float16 with gradients but no GradScaler: small float16 "
+        "gradients underflow to zero without loss scaling; use amp::GradScaler, or "
+        "bfloat16, which needs none");
   }
   state.enabled = enabled;
   if (enabled) state.dtype = dtype;

@@ -24,24 +24,40 @@ inline constexpr DType kBool = DType::Bool;
 
 constexpr size_t element_size(DType dtype) {
   switch (dtype) {
-    case DType::Float64: case DType::Int64: return 8;
-    case DType::Float32: case DType::Int32: return 4;
-    case DType::Float16: case DType::BFloat16: return 2;
-    case DType::UInt8: case DType::Bool: return 1;
+    case DType::Float64:
+    case DType::Int64:
+      return 8;
+    case DType::Float32:
+    case DType::Int32:
+      return 4;
+    case DType::Float16:
+    case DType::BFloat16:
+      return 2;
+    case DType::UInt8:
+    case DType::Bool:
+      return 1;
   }
   return 0;
 }
 
 constexpr std::string_view dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::Float32: return "float32";
-    case DType::Float64: return "float64";
-    case DType::Float16: return "float16";
-    case DType::BFloat16: return "bfloat16";
-    case DType::Int32: return "int32";
-    case DType::Int64: return "int64";
-    case DType::UInt8: return "uint8";
-    case DType::Bool: return "bool";
+    case DType::Float32:
+      return "float32";
+    case DType::Float64:
+      return "float64";
+    case DType::Float16:
+      return "float16";
+    case DType::BFloat16:
+      return "bfloat16";
+    case DType::Int32:
+      return "int32";
+    case DType::Int64:
+      return "int64";
+    case DType::UInt8:
+      return "uint8";
+    case DType::Bool:
+      return "bool";
   }
   return "?";
 }
@@ -53,30 +69,64 @@ constexpr bool is_floating_point(DType dtype) {
 inline std::ostream& operator<<(std::ostream& out, DType dtype) { return out << dtype_name(dtype); }
 
 // C++ type <-> DType.
-template <class T> struct dtype_of;
-template <> struct dtype_of<float> { static constexpr DType value = kFloat32; };
-template <> struct dtype_of<double> { static constexpr DType value = kFloat64; };
-template <> struct dtype_of<Half> { static constexpr DType value = kFloat16; };
-template <> struct dtype_of<BFloat16> { static constexpr DType value = kBFloat16; };
-template <> struct dtype_of<int32_t> { static constexpr DType value = kInt32; };
-template <> struct dtype_of<int64_t> { static constexpr DType value = kInt64; };
-template <> struct dtype_of<uint8_t> { static constexpr DType value = kUInt8; };
-template <> struct dtype_of<bool> { static constexpr DType value = kBool; };
-template <class T> inline constexpr DType dtype_of_v = dtype_of<T>::value;
+template <class T>
+struct dtype_of;
+template <>
+struct dtype_of<float> {
+  static constexpr DType value = kFloat32;
+};
+template <>
+struct dtype_of<double> {
+  static constexpr DType value = kFloat64;
+};
+template <>
+struct dtype_of<Half> {
+  static constexpr DType value = kFloat16;
+};
+template <>
+struct dtype_of<BFloat16> {
+  static constexpr DType value = kBFloat16;
+};
+template <>
+struct dtype_of<int32_t> {
+  static constexpr DType value = kInt32;
+};
+template <>
+struct dtype_of<int64_t> {
+  static constexpr DType value = kInt64;
+};
+template <>
+struct dtype_of<uint8_t> {
+  static constexpr DType value = kUInt8;
+};
+template <>
+struct dtype_of<bool> {
+  static constexpr DType value = kBool;
+};
+template <class T>
+inline constexpr DType dtype_of_v = dtype_of<T>::value;
 
 // Calls fn(T{}) with the C++ type of `dtype`. Used inside kernel files, never in headers that
 // users include on hot paths.
 template <class Fn>
 decltype(auto) visit_dtype(DType dtype, Fn&& fn) {
   switch (dtype) {
-    case DType::Float32: return fn(float{});
-    case DType::Float64: return fn(double{});
-    case DType::Float16: return fn(Half{});
-    case DType::BFloat16: return fn(BFloat16{});
-    case DType::Int32: return fn(int32_t{});
-    case DType::Int64: return fn(int64_t{});
-    case DType::UInt8: return fn(uint8_t{});
-    case DType::Bool: return fn(bool{});
+    case DType::Float32:
+      return fn(float{});
+    case DType::Float64:
+      return fn(double{});
+    case DType::Float16:
+      return fn(Half{});
+    case DType::BFloat16:
+      return fn(BFloat16{});
+    case DType::Int32:
+      return fn(int32_t{});
+    case DType::Int64:
+      return fn(int64_t{});
+    case DType::UInt8:
+      return fn(uint8_t{});
+    case DType::Bool:
+      return fn(bool{});
   }
   MINIDL_INTERNAL_ASSERT(false, "unknown dtype");
 }
@@ -85,10 +135,14 @@ decltype(auto) visit_dtype(DType dtype, Fn&& fn) {
 template <class Fn>
 decltype(auto) visit_floating(DType dtype, std::string_view op, Fn&& fn) {
   switch (dtype) {
-    case DType::Float32: return fn(float{});
-    case DType::Float64: return fn(double{});
-    case DType::Float16: return fn(Half{});
-    case DType::BFloat16: return fn(BFloat16{});
+    case DType::Float32:
+      return fn(float{});
+    case DType::Float64:
+      return fn(double{});
+    case DType::Float16:
+      return fn(Half{});
+    case DType::BFloat16:
+      return fn(BFloat16{});
     default:
       MINIDL_CHECK(false, op, ": expected a floating-point tensor (float32, float64, float16 or ",
                    "bfloat16), got ", dtype);

@@ -40,16 +40,15 @@ std::string concat(const Args&... args) {
 
 }  // namespace minidl
 
-#define MINIDL_CHECK(cond, ...)                                                     \
-  do {                                                                              \
-    if (!(cond)) [[unlikely]]                                                       \
-      ::minidl::detail::throw_error(__FILE__, __LINE__,                             \
-                                    ::minidl::detail::concat(__VA_ARGS__));         \
+#define MINIDL_CHECK(cond, ...)                                                                 \
+  do {                                                                                          \
+    if (!(cond)) [[unlikely]]                                                                   \
+      ::minidl::detail::throw_error(__FILE__, __LINE__, ::minidl::detail::concat(__VA_ARGS__)); \
   } while (0)
 
-#define MINIDL_INTERNAL_ASSERT(cond, ...)                                           \
-  do {                                                                              \
-    if (!(cond)) [[unlikely]]                                                       \
-      ::minidl::detail::throw_internal(__FILE__, __LINE__, #cond,                   \
-                                       ::minidl::detail::concat(__VA_ARGS__));      \
+#define MINIDL_INTERNAL_ASSERT(cond, ...)                                      \
+  do {                                                                         \
+    if (!(cond)) [[unlikely]]                                                  \
+      ::minidl::detail::throw_internal(__FILE__, __LINE__, #cond,              \
+                                       ::minidl::detail::concat(__VA_ARGS__)); \
   } while (0)

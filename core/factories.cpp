@@ -7,8 +7,7 @@ namespace minidl {
 
 namespace {
 void check_sizes(const Shape& sizes, const char* op) {
-  for (int64_t s : sizes)
-    MINIDL_CHECK(s >= 0, op, ": sizes must be non-negative, got ", sizes);
+  for (int64_t s : sizes) MINIDL_CHECK(s >= 0, op, ": sizes must be non-negative, got ", sizes);
 }
 
 Tensor with_requires_grad(Tensor t, const TensorOptions& options) {
@@ -26,12 +25,14 @@ Tensor empty_strided(const Shape& sizes, const Shape& strides, TensorOptions opt
                options.device());
   int64_t span = 1;  // elements from the first to one past the last
   for (size_t i = 0; i < sizes.size(); ++i) {
-    if (sizes[i] == 0) span = 0;
-    else if (span != 0) span += (sizes[i] - 1) * strides[i];
+    if (sizes[i] == 0)
+      span = 0;
+    else if (span != 0)
+      span += (sizes[i] - 1) * strides[i];
   }
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = allocate_storage(static_cast<size_t>(span) * element_size(options.dtype()),
-                                   options.device());
+  impl->storage =
+      allocate_storage(static_cast<size_t>(span) * element_size(options.dtype()), options.device());
   impl->sizes = sizes;
   impl->strides = strides;
   impl->dtype = options.dtype();
@@ -84,8 +85,8 @@ Tensor arange(double end, TensorOptions options) { return arange(0, end, 1, opti
 template <class T>
 Tensor tensor(const std::vector<T>& values, const Shape& sizes) {
   const Shape shape = sizes.empty() ? Shape{static_cast<int64_t>(values.size())} : sizes;
-  MINIDL_CHECK(shape_numel(shape) == static_cast<int64_t>(values.size()), "tensor: ",
-               values.size(), " values do not fill shape ", shape);
+  MINIDL_CHECK(shape_numel(shape) == static_cast<int64_t>(values.size()), "tensor: ", values.size(),
+               " values do not fill shape ", shape);
   if constexpr (std::is_same_v<T, bool>) {
     std::vector<uint8_t> bytes(values.begin(), values.end());
     return from_host(bytes.data(), shape, kBool);

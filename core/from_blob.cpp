@@ -18,9 +18,8 @@ void check_blob(const void* data, const Shape& sizes, const Shape& strides,
     MINIDL_CHECK(size >= 0, "from_blob: sizes must be non-negative, got ", sizes);
   for (int64_t stride : strides)
     MINIDL_CHECK(stride >= 0, "from_blob: strides must be non-negative, got ", strides);
-  MINIDL_CHECK(data != nullptr || shape_numel(sizes) == 0,
-               "from_blob: data is null but sizes ", sizes, " hold ", shape_numel(sizes),
-               " elements");
+  MINIDL_CHECK(data != nullptr || shape_numel(sizes) == 0, "from_blob: data is null but sizes ",
+               sizes, " hold ", shape_numel(sizes), " elements");
   MINIDL_CHECK(!options.requires_grad() || is_floating_point(options.dtype()),
                "from_blob: only floating-point tensors can require gradients, got ",
                options.dtype());
@@ -28,8 +27,8 @@ void check_blob(const void* data, const Shape& sizes, const Shape& strides,
   if (device.is_cuda()) {
     cuda::require_available("from_blob on a CUDA device");
     MINIDL_CHECK(device.index >= 0 && device.index < cuda::device_count(),
-                 "from_blob: expected a CUDA device index in [0, ", cuda::device_count(),
-                 "), got ", device.index);
+                 "from_blob: expected a CUDA device index in [0, ", cuda::device_count(), "), got ",
+                 device.index);
     MINIDL_CHECK(options.dtype() != kFloat64,
                  "float64 tensors are supported on the CPU only (for gradient checks), not on ",
                  device);

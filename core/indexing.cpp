@@ -13,8 +13,7 @@ namespace minidl {
 
 namespace indexing {
 
-Slice::Slice(std::optional<int64_t> start, std::optional<int64_t> stop,
-             std::optional<int64_t> step)
+Slice::Slice(std::optional<int64_t> start, std::optional<int64_t> stop, std::optional<int64_t> step)
     : start_(start.value_or(0)),
       stop_(stop.value_or(std::numeric_limits<int64_t>::max())),
       step_(step.value_or(1)) {
@@ -25,8 +24,10 @@ Slice::Slice(std::optional<int64_t> start, std::optional<int64_t> stop,
 std::string to_string(const Slice& slice) {
   std::ostringstream out;
   out << slice.start() << ':';
-  if (slice.stop() == std::numeric_limits<int64_t>::max()) out << "None";
-  else out << slice.stop();
+  if (slice.stop() == std::numeric_limits<int64_t>::max())
+    out << "None";
+  else
+    out << slice.stop();
   out << ':' << slice.step();
   return out.str();
 }
@@ -39,10 +40,14 @@ TensorIndex::TensorIndex(const char* ellipsis) : kind_(Kind::Ellipsis) {
 
 std::string to_string(const TensorIndex& index) {
   switch (index.kind()) {
-    case TensorIndex::Kind::None: return "None";
-    case TensorIndex::Kind::Ellipsis: return "...";
-    case TensorIndex::Kind::Integer: return std::to_string(index.integer());
-    case TensorIndex::Kind::Slice: return to_string(index.slice());
+    case TensorIndex::Kind::None:
+      return "None";
+    case TensorIndex::Kind::Ellipsis:
+      return "...";
+    case TensorIndex::Kind::Integer:
+      return std::to_string(index.integer());
+    case TensorIndex::Kind::Slice:
+      return to_string(index.slice());
   }
   return "?";
 }
@@ -81,9 +86,9 @@ Tensor Tensor::index(const std::vector<indexing::TensorIndex>& indices) const {
       case indexing::TensorIndex::Kind::Integer: {
         const int64_t size = result.size(result_dim);
         const int64_t i = index.integer();
-        MINIDL_CHECK(i >= -size && i < size, "index: index ", i,
-                     " is out of range for dimension ", source_dim, " with size ", size,
-                     " (tensor of shape ", sizes(), ", indices ", indices_str(indices), ")");
+        MINIDL_CHECK(i >= -size && i < size, "index: index ", i, " is out of range for dimension ",
+                     source_dim, " with size ", size, " (tensor of shape ", sizes(), ", indices ",
+                     indices_str(indices), ")");
         result = result.select(result_dim, i);  // the dim disappears
         ++source_dim;
         break;

@@ -61,8 +61,9 @@ class TensorIndex {
   // Any integer type but bool. A template, so that a literal 0 is an integer, not a null
   // const char*.
   template <class Integer>
-    requires(std::is_integral_v<Integer> && !std::is_same_v<Integer, bool>)
-  TensorIndex(Integer integer) : kind_(Kind::Integer), integer_(static_cast<int64_t>(integer)) {}
+  requires(std::is_integral_v<Integer> && !std::is_same_v<Integer, bool>)
+      TensorIndex(Integer integer)
+      : kind_(Kind::Integer), integer_(static_cast<int64_t>(integer)) {}
   TensorIndex(bool) = delete;  // PyTorch reads x[True] as a new axis; minidl does not support it
   TensorIndex(Slice slice) : kind_(Kind::Slice), slice_(slice) {}
 

@@ -31,13 +31,20 @@ std::string line_pattern(int rank) {
 
 spdlog::level::level_enum to_spdlog(LogLevel level) {
   switch (level) {
-    case LogLevel::Trace: return spdlog::level::trace;
-    case LogLevel::Debug: return spdlog::level::debug;
-    case LogLevel::Info: return spdlog::level::info;
-    case LogLevel::Warn: return spdlog::level::warn;
-    case LogLevel::Error: return spdlog::level::err;
-    case LogLevel::Critical: return spdlog::level::critical;
-    case LogLevel::Off: return spdlog::level::off;
+    case LogLevel::Trace:
+      return spdlog::level::trace;
+    case LogLevel::Debug:
+      return spdlog::level::debug;
+    case LogLevel::Info:
+      return spdlog::level::info;
+    case LogLevel::Warn:
+      return spdlog::level::warn;
+    case LogLevel::Error:
+      return spdlog::level::err;
+    case LogLevel::Critical:
+      return spdlog::level::critical;
+    case LogLevel::Off:
+      return spdlog::level::off;
   }
   MINIDL_INTERNAL_ASSERT(false, "unknown LogLevel ", static_cast<int>(level));
   return spdlog::level::info;
@@ -45,22 +52,28 @@ spdlog::level::level_enum to_spdlog(LogLevel level) {
 
 LogLevel from_spdlog(spdlog::level::level_enum level) {
   switch (level) {
-    case spdlog::level::trace: return LogLevel::Trace;
-    case spdlog::level::debug: return LogLevel::Debug;
-    case spdlog::level::info: return LogLevel::Info;
-    case spdlog::level::warn: return LogLevel::Warn;
-    case spdlog::level::err: return LogLevel::Error;
-    case spdlog::level::critical: return LogLevel::Critical;
-    default: return LogLevel::Off;
+    case spdlog::level::trace:
+      return LogLevel::Trace;
+    case spdlog::level::debug:
+      return LogLevel::Debug;
+    case spdlog::level::info:
+      return LogLevel::Info;
+    case spdlog::level::warn:
+      return LogLevel::Warn;
+    case spdlog::level::err:
+      return LogLevel::Error;
+    case spdlog::level::critical:
+      return LogLevel::Critical;
+    default:
+      return LogLevel::Off;
   }
 }
 
 std::shared_ptr<spdlog::logger> make_logger() {
   // A program may have set up its own "minidl" logger before first use; then that one is used.
   if (auto existing = spdlog::get(kLoggerName)) return existing;
-  const spdlog::color_mode colors = is_interactive_terminal(stderr)
-                                        ? spdlog::color_mode::automatic
-                                        : spdlog::color_mode::never;
+  const spdlog::color_mode colors =
+      is_interactive_terminal(stderr) ? spdlog::color_mode::automatic : spdlog::color_mode::never;
   auto created = std::make_shared<spdlog::logger>(
       kLoggerName, std::make_shared<spdlog::sinks::stderr_color_sink_mt>(colors));
   created->set_pattern(line_pattern(current_rank.load()));
@@ -94,7 +107,8 @@ LogLevel parse_log_level(std::string_view level) {
   if (name == "error") return LogLevel::Error;
   if (name == "critical") return LogLevel::Critical;
   if (name == "off") return LogLevel::Off;
-  MINIDL_CHECK(false, "log level must be one of trace, debug, info, warn, error, critical, off; got \"",
+  MINIDL_CHECK(false,
+               "log level must be one of trace, debug, info, warn, error, critical, off; got \"",
                level, "\"");
   return LogLevel::Info;
 }

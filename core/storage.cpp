@@ -6,8 +6,9 @@
 namespace minidl {
 
 std::shared_ptr<Storage> allocate_storage(size_t nbytes, Device device) {
-  std::shared_ptr<void> data =
-      device.is_cpu() ? cpu::allocate(nbytes) : cuda::CachingAllocator::allocate_shared(nbytes, device.index);
+  std::shared_ptr<void> data = device.is_cpu()
+                                   ? cpu::allocate(nbytes)
+                                   : cuda::CachingAllocator::allocate_shared(nbytes, device.index);
   return std::make_shared<Storage>(std::move(data), nbytes, device);
 }
 

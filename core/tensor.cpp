@@ -55,9 +55,7 @@ std::string shape_str(const Shape& shape) {
 
 std::ostream& operator<<(std::ostream& out, const Shape& shape) { return out << shape_str(shape); }
 
-int64_t Tensor::size(int64_t dim) const {
-  return sizes()[wrap_dim(dim, this->dim(), "size")];
-}
+int64_t Tensor::size(int64_t dim) const { return sizes()[wrap_dim(dim, this->dim(), "size")]; }
 
 int64_t Tensor::stride(int64_t dim) const {
   return strides()[wrap_dim(dim, this->dim(), "stride")];
@@ -105,9 +103,7 @@ Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset)
   return Tensor(std::move(impl));
 }
 
-Tensor Tensor::detach() const {
-  return make_view(*this, sizes(), strides(), storage_offset());
-}
+Tensor Tensor::detach() const { return make_view(*this, sizes(), strides(), storage_offset()); }
 
 bool Tensor::requires_grad() const {
   return impl().autograd != nullptr && impl().autograd->requires_grad;
@@ -188,8 +184,8 @@ std::vector<T> to_vector(const Tensor& t) {
   return values;
 }
 
-#define MINIDL_INSTANTIATE(T)                    \
-  template T Tensor::item<T>() const;            \
+#define MINIDL_INSTANTIATE(T)         \
+  template T Tensor::item<T>() const; \
   template std::vector<T> to_vector<T>(const Tensor&);
 MINIDL_INSTANTIATE(float)
 MINIDL_INSTANTIATE(double)

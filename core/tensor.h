@@ -29,8 +29,8 @@ using PostAccumulateGradHook = std::function<void(const Tensor& leaf)>;
 struct AutogradMeta {
   bool requires_grad = false;
   std::shared_ptr<struct TensorImpl> grad;
-  std::shared_ptr<autograd::Node> grad_fn;            // null for leaves
-  std::weak_ptr<autograd::Node> grad_accumulator;    // leaves: the node that writes .grad
+  std::shared_ptr<autograd::Node> grad_fn;         // null for leaves
+  std::weak_ptr<autograd::Node> grad_accumulator;  // leaves: the node that writes .grad
   std::vector<std::pair<int, PostAccumulateGradHook>> post_accumulate_grad_hooks;
   int next_hook_id = 0;
 };
@@ -38,7 +38,7 @@ struct AutogradMeta {
 struct TensorImpl {
   std::shared_ptr<Storage> storage;
   Shape sizes;
-  Shape strides;  // in elements
+  Shape strides;       // in elements
   int64_t offset = 0;  // in elements
   DType dtype = kFloat32;
   std::unique_ptr<AutogradMeta> autograd;
@@ -55,7 +55,7 @@ class Tensor {
   bool defined() const { return impl_ != nullptr; }
   const Shape& sizes() const { return impl().sizes; }
   const Shape& strides() const { return impl().strides; }
-  int64_t size(int64_t dim) const;    // negative dims count from the end
+  int64_t size(int64_t dim) const;  // negative dims count from the end
   int64_t stride(int64_t dim) const;
   int64_t dim() const { return static_cast<int64_t>(impl().sizes.size()); }
   int64_t numel() const;
@@ -96,7 +96,7 @@ class Tensor {
   bool requires_grad() const;
   Tensor& requires_grad_(bool value = true);  // leaves only
   bool is_leaf() const;
-  Tensor grad() const;            // undefined until a backward reaches this leaf
+  Tensor grad() const;  // undefined until a backward reaches this leaf
   void set_grad(const Tensor& grad);
   std::shared_ptr<autograd::Node> grad_fn() const;
   // Backpropagates from this tensor. `gradient` may be omitted for one-element tensors.

@@ -32,9 +32,18 @@ class TensorOptions {
   TensorOptions(Device device) : device_(device) {}
   TensorOptions(DeviceType device_type) : device_(device_type) {}
 
-  TensorOptions& dtype(DType value) { dtype_ = value; return *this; }
-  TensorOptions& device(Device value) { device_ = value; return *this; }
-  TensorOptions& requires_grad(bool value = true) { requires_grad_ = value; return *this; }
+  TensorOptions& dtype(DType value) {
+    dtype_ = value;
+    return *this;
+  }
+  TensorOptions& device(Device value) {
+    device_ = value;
+    return *this;
+  }
+  TensorOptions& requires_grad(bool value = true) {
+    requires_grad_ = value;
+    return *this;
+  }
 
   DType dtype() const { return dtype_; }
   Device device() const { return device_; }

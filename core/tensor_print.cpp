@@ -23,11 +23,16 @@ struct Printer {
   std::ostream& out;
 
   void element(double v) const {
-    if (boolean) out << (v != 0 ? "True" : "False");
-    else if (!floating) out << static_cast<int64_t>(v);
-    else if (std::isnan(v)) out << "nan";
-    else if (std::isinf(v)) out << (v > 0 ? "inf" : "-inf");
-    else out << std::fixed << std::setprecision(4) << v;
+    if (boolean)
+      out << (v != 0 ? "True" : "False");
+    else if (!floating)
+      out << static_cast<int64_t>(v);
+    else if (std::isnan(v))
+      out << "nan";
+    else if (std::isinf(v))
+      out << (v > 0 ? "inf" : "-inf");
+    else
+      out << std::fixed << std::setprecision(4) << v;
   }
 
   // Prints the block of dimension `d` starting at flat index `base`.
@@ -66,12 +71,13 @@ std::string Tensor::str() const {
   std::ostringstream out;
   out << "tensor(";
   std::vector<double> values = to_vector<double>(*this);
-  Printer printer{values, sizes(), is_floating_point(), dtype() == kBool,
-                  numel() > kSummarizeThreshold, out};
+  Printer printer{
+      values, sizes(), is_floating_point(), dtype() == kBool, numel() > kSummarizeThreshold, out};
   printer.block(0, 0, 7);
   if (dtype() != kFloat32 && dtype() != kInt64 && dtype() != kBool) out << ", dtype=" << dtype();
   if (is_cuda()) out << ", device='" << device() << "'";
-  if (requires_grad()) out << (is_leaf() ? ", requires_grad=True" : ", grad_fn=<" + grad_fn()->name() + ">");
+  if (requires_grad())
+    out << (is_leaf() ? ", requires_grad=True" : ", grad_fn=<" + grad_fn()->name() + ">");
   out << ')';
   return out.str();
 }

@@ -34,9 +34,9 @@ void check_options(const Dataset& dataset, const DataLoaderOptions& options) {
                "DataLoader: timeout must be non-negative (0 waits forever), got ",
                options.timeout().count(), " ms");
   if (options.device().is_cuda()) {
-    MINIDL_CHECK(cuda::is_available(), "DataLoader: the target device is ", options.device(),
-                 ", but ", cuda::is_built() ? "no CUDA device is available"
-                                            : "minidl was built without CUDA");
+    MINIDL_CHECK(
+        cuda::is_available(), "DataLoader: the target device is ", options.device(), ", but ",
+        cuda::is_built() ? "no CUDA device is available" : "minidl was built without CUDA");
     MINIDL_CHECK(options.device().index < cuda::device_count(), "DataLoader: the target ",
                  "device is ", options.device(), ", but there are only ", cuda::device_count(),
                  " CUDA devices");
@@ -84,9 +84,9 @@ int64_t DataLoader::num_batches() const {
 
 DataLoader::Iterator DataLoader::begin() {
   if (std::shared_ptr<loader::EpochRun> previous = active_run_.lock()) previous->close();
-  auto plan = std::make_shared<const loader::EpochPlan>(
-      epoch_, sampler_->indices(epoch_), options_.batch_size(), options_.drop_last(),
-      dataset_->size(), start_batch_);
+  auto plan = std::make_shared<const loader::EpochPlan>(epoch_, sampler_->indices(epoch_),
+                                                        options_.batch_size(), options_.drop_last(),
+                                                        dataset_->size(), start_batch_);
   ++epoch_;
   start_batch_ = 0;  // the next pass runs the next epoch, unless set_epoch says otherwise
   const Device device = options_.device();
@@ -107,8 +107,8 @@ DataLoader::Iterator DataLoader::begin() {
     }
     if (device.is_cuda()) {
       if (!copy_stream_) copy_stream_ = cuda::Stream::create(device.index);
-      pipeline = std::make_unique<loader::DeviceCopyStage>(std::move(pipeline), device,
-                                                           *copy_stream_);
+      pipeline =
+          std::make_unique<loader::DeviceCopyStage>(std::move(pipeline), device, *copy_stream_);
     }
   }
   if (options_.augment() && options_.augment()->does_anything())

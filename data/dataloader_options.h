@@ -16,37 +16,70 @@ class DataLoaderOptions {
  public:
   explicit DataLoaderOptions(int64_t batch_size = 1) : batch_size_(batch_size) {}
 
-  DataLoaderOptions& batch_size(int64_t value) { batch_size_ = value; return *this; }
+  DataLoaderOptions& batch_size(int64_t value) {
+    batch_size_ = value;
+    return *this;
+  }
   // A RandomSampler reshuffled every epoch (from seed and epoch) instead of sequential order.
   // Not with an explicit sampler.
-  DataLoaderOptions& shuffle(bool value) { shuffle_ = value; return *this; }
+  DataLoaderOptions& shuffle(bool value) {
+    shuffle_ = value;
+    return *this;
+  }
   // Drop the last batch of an epoch when it is smaller than batch_size.
-  DataLoaderOptions& drop_last(bool value) { drop_last_ = value; return *this; }
+  DataLoaderOptions& drop_last(bool value) {
+    drop_last_ = value;
+    return *this;
+  }
   // Threads that build batches; 0 builds them in the calling thread, when they are asked for.
-  DataLoaderOptions& num_workers(int value) { num_workers_ = value; return *this; }
+  DataLoaderOptions& num_workers(int value) {
+    num_workers_ = value;
+    return *this;
+  }
   // How many batches the workers may build ahead of the one the caller is waiting for; 0 (the
   // default) means two per worker. Bounds the host memory in use to about that many batches.
-  DataLoaderOptions& prefetch_depth(int64_t value) { prefetch_depth_ = value; return *this; }
+  DataLoaderOptions& prefetch_depth(int64_t value) {
+    prefetch_depth_ = value;
+    return *this;
+  }
   // Build batches in the pinned host pool (core/cuda/pinned_allocator.h), whose blocks are
   // recycled and copy to a GPU asynchronously; plain aligned memory when there is no GPU.
-  DataLoaderOptions& pin_memory(bool value) { pin_memory_ = value; return *this; }
+  DataLoaderOptions& pin_memory(bool value) {
+    pin_memory_ = value;
+    return *this;
+  }
   // Where batches are delivered. For a CUDA device, each batch is copied on the loader's copy
   // stream and the current stream waits for it on the device (the host never waits).
-  DataLoaderOptions& device(Device value) { device_ = value; return *this; }
+  DataLoaderOptions& device(Device value) {
+    device_ = value;
+    return *this;
+  }
   // Upload the whole dataset to `device` once (as it is, uint8 for the readers' datasets) and
   // gather each batch there; no workers, no per-batch host work. The dataset must not vary
   // with the epoch: do random augmentation with augment() instead.
-  DataLoaderOptions& device_resident(bool value) { device_resident_ = value; return *this; }
+  DataLoaderOptions& device_resident(bool value) {
+    device_resident_ = value;
+    return *this;
+  }
   // Crop, flip and normalise each batch on `device` (data/transforms/batch_augment.h); draws from
   // (augment seed, epoch, sample index), as the per-sample transforms do.
-  DataLoaderOptions& augment(AugmentOptions value) { augment_ = std::move(value); return *this; }
+  DataLoaderOptions& augment(AugmentOptions value) {
+    augment_ = std::move(value);
+    return *this;
+  }
   // Seeds the shuffle (RandomSampler).
-  DataLoaderOptions& seed(uint64_t value) { seed_ = value; return *this; }
+  DataLoaderOptions& seed(uint64_t value) {
+    seed_ = value;
+    return *this;
+  }
   // How long the caller waits for a worker's batch before it is an error (the worker is
   // reported as stuck); also how long shutdown waits for a stuck worker before leaving it
   // behind. Zero waits forever. Applies to workers only: with num_workers(0) the caller does
   // the work itself.
-  DataLoaderOptions& timeout(std::chrono::milliseconds value) { timeout_ = value; return *this; }
+  DataLoaderOptions& timeout(std::chrono::milliseconds value) {
+    timeout_ = value;
+    return *this;
+  }
 
   int64_t batch_size() const { return batch_size_; }
   bool shuffle() const { return shuffle_; }

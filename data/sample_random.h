@@ -30,8 +30,8 @@ enum class DrawPurpose : uint32_t {
   SyntheticPrototype = 0x50524F54u  // "PROT"
 };
 
-MINIDL_HOST_DEVICE philox::Block sample_random_words(uint64_t seed, uint64_t index,
-                                                     uint64_t stream, DrawPurpose purpose) {
+MINIDL_HOST_DEVICE philox::Block sample_random_words(uint64_t seed, uint64_t index, uint64_t stream,
+                                                     DrawPurpose purpose) {
   const philox::Block counter{static_cast<uint32_t>(index), static_cast<uint32_t>(index >> 32),
                               static_cast<uint32_t>(stream), static_cast<uint32_t>(purpose)};
   const philox::Key key{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)};

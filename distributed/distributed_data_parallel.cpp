@@ -97,12 +97,12 @@ void DistributedDataParallel::check_same_model_on_every_rank() {
   std::vector<std::string> differences;
   for (int r = 1; r < size; ++r)
     if (descriptions[static_cast<size_t>(r)] != descriptions[0])
-      differences.push_back(first_difference(descriptions[0], descriptions[static_cast<size_t>(r)], r));
+      differences.push_back(
+          first_difference(descriptions[0], descriptions[static_cast<size_t>(r)], r));
   if (differences.empty()) return;
   std::ostringstream message;
   for (size_t i = 0; i < differences.size(); ++i) message << (i ? "; " : "") << differences[i];
-  MINIDL_CHECK(false, "DistributedDataParallel: the model differs between ranks: ",
-               message.str());
+  MINIDL_CHECK(false, "DistributedDataParallel: the model differs between ranks: ", message.str());
 }
 
 void DistributedDataParallel::broadcast_parameters_and_buffers() {

@@ -13,9 +13,8 @@
 
 namespace minidl::distributed {
 
-GradientReducer::GradientReducer(NamedParameters parameters,
-                                 std::shared_ptr<ProcessGroup> group, size_t bucket_bytes,
-                                 bool find_unused_parameters)
+GradientReducer::GradientReducer(NamedParameters parameters, std::shared_ptr<ProcessGroup> group,
+                                 size_t bucket_bytes, bool find_unused_parameters)
     : parameters_(std::move(parameters)),
       group_(std::move(group)),
       find_unused_parameters_(find_unused_parameters) {
@@ -30,8 +29,8 @@ GradientReducer::GradientReducer(NamedParameters parameters,
     const Tensor& parameter = parameters_[i].second;
     MINIDL_CHECK(parameter.requires_grad() && parameter.is_leaf(), "GradientReducer: parameter '",
                  parameters_[i].first, "' must be a leaf that requires grad");
-    const auto key = std::make_tuple(parameter.dtype(), parameter.device().type,
-                                     parameter.device().index);
+    const auto key =
+        std::make_tuple(parameter.dtype(), parameter.device().type, parameter.device().index);
     auto open = open_bucket.find(key);
     if (open == open_bucket.end() ||
         (bucket_bytes_used[open->second] > 0 &&
@@ -149,8 +148,9 @@ void GradientReducer::handle_unused_parameters() {
     // parameters: finish them, so that no collective is left half done.
     wait_for_launched(false);
     MINIDL_CHECK(false, "DistributedDataParallel: ", unused.size(), " parameter",
-                 unused.size() > 1 ? "s" : "", " got no gradient in this backward pass: ",
-                 names.str(), ". Every parameter must contribute to the loss on every rank; ",
+                 unused.size() > 1 ? "s" : "",
+                 " got no gradient in this backward pass: ", names.str(),
+                 ". Every parameter must contribute to the loss on every rank; ",
                  "if some do not in some steps, set ",
                  "DistributedDataParallelOptions().find_unused_parameters(true)");
   }

@@ -55,15 +55,15 @@ class GradientReducer {
 
  private:
   struct Bucket {
-    Tensor buffer;                       // flat, [total elements], the parameters' dtype/device
-    std::vector<size_t> parameters;      // indices into parameters_
-    std::vector<int64_t> offsets;        // element offset of each parameter in buffer
-    size_t pending = 0;                  // parameters that have not reported in this pass
-    std::shared_ptr<Work> work;          // the all-reduce in flight
+    Tensor buffer;                   // flat, [total elements], the parameters' dtype/device
+    std::vector<size_t> parameters;  // indices into parameters_
+    std::vector<int64_t> offsets;    // element offset of each parameter in buffer
+    size_t pending = 0;              // parameters that have not reported in this pass
+    std::shared_ptr<Work> work;      // the all-reduce in flight
   };
-  struct Slot {                          // where a parameter lives in the buckets
+  struct Slot {  // where a parameter lives in the buckets
     size_t bucket = 0;
-    size_t position = 0;                 // index within the bucket
+    size_t position = 0;  // index within the bucket
   };
 
   void on_gradient_ready(size_t parameter);

@@ -30,12 +30,18 @@ struct InitOptions {
   InitOptions() = default;
   // The timeout of the default process groups' collectives (default_collective_timeout():
   // MINIDL_COLLECTIVE_TIMEOUT_S, else 300 s).
-  InitOptions& timeout(std::chrono::milliseconds value) { timeout_ = value; return *this; }
+  InitOptions& timeout(std::chrono::milliseconds value) {
+    timeout_ = value;
+    return *this;
+  }
   std::chrono::milliseconds timeout() const { return timeout_; }
   // Under mpirun, a SIGTERM handler that prints which ranks on this host were already gone
   // when mpirun ended this one (mpirun sends SIGTERM to every rank when one fails), then dies
   // of SIGTERM as before.
-  InitOptions& report_termination(bool value) { report_termination_ = value; return *this; }
+  InitOptions& report_termination(bool value) {
+    report_termination_ = value;
+    return *this;
+  }
   bool report_termination() const { return report_termination_; }
 
  private:

@@ -14,9 +14,12 @@ constexpr double kDefaultTimeoutSeconds = 300.0;  // long enough for a slow chec
 
 const char* reduce_op_name(ReduceOp op) {
   switch (op) {
-    case ReduceOp::Sum: return "sum";
-    case ReduceOp::Average: return "average";
-    case ReduceOp::Max: return "max";
+    case ReduceOp::Sum:
+      return "sum";
+    case ReduceOp::Average:
+      return "average";
+    case ReduceOp::Max:
+      return "max";
   }
   return "unknown";
 }
@@ -27,8 +30,8 @@ std::chrono::milliseconds default_collective_timeout() {
     char* end = nullptr;
     seconds = std::strtod(env, &end);
     MINIDL_CHECK(end != env && *end == '\0' && std::isfinite(seconds) && seconds > 0,
-                 "MINIDL_COLLECTIVE_TIMEOUT_S: expected a positive number of seconds, got \"",
-                 env, "\"");
+                 "MINIDL_COLLECTIVE_TIMEOUT_S: expected a positive number of seconds, got \"", env,
+                 "\"");
   }
   return std::chrono::milliseconds(static_cast<int64_t>(std::ceil(seconds * 1000.0)));
 }
@@ -44,8 +47,8 @@ void check_collective_tensor(const Tensor& tensor, const char* op) {
   MINIDL_CHECK(tensor.is_contiguous(), op, ": expected a contiguous tensor, got one of shape ",
                tensor.sizes(), " with strides ", tensor.strides());
   const DType dtype = tensor.dtype();
-  MINIDL_CHECK(dtype == kFloat32 || dtype == kFloat64 || dtype == kFloat16 ||
-                   dtype == kBFloat16 || dtype == kInt32 || dtype == kInt64 || dtype == kUInt8,
+  MINIDL_CHECK(dtype == kFloat32 || dtype == kFloat64 || dtype == kFloat16 || dtype == kBFloat16 ||
+                   dtype == kInt32 || dtype == kInt64 || dtype == kUInt8,
                op, ": supports f32, f64, f16, bf16, i32, i64 and u8 tensors, got ", dtype);
 }
 
@@ -60,8 +63,8 @@ void check_root(int root, int world_size, const char* op) {
                "), got ", root);
 }
 
-void check_gather_sizes(const Tensor& large, const Tensor& small, int world_size,
-                        const char* op, const char* large_name, const char* small_name) {
+void check_gather_sizes(const Tensor& large, const Tensor& small, int world_size, const char* op,
+                        const char* large_name, const char* small_name) {
   check_collective_tensor(large, op);
   check_collective_tensor(small, op);
   MINIDL_CHECK(large.dtype() == small.dtype() && large.device() == small.device(), op, ": ",

@@ -42,7 +42,10 @@ std::chrono::milliseconds default_collective_timeout();
 
 struct ProcessGroupOptions {
   ProcessGroupOptions() : timeout_(default_collective_timeout()) {}
-  ProcessGroupOptions& timeout(std::chrono::milliseconds value) { timeout_ = value; return *this; }
+  ProcessGroupOptions& timeout(std::chrono::milliseconds value) {
+    timeout_ = value;
+    return *this;
+  }
   std::chrono::milliseconds timeout() const { return timeout_; }
 
  private:
@@ -101,8 +104,8 @@ namespace detail {
 void check_collective_tensor(const Tensor& tensor, const char* op);
 void check_reduce_op(ReduceOp reduce_op, DType dtype, const char* op);
 void check_root(int root, int world_size, const char* op);
-void check_gather_sizes(const Tensor& large, const Tensor& small, int world_size,
-                        const char* op, const char* large_name, const char* small_name);
+void check_gather_sizes(const Tensor& large, const Tensor& small, int world_size, const char* op,
+                        const char* large_name, const char* small_name);
 }  // namespace detail
 
 }  // namespace minidl::distributed

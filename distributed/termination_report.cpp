@@ -55,8 +55,7 @@ void on_sigterm(int signal_number, siginfo_t* info, void* context) {
     const PeerProcess& peer = report_state.peers[i];
     if (!peer.same_host || peer.rank == report_state.rank) continue;
     if (kill(peer.pid, 0) == 0 || errno != ESRCH) continue;
-    append(line, sizeof line, &length,
-           any_gone ? ", " : "; ranks already gone on this host: ");
+    append(line, sizeof line, &length, any_gone ? ", " : "; ranks already gone on this host: ");
     append_number(line, sizeof line, &length, peer.rank);
     append(line, sizeof line, &length, " (pid ");
     append_number(line, sizeof line, &length, peer.pid);

@@ -20,15 +20,18 @@ BasicBlockImpl::BasicBlockImpl(const BasicBlockOptions& options)
                "zero-padding shortcut can only add channels, got in_channels ", in,
                " > out_channels ", out);
   conv1 = register_module(
-      "conv1", nn::Conv2d(nn::Conv2dOptions(in, out, 3).stride(options.stride()).padding(1).bias(false)));
+      "conv1",
+      nn::Conv2d(nn::Conv2dOptions(in, out, 3).stride(options.stride()).padding(1).bias(false)));
   bn1 = register_module("bn1", nn::BatchNorm2d(out));
-  conv2 = register_module("conv2", nn::Conv2d(nn::Conv2dOptions(out, out, 3).padding(1).bias(false)));
+  conv2 =
+      register_module("conv2", nn::Conv2d(nn::Conv2dOptions(out, out, 3).padding(1).bias(false)));
   bn2 = register_module("bn2", nn::BatchNorm2d(out));
   if (options.shortcut() == ShortcutKind::Projection && changes_shape()) {
     downsample = register_module(
         "downsample",
-        nn::Sequential{nn::Conv2d(nn::Conv2dOptions(in, out, 1).stride(options.stride()).bias(false)),
-                       nn::BatchNorm2d(out)});
+        nn::Sequential{
+            nn::Conv2d(nn::Conv2dOptions(in, out, 1).stride(options.stride()).bias(false)),
+            nn::BatchNorm2d(out)});
   }
 }
 
@@ -40,7 +43,8 @@ Tensor BasicBlockImpl::shortcut(const Tensor& x) {
   if (!changes_shape()) return x;
   if (options.shortcut() == ShortcutKind::Projection) return downsample(x);
   // Option A: keep every stride-th pixel, then add zero channels, half before and half after
-  // (as the reference CIFAR code's F.pad(x[:, :, ::2, ::2], (0, 0, 0, 0, planes // 4, planes // 4))).
+  // (as the reference CIFAR code's F.pad(x[:, :, ::2, ::2], (0, 0, 0, 0, planes // 4, planes //
+  // 4))).
   const int64_t stride = options.stride();
   Tensor sampled = x.slice(2, 0, x.size(2), stride).slice(3, 0, x.size(3), stride);
   const int64_t extra = options.out_channels() - options.in_channels();

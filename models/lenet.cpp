@@ -33,15 +33,14 @@ Tensor LeNetImpl::pool(const Tensor& x) const {
 }
 
 Tensor LeNetImpl::forward(const Tensor& x) {
-  MINIDL_CHECK(x.dim() == 4 && x.size(1) == 1 && x.size(2) == kImageSize &&
-                   x.size(3) == kImageSize,
+  MINIDL_CHECK(x.dim() == 4 && x.size(1) == 1 && x.size(2) == kImageSize && x.size(3) == kImageSize,
                "LeNet: expected input of shape [N, 1, 28, 28], got ", x.sizes());
-  Tensor out = pool(activation(conv1(x)));    // [N, 6, 14, 14]
-  out = pool(activation(conv2(out)));         // [N, 16, 5, 5]
-  out = F::flatten(out);                      // [N, 400]
-  out = activation(fc1(out));                 // [N, 120]
-  out = activation(fc2(out));                 // [N, 84]
-  return fc3(out);                            // [N, num_classes]
+  Tensor out = pool(activation(conv1(x)));  // [N, 6, 14, 14]
+  out = pool(activation(conv2(out)));       // [N, 16, 5, 5]
+  out = F::flatten(out);                    // [N, 400]
+  out = activation(fc1(out));               // [N, 120]
+  out = activation(fc2(out));               // [N, 84]
+  return fc3(out);                          // [N, num_classes]
 }
 
 void LeNetImpl::pretty_print(std::ostream& out) const {

@@ -14,15 +14,16 @@ ResNetImpl::ResNetImpl(const ResNetArchitecture& architecture, const ResNetOptio
       architecture(architecture),
       options(options) {
   const std::vector<int64_t>& widths = architecture.stage_channels;
-  MINIDL_CHECK(!widths.empty() && widths.size() == architecture.blocks_per_stage.size(),
-               name(), ": expected one block count per stage, got ", widths.size(),
-               " stage widths and ", architecture.blocks_per_stage.size(), " block counts");
+  MINIDL_CHECK(!widths.empty() && widths.size() == architecture.blocks_per_stage.size(), name(),
+               ": expected one block count per stage, got ", widths.size(), " stage widths and ",
+               architecture.blocks_per_stage.size(), " block counts");
   MINIDL_CHECK(options.in_channels() > 0 && options.num_classes() > 0, name(),
                ": expected positive in_channels and num_classes, got ", options.in_channels(),
                " and ", options.num_classes());
 
   conv1 = register_module(
-      "conv1", nn::Conv2d(nn::Conv2dOptions(options.in_channels(), widths[0], 3).padding(1).bias(false)));
+      "conv1",
+      nn::Conv2d(nn::Conv2dOptions(options.in_channels(), widths[0], 3).padding(1).bias(false)));
   bn1 = register_module("bn1", nn::BatchNorm2d(widths[0]));
   int64_t channels = widths[0];
   for (size_t stage = 0; stage < widths.size(); ++stage) {
@@ -51,7 +52,7 @@ Tensor ResNetImpl::forward(const Tensor& x) {
   Tensor out = F::relu(bn1(conv1(x)));  // [N, C0, H, W]
   for (const nn::Sequential& stage : stages) out = stage(out);
   out = F::flatten(F::adaptive_avg_pool2d(out, 1));  // [N, C_last]
-  return fc(out);                                   // [N, num_classes]
+  return fc(out);                                    // [N, num_classes]
 }
 
 void ResNetImpl::pretty_print(std::ostream& out) const {

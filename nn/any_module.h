@@ -17,17 +17,18 @@ namespace minidl::nn {
 // A module class with `Tensor forward(const Tensor&)` (or anything that takes a Tensor and
 // returns something convertible to one).
 template <class ModuleType>
-concept TensorToTensorModule =
-    std::derived_from<ModuleType, Module> && requires(ModuleType& module, const Tensor& x) {
-      { module.forward(x) } -> std::convertible_to<Tensor>;
-    };
+concept TensorToTensorModule = std::derived_from<ModuleType, Module> &&
+    requires(ModuleType& module, const Tensor& x) {
+  { module.forward(x) } -> std::convertible_to<Tensor>;
+};
 
 class AnyModule {
  public:
   template <TensorToTensorModule ModuleType>
   AnyModule(std::shared_ptr<ModuleType> module)
-      : module_(checked(module)),
-        forward_([typed = std::move(module)](const Tensor& x) -> Tensor { return typed->forward(x); }) {}
+      : module_(checked(module)), forward_([typed = std::move(module)](const Tensor& x) -> Tensor {
+          return typed->forward(x);
+        }) {}
 
   template <TensorToTensorModule ModuleType>
   AnyModule(const ModuleHolder<ModuleType>& holder) : AnyModule(holder.ptr()) {}

@@ -14,8 +14,18 @@ namespace minidl::nn::init {
 
 // The nonlinearity a layer feeds, for calculate_gain.
 enum class Nonlinearity {
-  Linear, Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d,
-  Sigmoid, Tanh, ReLU, LeakyReLU, SELU
+  Linear,
+  Conv1d,
+  Conv2d,
+  Conv3d,
+  ConvTranspose1d,
+  ConvTranspose2d,
+  ConvTranspose3d,
+  Sigmoid,
+  Tanh,
+  ReLU,
+  LeakyReLU,
+  SELU
 };
 
 // Whether the kaiming_* functions preserve the variance of the forward pass (FanIn) or of the

@@ -120,8 +120,8 @@ const std::string& Module::name() const {
 
 void Module::check_new_name(const std::string& entry_name, const char* what) const {
   MINIDL_CHECK(!entry_name.empty(), name(), ".", what, ": expected a non-empty name");
-  MINIDL_CHECK(entry_name.find('.') == std::string::npos, name(), ".", what, ": name '",
-               entry_name, "' must not contain '.' (dots separate the levels of dotted names)");
+  MINIDL_CHECK(entry_name.find('.') == std::string::npos, name(), ".", what, ": name '", entry_name,
+               "' must not contain '.' (dots separate the levels of dotted names)");
   const char* existing = parameters_.contains(entry_name) ? "a parameter"
                          : buffers_.contains(entry_name)  ? "a buffer"
                          : children_.contains(entry_name) ? "a submodule"
@@ -200,17 +200,18 @@ Module::NamedModules Module::named_children() const { return children_; }
 Module::NamedModules Module::named_modules(const std::string& prefix, bool include_self) const {
   NamedModules result("Module");
   std::unordered_set<const Module*> seen;
-  walk_modules<const Module>(*this, prefix, seen, [&](const std::string& path, const Module& module) {
-    if (&module == this) {
-      if (!include_self) return;
-      MINIDL_CHECK(!weak_from_this().expired(), name(), ".named_modules: to include itself, ",
-                   "the module must be held by a std::shared_ptr (an nn holder or ",
-                   "std::make_shared); pass include_self = false otherwise");
-    }
-    // The module is owned by a shared_ptr (the root was checked, children always are); the
-    // traversal is read-only but hands out the same non-const pointers children() does.
-    result.insert(path, std::const_pointer_cast<Module>(module.shared_from_this()));
-  });
+  walk_modules<const Module>(
+      *this, prefix, seen, [&](const std::string& path, const Module& module) {
+        if (&module == this) {
+          if (!include_self) return;
+          MINIDL_CHECK(!weak_from_this().expired(), name(), ".named_modules: to include itself, ",
+                       "the module must be held by a std::shared_ptr (an nn holder or ",
+                       "std::make_shared); pass include_self = false otherwise");
+        }
+        // The module is owned by a shared_ptr (the root was checked, children always are); the
+        // traversal is read-only but hands out the same non-const pointers children() does.
+        result.insert(path, std::const_pointer_cast<Module>(module.shared_from_this()));
+      });
   return result;
 }
 
@@ -224,8 +225,10 @@ Module::NamedTensors Module::state_dict() const {
   // both names, so a file matches what PyTorch writes for the same model.
   std::function<void(const Module&, const std::string&)> add = [&](const Module& module,
                                                                    const std::string& prefix) {
-    for (const auto& item : module.parameters_) state.insert(child_path(prefix, item.key()), item.value());
-    for (const auto& item : module.buffers_) state.insert(child_path(prefix, item.key()), item.value());
+    for (const auto& item : module.parameters_)
+      state.insert(child_path(prefix, item.key()), item.value());
+    for (const auto& item : module.buffers_)
+      state.insert(child_path(prefix, item.key()), item.value());
     for (const auto& child : module.children_) add(*child.value(), child_path(prefix, child.key()));
   };
   add(*this, "");

@@ -33,10 +33,10 @@ class ModuleHolder {
 
   // Forwards the arguments to Contained's constructor: nn::Conv2d conv(3, 64, 3).
   template <class Head, class... Tail>
-    requires(!std::is_base_of_v<ModuleHolder, std::decay_t<Head>> &&
-             !std::is_same_v<std::decay_t<Head>, std::nullptr_t> &&
-             std::constructible_from<Contained, Head, Tail...>)
-  explicit ModuleHolder(Head&& head, Tail&&... tail)
+  requires(!std::is_base_of_v<ModuleHolder, std::decay_t<Head>> &&
+           !std::is_same_v<std::decay_t<Head>, std::nullptr_t> &&
+           std::constructible_from<Contained, Head, Tail...>) explicit ModuleHolder(Head&& head,
+                                                                                    Tail&&... tail)
       : impl_(std::make_shared<Contained>(std::forward<Head>(head), std::forward<Tail>(tail)...)) {}
 
   Contained* operator->() const { return get(); }
@@ -75,8 +75,8 @@ std::ostream& operator<<(std::ostream& out, const ModuleHolder<Contained>& holde
 }  // namespace minidl::nn
 
 // Defines the holder `Name` for the module class `NameImpl` (in the current namespace).
-#define MINIDL_MODULE(Name)                                   \
-  class Name : public ::minidl::nn::ModuleHolder<Name##Impl> { \
-   public:                                                     \
+#define MINIDL_MODULE(Name)                                     \
+  class Name : public ::minidl::nn::ModuleHolder<Name##Impl> {  \
+   public:                                                      \
     using ::minidl::nn::ModuleHolder<Name##Impl>::ModuleHolder; \
   }

@@ -42,18 +42,18 @@ struct DTypeName {
   std::string_view name;
 };
 constexpr std::array<DTypeName, 8> kDTypeNames = {{{kFloat32, "F32"},
-                                                    {kFloat64, "F64"},
-                                                    {kFloat16, "F16"},
-                                                    {kBFloat16, "BF16"},
-                                                    {kInt32, "I32"},
-                                                    {kInt64, "I64"},
-                                                    {kUInt8, "U8"},
-                                                    {kBool, "BOOL"}}};
+                                                   {kFloat64, "F64"},
+                                                   {kFloat16, "F16"},
+                                                   {kBFloat16, "BF16"},
+                                                   {kInt32, "I32"},
+                                                   {kInt64, "I64"},
+                                                   {kUInt8, "U8"},
+                                                   {kBool, "BOOL"}}};
 constexpr std::string_view kSupportedDTypes = "F32, F64, F16, BF16, I32, I64, U8 or BOOL";
 // safetensors dtypes without a minidl DType, told apart from names that mean nothing.
 constexpr std::array<std::string_view, 12> kUnsupportedSafetensorsDTypes = {
-    "I8", "I16", "U16", "U32", "U64", "C64", "F8_E4M3", "F8_E5M2", "F8_E8M0", "F4", "F6_E2M3",
-    "F6_E3M2"};
+    "I8",      "I16",     "U16",     "U32", "U64",     "C64",
+    "F8_E4M3", "F8_E5M2", "F8_E8M0", "F4",  "F6_E2M3", "F6_E3M2"};
 
 std::string quoted(const std::filesystem::path& path) { return '"' + path.string() + '"'; }
 
@@ -84,10 +84,10 @@ DType dtype_from_name(const Json& value, const std::string& name, const std::str
   for (const DTypeName& entry : kDTypeNames)
     if (entry.name == text) return entry.dtype;
   const bool known_elsewhere =
-      std::find(kUnsupportedSafetensorsDTypes.begin(), kUnsupportedSafetensorsDTypes.end(),
-                text) != kUnsupportedSafetensorsDTypes.end();
-  SAFETENSORS_READ_CHECK(false, "tensor '", name, "': ",
-                         known_elsewhere ? "unsupported dtype '" : "unknown dtype '", text,
+      std::find(kUnsupportedSafetensorsDTypes.begin(), kUnsupportedSafetensorsDTypes.end(), text) !=
+      kUnsupportedSafetensorsDTypes.end();
+  SAFETENSORS_READ_CHECK(false, "tensor '", name,
+                         "': ", known_elsewhere ? "unsupported dtype '" : "unknown dtype '", text,
                          "'; expected ", kSupportedDTypes);
   return kFloat32;  // unreachable
 }
@@ -130,10 +130,9 @@ TensorRecord parse_tensor_record(const std::string& name, const Json& entry, uin
     const uint64_t size = non_negative_integer(shape[d], name, "shape", d, source);
     record.shape.push_back(static_cast<int64_t>(size));
     const bool overflow = __builtin_mul_overflow(numel, size, &numel);
-    SAFETENSORS_READ_CHECK(!overflow && numel <= static_cast<uint64_t>(
-                                                     std::numeric_limits<int64_t>::max()),
-                           "tensor '", name, "': shape ", shape.dump(), " has more elements ",
-                           "than fit in 63 bits");
+    SAFETENSORS_READ_CHECK(
+        !overflow && numel <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()),
+        "tensor '", name, "': shape ", shape.dump(), " has more elements ", "than fit in 63 bits");
   }
   uint64_t expected_bytes = 0;
   const bool bytes_overflow =
@@ -182,14 +181,13 @@ void check_data_section_coverage(std::vector<TensorRecord>& tensors, uint64_t da
   uint64_t covered = 0;
   const TensorRecord* previous = nullptr;
   for (const TensorRecord& record : tensors) {
-    SAFETENSORS_READ_CHECK(record.begin >= covered, "tensor '", record.name, "' at [",
-                           record.begin, ", ", record.end, ") overlaps tensor '",
-                           previous ? previous->name : "", "' at [",
-                           previous ? previous->begin : 0, ", ", covered, ")");
+    SAFETENSORS_READ_CHECK(record.begin >= covered, "tensor '", record.name, "' at [", record.begin,
+                           ", ", record.end, ") overlaps tensor '", previous ? previous->name : "",
+                           "' at [", previous ? previous->begin : 0, ", ", covered, ")");
     SAFETENSORS_READ_CHECK(record.begin == covered, "the data section has a gap: tensor '",
-                           record.name, "' begins at byte ", record.begin, ", expected ",
-                           covered, previous ? " where tensor '" + previous->name + "' ends"
-                                             : std::string(" (the start of the data section)"));
+                           record.name, "' begins at byte ", record.begin, ", expected ", covered,
+                           previous ? " where tensor '" + previous->name + "' ends"
+                                    : std::string(" (the start of the data section)"));
     covered = record.end;
     previous = &record;
   }
@@ -199,10 +197,11 @@ void check_data_section_coverage(std::vector<TensorRecord>& tensors, uint64_t da
 }
 
 ParsedHeader parse_header(const std::string& text, uint64_t data_size, const std::string& source) {
-  SAFETENSORS_READ_CHECK(
-      !text.empty() && text.front() == '{', "the header must be a JSON object starting with '{', ",
-      "found ", text.empty() ? std::string("an empty header")
-                              : "byte " + std::to_string(static_cast<unsigned char>(text.front())));
+  SAFETENSORS_READ_CHECK(!text.empty() && text.front() == '{',
+                         "the header must be a JSON object starting with '{', ", "found ",
+                         text.empty()
+                             ? std::string("an empty header")
+                             : "byte " + std::to_string(static_cast<unsigned char>(text.front())));
   // nlohmann keeps the last of duplicate keys; a duplicate tensor name is rejected instead.
   std::unordered_set<std::string> names;
   const auto reject_duplicate_names = [&](int depth, Json::parse_event_t event, Json& parsed) {
@@ -238,8 +237,7 @@ void check_bool_bytes(const Tensor& tensor, const std::string& name, const std::
   const auto* bytes = static_cast<const uint8_t*>(tensor.data_ptr());
   const auto* bad = std::find_if(bytes, bytes + tensor.numel(), [](uint8_t b) { return b > 1; });
   SAFETENSORS_READ_CHECK(bad == bytes + tensor.numel(), "tensor '", name, "' (BOOL) holds byte ",
-                         static_cast<int>(*bad), " at element ", bad - bytes,
-                         "; expected 0 or 1");
+                         static_cast<int>(*bad), " at element ", bad - bytes, "; expected 0 or 1");
 }
 
 // Copies `size` bytes at `offset` of the file into `destination`.
@@ -366,11 +364,10 @@ class AtomicFileWriter {
                  quoted(temporary_), " to disk failed: ", std::strerror(errno));
     const int fd = fd_;
     fd_ = -1;
-    MINIDL_CHECK(::close(fd) == 0, "write_safetensors: ", source_, ": closing ",
-                 quoted(temporary_), " failed: ", std::strerror(errno));
-    MINIDL_CHECK(::rename(temporary_.c_str(), target_.c_str()) == 0, "write_safetensors: ",
-                 source_, ": renaming ", quoted(temporary_), " to it failed: ",
-                 std::strerror(errno));
+    MINIDL_CHECK(::close(fd) == 0, "write_safetensors: ", source_, ": closing ", quoted(temporary_),
+                 " failed: ", std::strerror(errno));
+    MINIDL_CHECK(::rename(temporary_.c_str(), target_.c_str()) == 0, "write_safetensors: ", source_,
+                 ": renaming ", quoted(temporary_), " to it failed: ", std::strerror(errno));
     committed_ = true;
     sync_directory();
   }

@@ -21,7 +21,8 @@ Shape broadcast_strides(const Tensor& t, const Shape& sizes) {
   const size_t lead = sizes.size() - static_cast<size_t>(t.dim());
   Shape strides(sizes.size(), 0);
   for (size_t i = 0; i < static_cast<size_t>(t.dim()); ++i)
-    strides[lead + i] = t.size(static_cast<int64_t>(i)) == 1 ? 0 : t.stride(static_cast<int64_t>(i));
+    strides[lead + i] =
+        t.size(static_cast<int64_t>(i)) == 1 ? 0 : t.stride(static_cast<int64_t>(i));
   return strides;
 }
 
@@ -30,7 +31,8 @@ Tensor sum_to(const Tensor& grad, const Shape& shape) {
   const size_t lead = grad.sizes().size() - shape.size();
   Shape dims;
   for (size_t i = 0; i < grad.sizes().size(); ++i)
-    if (i < lead || (shape[i - lead] == 1 && grad.sizes()[i] != 1)) dims.push_back(static_cast<int64_t>(i));
+    if (i < lead || (shape[i - lead] == 1 && grad.sizes()[i] != 1))
+      dims.push_back(static_cast<int64_t>(i));
   Tensor summed = dims.empty() ? grad : sum(grad, dims, /*keepdim=*/true);
   return summed.reshape(shape);
 }

@@ -15,8 +15,12 @@ Tensor Tensor::relu() const { return minidl::relu(*this); }
 Tensor Tensor::sigmoid() const { return minidl::sigmoid(*this); }
 Tensor Tensor::tanh() const { return minidl::tanh(*this); }
 Tensor Tensor::pow(double exponent) const { return minidl::pow(*this, exponent); }
-Tensor Tensor::add(const Tensor& other, double alpha) const { return minidl::add(*this, other, alpha); }
-Tensor Tensor::sub(const Tensor& other, double alpha) const { return minidl::sub(*this, other, alpha); }
+Tensor Tensor::add(const Tensor& other, double alpha) const {
+  return minidl::add(*this, other, alpha);
+}
+Tensor Tensor::sub(const Tensor& other, double alpha) const {
+  return minidl::sub(*this, other, alpha);
+}
 Tensor Tensor::mul(const Tensor& other) const { return minidl::mul(*this, other); }
 Tensor Tensor::div(const Tensor& other) const { return minidl::div(*this, other); }
 Tensor Tensor::add(double other) const { return minidl::add(*this, other); }
@@ -24,9 +28,13 @@ Tensor Tensor::sub(double other) const { return minidl::sub(*this, other); }
 Tensor Tensor::mul(double other) const { return minidl::mul(*this, other); }
 Tensor Tensor::div(double other) const { return minidl::div(*this, other); }
 Tensor Tensor::sum() const { return minidl::sum(*this); }
-Tensor Tensor::sum(const Shape& dims, bool keepdim) const { return minidl::sum(*this, dims, keepdim); }
+Tensor Tensor::sum(const Shape& dims, bool keepdim) const {
+  return minidl::sum(*this, dims, keepdim);
+}
 Tensor Tensor::mean() const { return minidl::mean(*this); }
-Tensor Tensor::mean(const Shape& dims, bool keepdim) const { return minidl::mean(*this, dims, keepdim); }
+Tensor Tensor::mean(const Shape& dims, bool keepdim) const {
+  return minidl::mean(*this, dims, keepdim);
+}
 Tensor Tensor::max() const { return minidl::max(*this); }
 Tensor Tensor::min() const { return minidl::min(*this); }
 std::tuple<Tensor, Tensor> Tensor::max(int64_t dim, bool keepdim) const {
@@ -35,7 +43,9 @@ std::tuple<Tensor, Tensor> Tensor::max(int64_t dim, bool keepdim) const {
 std::tuple<Tensor, Tensor> Tensor::min(int64_t dim, bool keepdim) const {
   return minidl::min(*this, dim, keepdim);
 }
-Tensor Tensor::argmax(int64_t dim, bool keepdim) const { return minidl::argmax(*this, dim, keepdim); }
+Tensor Tensor::argmax(int64_t dim, bool keepdim) const {
+  return minidl::argmax(*this, dim, keepdim);
+}
 Tensor Tensor::matmul(const Tensor& other) const { return minidl::matmul(*this, other); }
 Tensor Tensor::softmax(int64_t dim) const { return minidl::softmax(*this, dim); }
 Tensor Tensor::log_softmax(int64_t dim) const { return minidl::log_softmax(*this, dim); }

@@ -47,7 +47,8 @@ std::optional<Shape> view_strides(const Shape& old_sizes, const Shape& old_strid
   for (int64_t d = static_cast<int64_t>(old_sizes.size()) - 1; d >= 0; --d) {
     tensor_numel *= old_sizes[d];
     // At the start of a chunk of dimensions that are contiguous with each other.
-    if (d == 0 || (old_sizes[d - 1] != 1 && old_strides[d - 1] != tensor_numel * chunk_base_stride)) {
+    if (d == 0 ||
+        (old_sizes[d - 1] != 1 && old_strides[d - 1] != tensor_numel * chunk_base_stride)) {
       while (view_d >= 0 && (view_numel < tensor_numel || sizes[view_d] == 1)) {
         strides[view_d] = view_numel * chunk_base_stride;
         view_numel *= sizes[view_d];
@@ -159,8 +160,7 @@ Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
   const int64_t d = wrap_dim(dim, this->dim(), "narrow");
   if (start < 0) start += size(d);
   MINIDL_CHECK(start >= 0 && length >= 0 && start + length <= size(d), "narrow: start ", start,
-               " and length ", length, " are out of range for dimension ", d, " of size ",
-               size(d));
+               " and length ", length, " are out of range for dimension ", d, " of size ", size(d));
   return slice(d, start, start + length);
 }
 

@@ -24,7 +24,8 @@ Tensor table_buffer(size_t nbytes, Device device) {
   std::shared_ptr<void> memory =
       cuda::CachingAllocator::allocate_replay_input_shared(nbytes, device.index);
   void* data = memory.get();
-  return from_blob(data, {length}, [memory = std::move(memory)](void*) {}, options);
+  return from_blob(
+      data, {length}, [memory = std::move(memory)](void*) {}, options);
 }
 
 }  // namespace

@@ -52,10 +52,9 @@ void FusedSgdTable::build(const std::vector<SgdGroupParameters>& groups,
   if (!same_sizes) rebuild_chunks(tensors);
 
   layout_.groups_offset = 0;
-  layout_.tensors_offset =
-      align_up(groups.size() * sizeof(SgdGroupParameters), kSectionAlignment);
-  layout_.chunks_offset = align_up(
-      layout_.tensors_offset + tensors.size() * sizeof(SgdTensorEntry), kSectionAlignment);
+  layout_.tensors_offset = align_up(groups.size() * sizeof(SgdGroupParameters), kSectionAlignment);
+  layout_.chunks_offset =
+      align_up(layout_.tensors_offset + tensors.size() * sizeof(SgdTensorEntry), kSectionAlignment);
   layout_.bytes = layout_.chunks_offset + chunks_.size() * sizeof(SgdChunk);
   layout_.num_chunks = static_cast<int64_t>(chunks_.size());
 

@@ -58,14 +58,13 @@ void GradScaler::check_options() const {
   // Negated comparisons, so NaN fails them too.
   MINIDL_CHECK(o.init_scale() > 0 && std::isfinite(o.init_scale()), "GradScaler: expected a ",
                "finite init_scale > 0, got ", o.init_scale());
-  MINIDL_CHECK(o.growth_factor() > 1 && std::isfinite(o.growth_factor()), "GradScaler: ",
-               "expected a finite growth_factor > 1, got ", o.growth_factor());
+  MINIDL_CHECK(o.growth_factor() > 1 && std::isfinite(o.growth_factor()),
+               "GradScaler: ", "expected a finite growth_factor > 1, got ", o.growth_factor());
   MINIDL_CHECK(o.backoff_factor() > 0 && o.backoff_factor() < 1, "GradScaler: expected ",
                "0 < backoff_factor < 1, got ", o.backoff_factor());
-  MINIDL_CHECK(o.growth_interval() >= 1 &&
-                   o.growth_interval() <= std::numeric_limits<int32_t>::max(),
-               "GradScaler: expected 1 <= growth_interval <= 2^31 - 1, got ",
-               o.growth_interval());
+  MINIDL_CHECK(
+      o.growth_interval() >= 1 && o.growth_interval() <= std::numeric_limits<int32_t>::max(),
+      "GradScaler: expected 1 <= growth_interval <= 2^31 - 1, got ", o.growth_interval());
   MINIDL_CHECK(o.min_scale() > 0 && o.min_scale() <= o.init_scale(), "GradScaler: expected ",
                "0 < min_scale <= init_scale (", o.init_scale(), "), got ", o.min_scale());
   MINIDL_CHECK(o.max_consecutive_skips() >= 0 &&
@@ -118,10 +117,11 @@ Tensor GradScaler::scale(const Tensor& loss) {
   const bool bfloat16 =
       loss.dtype() == kBFloat16 || (is_autocast_enabled() && autocast_dtype() == kBFloat16);
   if (bfloat16 && !warned_bfloat16_) {
-    logger().warn("GradScaler: scaling a bfloat16 loss, which needs no scaling: bfloat16 has "
-                  "float32's exponent range, so its gradients do not underflow (PyTorch uses no "
-                  "GradScaler with bfloat16). It still works; GradScalerOptions().enabled(false) "
-                  "turns it off");
+    logger().warn(
+        "GradScaler: scaling a bfloat16 loss, which needs no scaling: bfloat16 has "
+        "float32's exponent range, so its gradients do not underflow (PyTorch uses no "
+        "GradScaler with bfloat16). It still works; GradScalerOptions().enabled(false) "
+        "turns it off");
     warned_bfloat16_ = true;
   }
   ensure_state(loss.device());

@@ -54,20 +54,38 @@ namespace minidl::amp {
 
 class GradScalerOptions {
  public:
-  GradScalerOptions& init_scale(double value) { init_scale_ = value; return *this; }
-  GradScalerOptions& growth_factor(double value) { growth_factor_ = value; return *this; }
-  GradScalerOptions& backoff_factor(double value) { backoff_factor_ = value; return *this; }
-  GradScalerOptions& growth_interval(int64_t value) { growth_interval_ = value; return *this; }
+  GradScalerOptions& init_scale(double value) {
+    init_scale_ = value;
+    return *this;
+  }
+  GradScalerOptions& growth_factor(double value) {
+    growth_factor_ = value;
+    return *this;
+  }
+  GradScalerOptions& backoff_factor(double value) {
+    backoff_factor_ = value;
+    return *this;
+  }
+  GradScalerOptions& growth_interval(int64_t value) {
+    growth_interval_ = value;
+    return *this;
+  }
   // The scale never drops below this. 1.0: below it the "scaled" gradients would be smaller
   // than the true ones, the opposite of what scaling is for.
-  GradScalerOptions& min_scale(double value) { min_scale_ = value; return *this; }
+  GradScalerOptions& min_scale(double value) {
+    min_scale_ = value;
+    return *this;
+  }
   // See Note [Consecutive skips]; 0 turns the check off.
   GradScalerOptions& max_consecutive_skips(int64_t value) {
     max_consecutive_skips_ = value;
     return *this;
   }
   // A disabled scaler is a pass-through: scale() returns the loss, step() is optimizer.step().
-  GradScalerOptions& enabled(bool value) { enabled_ = value; return *this; }
+  GradScalerOptions& enabled(bool value) {
+    enabled_ = value;
+    return *this;
+  }
 
   double init_scale() const { return init_scale_; }
   double growth_factor() const { return growth_factor_; }
@@ -140,9 +158,9 @@ class GradScaler {
   int64_t host_growth_tracker_ = 0;
   int64_t host_consecutive_skips_ = 0;
   // Device state (undefined before the first scale()).
-  Tensor scale_;              // float32 []
-  Tensor growth_tracker_;     // int32 []
-  Tensor consecutive_skips_;  // int32 []
+  Tensor scale_;                           // float32 []
+  Tensor growth_tracker_;                  // int32 []
+  Tensor consecutive_skips_;               // int32 []
   std::shared_ptr<int32_t> skips_mirror_;  // CUDA only: see Note [Consecutive skips]
   std::unordered_map<const optim::Optimizer*, OptimizerRecord> optimizers_;
   bool warned_bfloat16_ = false;

@@ -132,8 +132,8 @@ MultiStepLR::MultiStepLR(Optimizer& optimizer, std::vector<int64_t> milestones, 
 }
 
 double MultiStepLR::lr_at(int64_t epoch, size_t group) const {
-  const auto passed = std::upper_bound(milestones_.begin(), milestones_.end(), epoch) -
-                      milestones_.begin();
+  const auto passed =
+      std::upper_bound(milestones_.begin(), milestones_.end(), epoch) - milestones_.begin();
   return base_lrs_[group] * std::pow(gamma_, static_cast<double>(passed));
 }
 
@@ -266,13 +266,13 @@ void OneCycleLR::configure(const OneCycleLROptions& options) {
                options.total_steps());
   MINIDL_CHECK(options.pct_start() >= 0 && options.pct_start() <= 1, "OneCycleLR: expected ",
                "pct_start in [0, 1], got ", options.pct_start());
-  MINIDL_CHECK(options.div_factor() > 0 && options.final_div_factor() > 0, "OneCycleLR: ",
-               "expected div_factor and final_div_factor > 0, got ", options.div_factor(),
-               " and ", options.final_div_factor());
+  MINIDL_CHECK(options.div_factor() > 0 && options.final_div_factor() > 0,
+               "OneCycleLR: ", "expected div_factor and final_div_factor > 0, got ",
+               options.div_factor(), " and ", options.final_div_factor());
   if (options.cycle_momentum())
     for (const OptimizerParamGroup& group : optimizer().param_groups())
-      MINIDL_CHECK(group.options().to_scalars().count("momentum") != 0, "OneCycleLR: ",
-                   "cycle_momentum needs an optimizer with a 'momentum' option");
+      MINIDL_CHECK(group.options().to_scalars().count("momentum") != 0,
+                   "OneCycleLR: ", "cycle_momentum needs an optimizer with a 'momentum' option");
 
   options_ = options;
   max_lrs_.clear();
@@ -300,9 +300,12 @@ void OneCycleLR::configure(const OneCycleLROptions& options) {
 
 double OneCycleLR::lr_of(Point point, size_t group) const {
   switch (point) {
-    case Point::kInitial: return initial_lrs_[group];
-    case Point::kMax: return max_lrs_[group];
-    case Point::kMin: return min_lrs_[group];
+    case Point::kInitial:
+      return initial_lrs_[group];
+    case Point::kMax:
+      return max_lrs_[group];
+    case Point::kMin:
+      return min_lrs_[group];
   }
   return 0;
 }

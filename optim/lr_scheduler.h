@@ -165,15 +165,36 @@ class OneCycleLROptions {
   OneCycleLROptions(std::vector<double> max_lrs, int64_t total_steps)
       : max_lrs_(std::move(max_lrs)), total_steps_(total_steps) {}
 
-  OneCycleLROptions& pct_start(double value) { pct_start_ = value; return *this; }
-  OneCycleLROptions& div_factor(double value) { div_factor_ = value; return *this; }
-  OneCycleLROptions& final_div_factor(double value) { final_div_factor_ = value; return *this; }
-  OneCycleLROptions& three_phase(bool value) { three_phase_ = value; return *this; }
+  OneCycleLROptions& pct_start(double value) {
+    pct_start_ = value;
+    return *this;
+  }
+  OneCycleLROptions& div_factor(double value) {
+    div_factor_ = value;
+    return *this;
+  }
+  OneCycleLROptions& final_div_factor(double value) {
+    final_div_factor_ = value;
+    return *this;
+  }
+  OneCycleLROptions& three_phase(bool value) {
+    three_phase_ = value;
+    return *this;
+  }
   // PyTorch cycles momentum by default; fast CIFAR-10 recipes keep it constant, which is the
   // default here. cycle_momentum(true) gives PyTorch's behaviour.
-  OneCycleLROptions& cycle_momentum(bool value) { cycle_momentum_ = value; return *this; }
-  OneCycleLROptions& base_momentum(double value) { base_momentum_ = value; return *this; }
-  OneCycleLROptions& max_momentum(double value) { max_momentum_ = value; return *this; }
+  OneCycleLROptions& cycle_momentum(bool value) {
+    cycle_momentum_ = value;
+    return *this;
+  }
+  OneCycleLROptions& base_momentum(double value) {
+    base_momentum_ = value;
+    return *this;
+  }
+  OneCycleLROptions& max_momentum(double value) {
+    max_momentum_ = value;
+    return *this;
+  }
 
   const std::vector<double>& max_lrs() const { return max_lrs_; }
   int64_t total_steps() const { return total_steps_; }

@@ -58,8 +58,8 @@ void Optimizer::add_param_group(const OptimizerParamGroup& group) {
     MINIDL_CHECK(param.defined(), where, ": parameter ", i, " is undefined");
     MINIDL_CHECK(param.is_leaf(), where, ": parameter ", i, " of shape ", param.sizes(),
                  " is not a leaf tensor (it has a grad_fn); only leaves can be optimized");
-    MINIDL_CHECK(known.insert(param.unsafe_impl()).second, where, ": parameter ", i,
-                 " of shape ", param.sizes(), " appears more than once; a parameter may ",
+    MINIDL_CHECK(known.insert(param.unsafe_impl()).second, where, ": parameter ", i, " of shape ",
+                 param.sizes(), " appears more than once; a parameter may ",
                  "belong to one group only, once");
   }
   groups_.push_back(std::move(added));

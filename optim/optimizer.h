@@ -105,8 +105,8 @@ class Optimizer {
   // (schedulers and load_state_dict change options between steps).
   virtual void check_options(const OptimizerOptions& options, const std::string& where) const = 0;
   // Throws, naming `where`, when a loaded state entry does not fit `param`.
-  virtual void check_state_entry(const Tensor& param, const std::string& key,
-                                 const Tensor& value, const std::string& where) const = 0;
+  virtual void check_state_entry(const Tensor& param, const std::string& key, const Tensor& value,
+                                 const std::string& where) const = 0;
   // "SGD", for messages.
   virtual const char* name() const = 0;
 

@@ -22,8 +22,8 @@ ScalarMap scalar_map_from_json(std::string_view json, std::string_view what) {
   try {
     object = nlohmann::json::parse(json);
   } catch (const nlohmann::json::exception& error) {
-    MINIDL_CHECK(false, what, ": expected a JSON object of numbers, the text is not valid JSON: ",
-                 error.what());
+    MINIDL_CHECK(false, what,
+                 ": expected a JSON object of numbers, the text is not valid JSON: ", error.what());
   }
   MINIDL_CHECK(object.is_object(), what, ": expected a JSON object of numbers, found ",
                object.type_name());

@@ -27,9 +27,9 @@ class ScalarMapReader {
   ScalarMapReader(const ScalarMap& scalars, std::string what);
 
   bool contains(const std::string& key) const;
-  double number(const std::string& key);     // missing is an error
-  int64_t integer(const std::string& key);   // also an error unless a whole number
-  bool boolean(const std::string& key);      // 0 or 1
+  double number(const std::string& key);    // missing is an error
+  int64_t integer(const std::string& key);  // also an error unless a whole number
+  bool boolean(const std::string& key);     // 0 or 1
   // Every entry whose key starts with `prefix`, with the prefix removed (a nested map).
   ScalarMap take_prefixed(const std::string& prefix);
   // Throws naming every key that no call above asked for.

@@ -45,12 +45,27 @@ class SGDOptions : public OptimizerOptions {
  public:
   explicit SGDOptions(double lr) : lr_(lr) {}
 
-  SGDOptions& lr(double value) { lr_ = value; return *this; }
-  SGDOptions& momentum(double value) { momentum_ = value; return *this; }
-  SGDOptions& dampening(double value) { dampening_ = value; return *this; }
-  SGDOptions& weight_decay(double value) { weight_decay_ = value; return *this; }
+  SGDOptions& lr(double value) {
+    lr_ = value;
+    return *this;
+  }
+  SGDOptions& momentum(double value) {
+    momentum_ = value;
+    return *this;
+  }
+  SGDOptions& dampening(double value) {
+    dampening_ = value;
+    return *this;
+  }
+  SGDOptions& weight_decay(double value) {
+    weight_decay_ = value;
+    return *this;
+  }
   // Nesterov momentum needs momentum > 0 and dampening == 0 (checked when used).
-  SGDOptions& nesterov(bool value) { nesterov_ = value; return *this; }
+  SGDOptions& nesterov(bool value) {
+    nesterov_ = value;
+    return *this;
+  }
 
   double lr() const { return lr_; }
   double momentum() const { return momentum_; }

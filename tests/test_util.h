@@ -17,32 +17,33 @@
 #include "minidl/ops/conv.h"
 
 // Asserts that `statement` throws minidl::Error whose message contains `expected`.
-#define EXPECT_ERROR_CONTAINS(statement, expected)                                        \
-  do {                                                                                    \
-    try {                                                                                 \
-      (void)(statement);                                                                  \
-      ADD_FAILURE() << "expected minidl::Error containing \"" << (expected)               \
-                    << "\", but nothing was thrown";                                      \
-    } catch (const ::minidl::Error& error) {                                              \
-      EXPECT_NE(std::string(error.what()).find(expected), std::string::npos)              \
-          << "message was: " << error.what();                                             \
-    }                                                                                     \
+#define EXPECT_ERROR_CONTAINS(statement, expected)                           \
+  do {                                                                       \
+    try {                                                                    \
+      (void)(statement);                                                     \
+      ADD_FAILURE() << "expected minidl::Error containing \"" << (expected)  \
+                    << "\", but nothing was thrown";                         \
+    } catch (const ::minidl::Error& error) {                                 \
+      EXPECT_NE(std::string(error.what()).find(expected), std::string::npos) \
+          << "message was: " << error.what();                                \
+    }                                                                        \
   } while (0)
 
 // In CUDA tests: skips, saying why, when no GPU can be used; fails instead when the
 // environment says a GPU is there (MINIDL_EXPECT_GPU=1, see cuda_test_disposition).
-#define SKIP_WITHOUT_CUDA()                                                                  \
-  do {                                                                                       \
-    switch (::minidl::testing::cuda_test_disposition(::minidl::cuda::device_count(),         \
-                                                     std::getenv("MINIDL_EXPECT_GPU"))) {    \
-      case ::minidl::testing::CudaTestDisposition::kRun: break;                              \
-      case ::minidl::testing::CudaTestDisposition::kSkip:                                    \
-        GTEST_SKIP() << "no CUDA device is available ("                                      \
-                     << ::minidl::cuda::unavailable_reason() << ")";                         \
-      case ::minidl::testing::CudaTestDisposition::kFail:                                    \
-        GTEST_FAIL() << "MINIDL_EXPECT_GPU=1, but no CUDA device is available ("             \
-                     << ::minidl::cuda::unavailable_reason() << "); not skipping";           \
-    }                                                                                        \
+#define SKIP_WITHOUT_CUDA()                                                                     \
+  do {                                                                                          \
+    switch (::minidl::testing::cuda_test_disposition(::minidl::cuda::device_count(),            \
+                                                     std::getenv("MINIDL_EXPECT_GPU"))) {       \
+      case ::minidl::testing::CudaTestDisposition::kRun:                                        \
+        break;                                                                                  \
+      case ::minidl::testing::CudaTestDisposition::kSkip:                                       \
+        GTEST_SKIP() << "no CUDA device is available (" << ::minidl::cuda::unavailable_reason() \
+                     << ")";                                                                    \
+      case ::minidl::testing::CudaTestDisposition::kFail:                                       \
+        GTEST_FAIL() << "MINIDL_EXPECT_GPU=1, but no CUDA device is available ("                \
+                     << ::minidl::cuda::unavailable_reason() << "); not skipping";              \
+    }                                                                                           \
   } while (0)
 
 namespace minidl::testing {
@@ -63,9 +64,7 @@ inline CudaTestDisposition cuda_test_disposition(int device_count, const char* e
 // computation on a GPU agree to the bit.
 class DeterministicConvolutions {
  public:
-  DeterministicConvolutions() : previous_(cudnn_deterministic()) {
-    set_cudnn_deterministic(true);
-  }
+  DeterministicConvolutions() : previous_(cudnn_deterministic()) { set_cudnn_deterministic(true); }
   ~DeterministicConvolutions() { set_cudnn_deterministic(previous_); }
   DeterministicConvolutions(const DeterministicConvolutions&) = delete;
   DeterministicConvolutions& operator=(const DeterministicConvolutions&) = delete;
@@ -93,16 +92,15 @@ class ScopedThreadCount {
 inline ::testing::AssertionResult all_close(const Tensor& actual, const Tensor& expected,
                                             double atol = 1e-5, double rtol = 1e-5) {
   if (actual.sizes() != expected.sizes())
-    return ::testing::AssertionFailure()
-           << "shapes differ: " << shape_str(actual.sizes()) << " vs " << shape_str(expected.sizes());
+    return ::testing::AssertionFailure() << "shapes differ: " << shape_str(actual.sizes()) << " vs "
+                                         << shape_str(expected.sizes());
   std::vector<double> a = to_vector<double>(actual), e = to_vector<double>(expected);
   for (size_t i = 0; i < a.size(); ++i) {
     const double diff = a[i] > e[i] ? a[i] - e[i] : e[i] - a[i];
     const double scale = e[i] < 0 ? -e[i] : e[i];
     if (!(diff <= atol + rtol * scale))
-      return ::testing::AssertionFailure()
-             << "element " << i << ": " << a[i] << " vs expected " << e[i] << " (atol " << atol
-             << ", rtol " << rtol << ")";
+      return ::testing::AssertionFailure() << "element " << i << ": " << a[i] << " vs expected "
+                                           << e[i] << " (atol " << atol << ", rtol " << rtol << ")";
   }
   return ::testing::AssertionSuccess();
 }
@@ -156,8 +154,10 @@ class ScopedEnvironment {
     ::setenv(name, value.c_str(), 1);
   }
   ~ScopedEnvironment() {
-    if (previous_) ::setenv(name_, previous_->c_str(), 1);
-    else ::unsetenv(name_);
+    if (previous_)
+      ::setenv(name_, previous_->c_str(), 1);
+    else
+      ::unsetenv(name_);
   }
   ScopedEnvironment(const ScopedEnvironment&) = delete;
   ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;

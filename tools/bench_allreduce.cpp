@@ -39,11 +39,15 @@ BenchOptions parse(int argc, char** argv) {
     const std::string flag = argv[i];
     MINIDL_CHECK(i + 1 < argc, "bench_allreduce: ", flag, " needs a value");
     const char* value = argv[++i];
-    if (flag == "--min-bytes") options.min_bytes = std::atoll(value);
-    else if (flag == "--max-bytes") options.max_bytes = std::atoll(value);
-    else if (flag == "--seconds") options.seconds = std::atof(value);
-    else MINIDL_CHECK(false, "bench_allreduce: unknown flag ", flag,
-                      "; expected --min-bytes, --max-bytes or --seconds");
+    if (flag == "--min-bytes")
+      options.min_bytes = std::atoll(value);
+    else if (flag == "--max-bytes")
+      options.max_bytes = std::atoll(value);
+    else if (flag == "--seconds")
+      options.seconds = std::atof(value);
+    else
+      MINIDL_CHECK(false, "bench_allreduce: unknown flag ", flag,
+                   "; expected --min-bytes, --max-bytes or --seconds");
   }
   return options;
 }
@@ -70,17 +74,19 @@ void bench(distributed::ProcessGroup& group, Device device, const BenchOptions& 
     data.fill_(1.0);
     group.barrier();
     const auto start = Clock::now();
-    for (int k = 0; k < count; ++k) group.all_reduce_async(data, distributed::ReduceOp::Average)->wait();
+    for (int k = 0; k < count; ++k)
+      group.all_reduce_async(data, distributed::ReduceOp::Average)->wait();
     if (device.is_cuda()) cuda::synchronize();
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count() / count;
     MINIDL_CHECK(to_vector<float>(data.narrow(0, numel - 1, 1))[0] == 1.0f,
                  "bench_allreduce: the average of ones is not one");
     if (group.rank() != 0) continue;
     const double algbw = static_cast<double>(bytes) / seconds / 1e9;
-    std::printf("{\"backend\": \"%s\", \"ranks\": %d, \"bytes\": %lld, \"iterations\": %d, "
-                "\"time_us\": %.1f, \"algbw_gbps\": %.3f, \"busbw_gbps\": %.3f}\n",
-                group.backend_name().c_str(), n, static_cast<long long>(bytes), count,
-                seconds * 1e6, algbw, algbw * 2.0 * (n - 1) / n);
+    std::printf(
+        "{\"backend\": \"%s\", \"ranks\": %d, \"bytes\": %lld, \"iterations\": %d, "
+        "\"time_us\": %.1f, \"algbw_gbps\": %.3f, \"busbw_gbps\": %.3f}\n",
+        group.backend_name().c_str(), n, static_cast<long long>(bytes), count, seconds * 1e6, algbw,
+        algbw * 2.0 * (n - 1) / n);
     std::fflush(stdout);
   }
 }

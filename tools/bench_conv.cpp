@@ -67,8 +67,8 @@ int64_t output_size(const ConvShape& s) {
 // Floating-point operations of one forward: a multiply and an add per weight tap per output.
 double forward_flops(const ConvShape& s) {
   const int64_t out = output_size(s);
-  return 2.0 * static_cast<double>(s.batch * s.out_channels * out * out * s.in_channels *
-                                   s.kernel * s.kernel);
+  return 2.0 * static_cast<double>(s.batch * s.out_channels * out * out * s.in_channels * s.kernel *
+                                   s.kernel);
 }
 
 std::string describe(const ConvShape& s) {
@@ -99,8 +99,8 @@ void add_rates(benchmark::State& state, const Device& device, double flops_per_i
                                                  benchmark::Counter::kIsIterationInvariantRate);
     return;
   }
-  state.counters["GFLOP"] = benchmark::Counter(flops_per_iteration * 1e-9,
-                                               benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP"] =
+      benchmark::Counter(flops_per_iteration * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["GFLOP_per_cpu_s"] =
       flops_per_iteration * 1e-9 * static_cast<double>(state.iterations()) / cpu_seconds;
 }

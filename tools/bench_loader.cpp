@@ -95,12 +95,17 @@ data::DataLoaderOptions cpu_options(int workers) {
 // ---- GPU: device-resident mode, and the GPU's wait for data in a LeNet epoch ----
 
 void bench_device_resident(benchmark::State& state) {
-  data::DataLoader loader(cifar_shaped(),
-                          data::DataLoaderOptions(kBatchSize).shuffle(true).seed(kSeed)
-                              .device(Device(kCUDA)).device_resident(true)
-                              .augment(data::AugmentOptions().random_crop(4).horizontal_flip()
-                                           .normalize({0.491f, 0.482f, 0.447f},
-                                                      {0.247f, 0.243f, 0.262f}).seed(kSeed)));
+  data::DataLoader loader(cifar_shaped(), data::DataLoaderOptions(kBatchSize)
+                                              .shuffle(true)
+                                              .seed(kSeed)
+                                              .device(Device(kCUDA))
+                                              .device_resident(true)
+                                              .augment(data::AugmentOptions()
+                                                           .random_crop(4)
+                                                           .horizontal_flip()
+                                                           .normalize({0.491f, 0.482f, 0.447f},
+                                                                      {0.247f, 0.243f, 0.262f})
+                                                           .seed(kSeed)));
   run_epochs(state, loader, /*synchronize_device=*/true);
 }
 
@@ -130,8 +135,8 @@ data::AugmentOptions fashion_mnist_normalization() {
 void bench_lenet_epoch(benchmark::State& state) {
   using Clock = std::chrono::steady_clock;
   LeNetStep step;
-  data::DataLoader loader(fashion_mnist(), cpu_options(2).device(Device(kCUDA))
-                                               .augment(fashion_mnist_normalization()));
+  data::DataLoader loader(
+      fashion_mnist(), cpu_options(2).device(Device(kCUDA)).augment(fashion_mnist_normalization()));
   const data::Batch staged = *loader.begin();
   const int64_t steps = loader.num_batches();
   const auto time_prestaged_epoch = [&] {
@@ -180,25 +185,31 @@ int main(int argc, char** argv) {
     if (have_fashion_mnist)
       benchmark::RegisterBenchmark(("cpu/fashion_mnist" + suffix).c_str(), bench_loader,
                                    fashion_mnist, cpu_options(workers))
-          ->Unit(benchmark::kMillisecond)->UseRealTime();
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
     benchmark::RegisterBenchmark(("cpu/cifar_crop_flip" + suffix).c_str(), bench_loader,
                                  cifar_crop_flip, cpu_options(workers))
-        ->Unit(benchmark::kMillisecond)->UseRealTime();
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
   }
   if (cuda::is_available()) {
     const data::DataLoaderOptions to_gpu = cpu_options(2).device(Device(kCUDA));
     if (have_fashion_mnist)
       benchmark::RegisterBenchmark("cuda/fashion_mnist/workers:2", bench_loader, fashion_mnist,
                                    to_gpu)
-          ->Unit(benchmark::kMillisecond)->UseRealTime();
-    benchmark::RegisterBenchmark("cuda/cifar_crop_flip/workers:2", bench_loader,
-                                 cifar_crop_flip, to_gpu)
-        ->Unit(benchmark::kMillisecond)->UseRealTime();
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    benchmark::RegisterBenchmark("cuda/cifar_crop_flip/workers:2", bench_loader, cifar_crop_flip,
+                                 to_gpu)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
     benchmark::RegisterBenchmark("cuda/cifar_augment/device_resident", bench_device_resident)
-        ->Unit(benchmark::kMillisecond)->UseRealTime();
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
     if (have_fashion_mnist)
       benchmark::RegisterBenchmark("cuda/lenet_epoch", bench_lenet_epoch)
-          ->Unit(benchmark::kMillisecond)->UseRealTime();
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

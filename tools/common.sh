@@ -38,9 +38,10 @@ minidl_configure() {
   cmake -S "${MINIDL_ROOT}" -B "${dir}" -G Ninja "$@"
 }
 
+# minidl_configure_main [CMAKE ARGUMENTS...]: build/, as tools/demo.sh and tools/test.sh use it.
 minidl_configure_main() {
   minidl_configure "${MINIDL_ROOT}/build" -DCMAKE_BUILD_TYPE=Release \
-    -DMINIDL_CUDA="$(minidl_cuda_setting)"
+    -DMINIDL_CUDA="$(minidl_cuda_setting)" "$@"
 }
 
 # minidl_timed NAME COMMAND...: runs COMMAND, and records how long it took in MINIDL_TIMINGS.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds minidl and runs every test suite, then the unit tests again under AddressSanitizer and
-# UndefinedBehaviorSanitizer. Runnable from any directory; CI runs it through .ci/run.
+# UndefinedBehaviorSanitizer, and the threaded ones under ThreadSanitizer. Runnable from any
+# directory; CI runs it through .ci/run.
 #
-#   1. tools/bootstrap.sh (installs missing Debian packages)
+#   1. tools/bootstrap.sh (installs missing Debian packages); tools/format.sh --check
 #   2. build/: Release, Ninja, ccache, CUDA when /usr/local/cuda/bin/nvcc exists (environment
 #      MINIDL_CUDA=AUTO|ON|OFF overrides); builds everything; ctest (labels unit, gpu, e2e, mpi)
 #   3. the GPU kit (tools/gpu/check_kit.sh): tools/gpu/pack.sh into build/gpu-kit-check, a fresh
@@ -10,6 +11,8 @@
 #      and bench --rehearse against build/ (the whole GPU sequence, its CUDA steps only checked)
 #   4. build-asan/: CPU-only, Debug, -DMINIDL_SANITIZE=address,undefined; builds the unit test
 #      programs; ctest -L unit
+#   5. build-tsan/: CPU-only, Debug, -DMINIDL_SANITIZE=thread; the loader's, thread pool's and
+#      process groups' tests, and the 2-rank MPI tests
 #
 # Prints how long each phase took and ends with "N passed, N failed, N skipped" over both test
 # runs. Exits non-zero when a build or any test failed.
@@ -75,9 +78,17 @@ unit_test_targets() {
 
 minidl_timed "bootstrap" bash "${MINIDL_ROOT}/tools/bootstrap.sh"
 
+# ---- 0. formatting (.clang-format): a file that is not formatted counts as one failure ----
+format_status=0
+minidl_timed "format check" bash "${MINIDL_ROOT}/tools/format.sh" --check || {
+  total_failed=$((total_failed + 1))
+  format_status=1
+}
+
 # ---- 1. the main build and every suite ----
 echo "==== build/ (CUDA: $(minidl_cuda_setting)) ===="
-minidl_timed "build/: configure" minidl_configure_main ||
+# Warnings in minidl's own sources fail CI (a user's build, tools/demo.sh's, only shows them).
+minidl_timed "build/: configure" minidl_configure_main -DMINIDL_WARNINGS_AS_ERRORS=ON ||
   stop_on_build_failure "configuring build/"
 minidl_timed "build/: build (${MINIDL_JOBS} jobs)" cmake --build build -j "${MINIDL_JOBS}" ||
   stop_on_build_failure "building build/"
@@ -123,7 +134,32 @@ asan_status=0
 minidl_timed "build-asan/: ctest -L unit" run_ctest build-asan -L unit \
   -E '^MixedPrecisionTraining[.]' || asan_status=$?
 
+# ---- 4. ThreadSanitizer over the threaded parts: loader, thread pool, process groups ----
+# Open MPI is not built with TSan, so reports from inside its libraries are suppressed
+# (tests/sanitizers/tsan.supp); races in minidl's frames are still reported.
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=${MINIDL_ROOT}/tests/sanitizers/tsan.supp"
+echo "==== build-tsan/ (thread) ===="
+minidl_timed "build-tsan/: configure" minidl_configure "${MINIDL_ROOT}/build-tsan" \
+  -DCMAKE_BUILD_TYPE=Debug -DMINIDL_CUDA=OFF -DMINIDL_SANITIZE=thread -DMINIDL_BUILD_TOOLS=OFF ||
+  stop_on_build_failure "configuring build-tsan/"
+tsan_targets=(minidl_data_tests minidl_core_tests minidl_distributed_tests)
+if ninja -C build-tsan -t targets all | grep -q '^minidl_distributed_mpi_tests:'; then
+  tsan_targets+=(minidl_distributed_mpi_tests)
+fi
+minidl_timed "build-tsan/: build" cmake --build build-tsan -j "${MINIDL_JOBS}" \
+  --target "${tsan_targets[@]}" || stop_on_build_failure "building build-tsan/"
+tsan_status=0
+# The loader's tests whole; of core, the thread pool and the pinned pool.
+minidl_timed "build-tsan/: ctest loader, threads, groups" run_ctest build-tsan -L unit \
+  -R '(^|/)(DataLoader|ThrowingWorker|WorkerCudaDevice|ThreadPool|PinnedPool|DistributedSingleProcess|CollectiveWatch)[.]' ||
+  tsan_status=$?
+if [[ " ${tsan_targets[*]} " == *" minidl_distributed_mpi_tests "* ]]; then
+  minidl_timed "build-tsan/: ctest mpi (2 ranks)" run_ctest build-tsan \
+    -R '^mpi[.]collectives_and_ddp_np2$' || tsan_status=$?
+fi
+
 print_summary
-if ((main_status != 0 || gpu_kit_status != 0 || asan_status != 0 || total_failed != 0)); then
+if ((format_status != 0 || main_status != 0 || gpu_kit_status != 0 || asan_status != 0 ||
+  tsan_status != 0 || total_failed != 0)); then
   exit 1
 fi

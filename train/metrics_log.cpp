@@ -1,7 +1,6 @@
 #include "minidl/train/metrics_log.h"
 
 #include <nlohmann/json.hpp>
-
 #include <sstream>
 #include <vector>
 

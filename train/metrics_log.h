@@ -17,8 +17,8 @@ struct EpochMetrics {
   double train_loss = 0;
   double test_loss = 0;
   double test_accuracy = 0;
-  double images_per_sec = 0;  // training images per second of the epoch's training part
-  double seconds = 0;         // the epoch's wall time, evaluation included
+  double images_per_sec = 0;       // training images per second of the epoch's training part
+  double seconds = 0;              // the epoch's wall time, evaluation included
   std::string precision = "fp32";  // "fp32", "fp16" or "bf16"
 };
 

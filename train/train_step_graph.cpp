@@ -34,8 +34,10 @@ TrainStepGraph::~TrainStepGraph() {
     on_stream_.reset();
     steps_done.wait(previous_stream_);
   } catch (const std::exception& error) {
-    logger().error("TrainStepGraph: ordering the previous stream after the training stream "
-                   "failed: {}", error.what());
+    logger().error(
+        "TrainStepGraph: ordering the previous stream after the training stream "
+        "failed: {}",
+        error.what());
   }
 }
 
@@ -70,8 +72,10 @@ void TrainStepGraph::capture(const Tensor& images, const Tensor& labels) {
   cuda::GraphCapture capture(graph_, cuda::GraphCaptureOptions().stream(stream_));
   step_(static_images_, static_labels_);  // queued into the graph; the replay that follows runs it
   capture.end();
-  logger().info("captured the training step in a CUDA graph (batch size {}); full batches are "
-                "replays from now on", batch_size_);
+  logger().info(
+      "captured the training step in a CUDA graph (batch size {}); full batches are "
+      "replays from now on",
+      batch_size_);
 }
 
 }  // namespace minidl::train

@@ -13,14 +13,14 @@
 #include "minidl/core/generator.h"
 #include "minidl/core/logging.h"
 #include "minidl/distributed/init.h"
-#include "minidl/train/output_paths.h"
-#include "minidl/train/progress_line.h"
-#include "minidl/train/stop_signal.h"
-#include "minidl/train/training_checkpoint.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/loss.h"
 #include "minidl/ops/reduce.h"
 #include "minidl/optim/scalar_map.h"
+#include "minidl/train/output_paths.h"
+#include "minidl/train/progress_line.h"
+#include "minidl/train/stop_signal.h"
+#include "minidl/train/training_checkpoint.h"
 
 namespace minidl::train {
 
@@ -142,9 +142,8 @@ std::optional<fs::path> Trainer::newest_valid_checkpoint() const {
 void Trainer::restore(const fs::path& path) {
   const std::optional<optim::ScalarMap> planned_schedule =
       scheduler_ != nullptr ? std::optional(scheduler_->schedule()) : std::nullopt;
-  TrainingCheckpoint checkpoint =
-      load_training_checkpoint(path, *model_.ptr(), optimizer_, scheduler_,
-                               options_.model_name(), options_.dataset_name());
+  TrainingCheckpoint checkpoint = load_training_checkpoint(
+      path, *model_.ptr(), optimizer_, scheduler_, options_.model_name(), options_.dataset_name());
   const std::string precision = precision_name(options_.precision());
   MINIDL_CHECK(checkpoint.precision == precision, "checkpoint ", path.string(), " was trained in ",
                checkpoint.precision, " precision, but this run uses ", precision,
@@ -169,9 +168,10 @@ void Trainer::restore(const fs::path& path) {
   if (saved_world_size != world_size_ && checkpoint.batch > 0) {
     const int64_t batch = checkpoint.batch * saved_world_size / world_size_;
     if (is_main_rank())
-      logger().warn("checkpoint {} stopped mid-epoch on {} ranks; on {} ranks the epoch "
-                    "continues at batch {} (about the same samples in, not exactly)",
-                    path.string(), saved_world_size, world_size_, batch);
+      logger().warn(
+          "checkpoint {} stopped mid-epoch on {} ranks; on {} ranks the epoch "
+          "continues at batch {} (about the same samples in, not exactly)",
+          path.string(), saved_world_size, world_size_, batch);
     checkpoint.batch = batch;
   }
   MINIDL_CHECK(checkpoint.batch <= train_loader_.num_batches(), "checkpoint ", path.string(),
@@ -248,9 +248,10 @@ bool Trainer::cuda_graph_applies() const {
   for (const auto& item : model_.ptr()->named_modules()) {
     if (!item.value()->is_cuda_graph_safe()) {
       if (is_main_rank())
-        logger().info("the model's module '{}' cannot be captured in a CUDA graph (it draws "
-                      "random numbers each step): training steps run eagerly",
-                      item.key().empty() ? "(the model)" : item.key());
+        logger().info(
+            "the model's module '{}' cannot be captured in a CUDA graph (it draws "
+            "random numbers each step): training steps run eagerly",
+            item.key().empty() ? "(the model)" : item.key());
       return false;
     }
   }
@@ -279,10 +280,11 @@ std::pair<double, int64_t> Trainer::check_finite_loss() {
                         step_)
           : fmt::format("between step {} (running loss {:.4f}, the last finite one) and step {}",
                         last_finite_step_, last_finite_loss_, step_);
-  throw Error(fmt::format("Trainer: the training loss became {} {} (epoch {}): the model has "
-                          "diverged. Stopping without writing a checkpoint of it (the newest one, "
-                          "if any, is from before); try a lower learning rate",
-                          std::isnan(loss_sum) ? "nan" : "inf", since, epoch_ + 1));
+  throw Error(
+      fmt::format("Trainer: the training loss became {} {} (epoch {}): the model has "
+                  "diverged. Stopping without writing a checkpoint of it (the newest one, "
+                  "if any, is from before); try a lower learning rate",
+                  std::isnan(loss_sum) ? "nan" : "inf", since, epoch_ + 1));
 }
 
 Evaluation Trainer::evaluate() {
@@ -313,15 +315,16 @@ void Trainer::print_epoch_line(const EpochMetrics& metrics, int64_t batches_done
   if (!is_main_rank()) return;
   // An epoch cut short by max_steps says so: it is not one of the epochs completed.
   const int64_t batches = train_loader_.num_batches();
-  const std::string partial =
-      batches_done < batches ? " (stopped at batch " + std::to_string(batches_done) + "/" +
-                                   std::to_string(batches) + ")"
-                             : std::string();
-  std::printf("epoch %lld/%lld%s  train_loss %.4f  test_loss %.4f  test_accuracy %.4f  %.0f img/s  "
-              "%.1f s\n",
-              static_cast<long long>(metrics.epoch), static_cast<long long>(options_.epochs()),
-              partial.c_str(), metrics.train_loss, metrics.test_loss, metrics.test_accuracy,
-              metrics.images_per_sec, metrics.seconds);
+  const std::string partial = batches_done < batches
+                                  ? " (stopped at batch " + std::to_string(batches_done) + "/" +
+                                        std::to_string(batches) + ")"
+                                  : std::string();
+  std::printf(
+      "epoch %lld/%lld%s  train_loss %.4f  test_loss %.4f  test_accuracy %.4f  %.0f img/s  "
+      "%.1f s\n",
+      static_cast<long long>(metrics.epoch), static_cast<long long>(options_.epochs()),
+      partial.c_str(), metrics.train_loss, metrics.test_loss, metrics.test_accuracy,
+      metrics.images_per_sec, metrics.seconds);
   std::fflush(stdout);
 }
 
@@ -339,11 +342,12 @@ void Trainer::prepare_outputs() const {
 
 TrainingResult Trainer::finished_result(const fs::path& checkpoint, Clock::time_point run_start) {
   if (is_main_rank())
-    logger().info("{} has trained {} epochs ({} steps) of the {} epochs{} asked for: nothing left "
-                  "to train; evaluating it", checkpoint.string(), epoch_, step_, options_.epochs(),
-                  options_.max_steps() > 0
-                      ? " (at most " + std::to_string(options_.max_steps()) + " steps)"
-                      : std::string());
+    logger().info(
+        "{} has trained {} epochs ({} steps) of the {} epochs{} asked for: nothing left "
+        "to train; evaluating it",
+        checkpoint.string(), epoch_, step_, options_.epochs(),
+        options_.max_steps() > 0 ? " (at most " + std::to_string(options_.max_steps()) + " steps)"
+                                 : std::string());
   TrainingResult result;
   result.test = evaluate();
   result.epochs = epoch_;
@@ -372,9 +376,7 @@ struct Trainer::FitRun {
                            trainer.run_step(images, labels);
                          });
   }
-  std::optional<int> stop_signal() const {
-    return signals ? signals->requested() : std::nullopt;
-  }
+  std::optional<int> stop_signal() const { return signals ? signals->requested() : std::nullopt; }
   TrainStepGraph* graph() { return step_graph ? &*step_graph : nullptr; }
 
   Clock::time_point start;
@@ -450,7 +452,8 @@ bool Trainer::end_epoch(FitRun& run, const EpochPass& pass) {
   run.result.test = evaluate();
   // A step that made the weights non-finite can still have had a finite loss itself.
   MINIDL_CHECK(std::isfinite(run.result.test.loss), "Trainer: the test loss after step ", step_,
-               " (epoch ", epoch_ + 1, ") is ", run.result.test.loss, ": the model's weights are "
+               " (epoch ", epoch_ + 1, ") is ", run.result.test.loss,
+               ": the model's weights are "
                "no longer finite. Stopping without a checkpoint (the newest one, if any, is "
                "from before). Try a lower learning rate");
   EpochMetrics metrics;

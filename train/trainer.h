@@ -46,13 +46,13 @@
 #include "minidl/core/tensor.h"
 #include "minidl/data/dataloader.h"
 #include "minidl/distributed/distributed_data_parallel.h"
-#include "minidl/train/metrics_log.h"
-#include "minidl/train/train_step_graph.h"
-#include "minidl/train/trainer_options.h"
 #include "minidl/nn/any_module.h"
 #include "minidl/optim/grad_scaler.h"
 #include "minidl/optim/lr_scheduler.h"
 #include "minidl/optim/optimizer.h"
+#include "minidl/train/metrics_log.h"
+#include "minidl/train/train_step_graph.h"
+#include "minidl/train/trainer_options.h"
 
 namespace minidl::train {
 
@@ -63,16 +63,16 @@ struct Evaluation {
 };
 
 struct TrainingResult {
-  int64_t epochs = 0;  // epochs completed, counting those before a resume
-  int64_t steps = 0;   // optimizer steps taken, likewise
-  Evaluation test;     // the last evaluation
-  int64_t images_trained = 0;       // by this run, on every rank; 0 when it had nothing to train
-  double train_images_per_sec = 0;  // over this run's training time (evaluation excluded)
-  double wall_seconds = 0;          // this run's time in fit()
+  int64_t epochs = 0;                 // epochs completed, counting those before a resume
+  int64_t steps = 0;                  // optimizer steps taken, likewise
+  Evaluation test;                    // the last evaluation
+  int64_t images_trained = 0;         // by this run, on every rank; 0 when it had nothing to train
+  double train_images_per_sec = 0;    // over this run's training time (evaluation excluded)
+  double wall_seconds = 0;            // this run's time in fit()
   std::vector<EpochMetrics> history;  // the epochs this run finished
   std::optional<int> stop_signal;     // the signal that stopped the run early
   std::filesystem::path last_checkpoint;  // the last one written; empty if none
-  int64_t graph_replays = 0;  // steps of this run replayed from a CUDA graph
+  int64_t graph_replays = 0;              // steps of this run replayed from a CUDA graph
 };
 
 class Trainer {
@@ -162,7 +162,7 @@ class Trainer {
   int rank_ = 0;
   int world_size_ = 1;
   std::optional<distributed::DistributedDataParallel> ddp_;  // world size > 1
-  amp::GradScaler scaler_;                      // enabled for float16 only
+  amp::GradScaler scaler_;                                   // enabled for float16 only
 
   // Where the run is: the epoch in progress, its next batch, the steps taken, and the epoch's
   // running loss sum (on the model's device) over train_samples_ samples.

@@ -22,43 +22,91 @@ enum class ProgressMode {
 
 class TrainerOptions {
  public:
-  TrainerOptions& epochs(int64_t value) { epochs_ = value; return *this; }
+  TrainerOptions& epochs(int64_t value) {
+    epochs_ = value;
+    return *this;
+  }
   // Stop after this many optimizer steps in all (counting those of a resumed run's past); the
   // epoch in progress ends there, is evaluated and checkpointed. 0: no limit.
-  TrainerOptions& max_steps(int64_t value) { max_steps_ = value; return *this; }
-  TrainerOptions& progress(ProgressMode value) { progress_ = value; return *this; }
+  TrainerOptions& max_steps(int64_t value) {
+    max_steps_ = value;
+    return *this;
+  }
+  TrainerOptions& progress(ProgressMode value) {
+    progress_ = value;
+    return *this;
+  }
   // Steps between plain progress lines.
-  TrainerOptions& log_every(int64_t value) { log_every_ = value; return *this; }
+  TrainerOptions& log_every(int64_t value) {
+    log_every_ = value;
+    return *this;
+  }
   // A JSON object per epoch is appended here (see train/metrics_log.h). Empty: none.
-  TrainerOptions& metrics_path(std::filesystem::path value) { metrics_path_ = std::move(value); return *this; }
+  TrainerOptions& metrics_path(std::filesystem::path value) {
+    metrics_path_ = std::move(value);
+    return *this;
+  }
   // Where training checkpoints go (see train/training_checkpoint.h). Empty: none.
-  TrainerOptions& checkpoint_dir(std::filesystem::path value) { checkpoint_dir_ = std::move(value); return *this; }
+  TrainerOptions& checkpoint_dir(std::filesystem::path value) {
+    checkpoint_dir_ = std::move(value);
+    return *this;
+  }
   // A checkpoint after every this many epochs; there is always one at the end of the run.
-  TrainerOptions& checkpoint_every(int64_t value) { checkpoint_every_ = value; return *this; }
+  TrainerOptions& checkpoint_every(int64_t value) {
+    checkpoint_every_ = value;
+    return *this;
+  }
   // How many of the newest checkpoints are kept in checkpoint_dir.
-  TrainerOptions& keep_checkpoints(int64_t value) { keep_checkpoints_ = value; return *this; }
+  TrainerOptions& keep_checkpoints(int64_t value) {
+    keep_checkpoints_ = value;
+    return *this;
+  }
   // "" starts afresh, "auto" continues from the newest checkpoint in checkpoint_dir (afresh if
   // there is none), anything else is the path of a checkpoint file to continue from.
-  TrainerOptions& resume(std::string value) { resume_ = std::move(value); return *this; }
+  TrainerOptions& resume(std::string value) {
+    resume_ = std::move(value);
+    return *this;
+  }
   // Written into checkpoints; resuming from a checkpoint of another model or dataset is refused.
-  TrainerOptions& model_name(std::string value) { model_name_ = std::move(value); return *this; }
-  TrainerOptions& dataset_name(std::string value) { dataset_name_ = std::move(value); return *this; }
+  TrainerOptions& model_name(std::string value) {
+    model_name_ = std::move(value);
+    return *this;
+  }
+  TrainerOptions& dataset_name(std::string value) {
+    dataset_name_ = std::move(value);
+    return *this;
+  }
   // Catch SIGINT and SIGTERM: finish the step, write a checkpoint, and return with
   // TrainingResult::stop_signal set. A second signal ends the process at once.
-  TrainerOptions& handle_signals(bool value) { handle_signals_ = value; return *this; }
-  TrainerOptions& label_smoothing(double value) { label_smoothing_ = value; return *this; }
+  TrainerOptions& handle_signals(bool value) {
+    handle_signals_ = value;
+    return *this;
+  }
+  TrainerOptions& label_smoothing(double value) {
+    label_smoothing_ = value;
+    return *this;
+  }
   // kFloat32, or mixed precision: kBFloat16, or kFloat16 with dynamic loss scaling (the trainer's
   // amp::GradScaler, saved in checkpoints). Parameters and optimizer state stay float32.
-  TrainerOptions& precision(DType value) { precision_ = value; return *this; }
+  TrainerOptions& precision(DType value) {
+    precision_ = value;
+    return *this;
+  }
   // The GradScaler's settings for float16 (init_scale, growth_interval, ...); its enabled() is
   // ignored: the scaler is on for float16 and off otherwise.
-  TrainerOptions& grad_scaler(amp::GradScalerOptions value) { grad_scaler_ = value; return *this; }
+  TrainerOptions& grad_scaler(amp::GradScalerOptions value) {
+    grad_scaler_ = value;
+    return *this;
+  }
   // Capture the training step in a CUDA graph and replay it (train/train_step_graph.h),
   // where that applies: a model on a GPU, one process (no data parallelism), and no nn::Dropout
   // with p > 0 (its random mask cannot be replayed). A model that calls the functional dropout
   // itself needs cuda_graph(false). Replays compute what eager steps compute; they only skip
   // the host's work.
-  TrainerOptions& cuda_graph(bool value) { cuda_graph_ = value; return *this; }
+  TrainerOptions& cuda_graph(bool value) {
+    cuda_graph_ = value;
+    return *this;
+  }
 
   int64_t epochs() const { return epochs_; }
   int64_t max_steps() const { return max_steps_; }

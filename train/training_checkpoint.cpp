@@ -30,7 +30,8 @@ const std::string& required(const serialize::SafetensorsMetadata& metadata, cons
                             const fs::path& path) {
   const auto found = metadata.find(key);
   MINIDL_CHECK(found != metadata.end(), "checkpoint ", path.string(), ": expected the entry \"",
-               key, "\" in its metadata, found none (the file is damaged or not a training "
+               key,
+               "\" in its metadata, found none (the file is damaged or not a training "
                "checkpoint)");
   return found->second;
 }
@@ -39,16 +40,16 @@ uint64_t parse_unsigned(const std::string& text, const std::string& key, const f
   uint64_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   MINIDL_CHECK(error == std::errc() && end == text.data() + text.size(), "checkpoint ",
-               path.string(), ": expected a non-negative integer for \"", key, "\", found \"",
-               text, "\"");
+               path.string(), ": expected a non-negative integer for \"", key, "\", found \"", text,
+               "\"");
   return value;
 }
 
 int64_t parse_count(const serialize::SafetensorsMetadata& metadata, const std::string& key,
                     const fs::path& path) {
   const uint64_t value = parse_unsigned(required(metadata, key, path), key, path);
-  MINIDL_CHECK(value <= static_cast<uint64_t>(INT64_MAX), "checkpoint ", path.string(), ": \"",
-               key, "\" = ", value, " is out of range");
+  MINIDL_CHECK(value <= static_cast<uint64_t>(INT64_MAX), "checkpoint ", path.string(), ": \"", key,
+               "\" = ", value, " is out of range");
   return static_cast<int64_t>(value);
 }
 
@@ -130,23 +131,22 @@ TrainingCheckpoint load_training_checkpoint(const fs::path& path, nn::Module& mo
       parse_unsigned(required(metadata, "generator_seed", path), "generator_seed", path);
   checkpoint.generator.offset =
       parse_unsigned(required(metadata, "generator_offset", path), "generator_offset", path);
-  const optim::ScalarMap optimizer_scalars =
-      optim::scalar_map_from_json(required(metadata, "optimizer", path), "checkpoint " +
-                                                                              path.string() +
-                                                                              " optimizer");
+  const optim::ScalarMap optimizer_scalars = optim::scalar_map_from_json(
+      required(metadata, "optimizer", path), "checkpoint " + path.string() + " optimizer");
   std::optional<optim::ScalarMap> scheduler_state;
   if (scheduler != nullptr)
     scheduler_state = optim::scalar_map_from_json(required(metadata, "scheduler", path),
                                                   "checkpoint " + path.string() + " scheduler");
   checkpoint.train_samples = parse_count(metadata, "train_samples", path);
   // Written since data-parallel checkpoints were; a checkpoint without it is of one process.
-  checkpoint.world_size = metadata.count("world_size") ? parse_count(metadata, "world_size", path) : 1;
+  checkpoint.world_size =
+      metadata.count("world_size") ? parse_count(metadata, "world_size", path) : 1;
   MINIDL_CHECK(checkpoint.world_size >= 1, "checkpoint ", path.string(),
                ": expected \"world_size\" >= 1, found ", checkpoint.world_size);
   checkpoint.precision = required(metadata, "precision", path);
   if (const auto scaler = metadata.find("grad_scaler"); scaler != metadata.end())
-    checkpoint.grad_scaler = optim::scalar_map_from_json(
-        scaler->second, "checkpoint " + path.string() + " grad_scaler");
+    checkpoint.grad_scaler =
+        optim::scalar_map_from_json(scaler->second, "checkpoint " + path.string() + " grad_scaler");
 
   nn::Module::NamedTensors model_state("Tensor name");
   serialize::NamedTensorList optimizer_tensors;
@@ -159,15 +159,14 @@ TrainingCheckpoint load_training_checkpoint(const fs::path& path, nn::Module& mo
       checkpoint.train_loss_sum = tensor;
     else
       MINIDL_CHECK(false, "checkpoint ", path.string(), ": unexpected tensor \"", name,
-                   "\" (expected names starting with model. or optimizer., or ", kLossSumName,
-                   ")");
+                   "\" (expected names starting with model. or optimizer., or ", kLossSumName, ")");
   }
   MINIDL_CHECK(checkpoint.train_loss_sum.defined() && checkpoint.train_loss_sum.numel() == 1 &&
                    checkpoint.train_loss_sum.dtype() == kFloat32,
                "checkpoint ", path.string(), ": expected the float32 scalar ", kLossSumName);
   try {
-    const optim::OptimizerStateDict optimizer_state =
-        optim::OptimizerStateDict::from_flat(optimizer_tensors, optimizer_scalars, kOptimizerPrefix);
+    const optim::OptimizerStateDict optimizer_state = optim::OptimizerStateDict::from_flat(
+        optimizer_tensors, optimizer_scalars, kOptimizerPrefix);
     model.load_state_dict(model_state, /*strict=*/true);
     optimizer.load_state_dict(optimizer_state);
     if (scheduler != nullptr) scheduler->load_state_dict(*scheduler_state);

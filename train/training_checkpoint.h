@@ -49,7 +49,7 @@ struct TrainingCheckpoint {
   Tensor train_loss_sum;      // float32 scalar: the epoch's running loss sum over every rank
   int64_t train_samples = 0;  // the samples behind it
   int64_t world_size = 1;
-  std::string precision;                         // "fp32", "fp16" or "bf16"
+  std::string precision;                        // "fp32", "fp16" or "bf16"
   std::optional<optim::ScalarMap> grad_scaler;  // its state_dict, in fp16 runs
 };
 

@@ -36,13 +36,12 @@ double weighted_sum(const Tensor& out, const std::vector<double>& weights) {
 }  // namespace
 
 GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
-                          const std::vector<Tensor>& inputs, double eps, double atol,
-                          double rtol) {
+                          const std::vector<Tensor>& inputs, double eps, double atol, double rtol) {
   for (const Tensor& input : inputs) {
-    MINIDL_CHECK(!input.defined() || !input.requires_grad() ||
-                     (input.dtype() == kFloat64 && input.is_cpu()),
-                 "gradcheck: inputs that require grad must be float64 CPU tensors, got ",
-                 input.dtype(), " on ", input.device());
+    MINIDL_CHECK(
+        !input.defined() || !input.requires_grad() || (input.dtype() == kFloat64 && input.is_cpu()),
+        "gradcheck: inputs that require grad must be float64 CPU tensors, got ", input.dtype(),
+        " on ", input.device());
   }
   Tensor out = fn(inputs);
   MINIDL_CHECK(out.requires_grad(), "gradcheck: the output does not depend on any input that ",

@@ -19,7 +19,7 @@ struct GradcheckResult {
 // sum(fn(inputs) * w) for a fixed random w is compared with autograd's, passing when
 // |analytical - numerical| <= atol + rtol * |numerical|.
 GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
-                          const std::vector<Tensor>& inputs, double eps = 1e-6,
-                          double atol = 1e-5, double rtol = 1e-3);
+                          const std::vector<Tensor>& inputs, double eps = 1e-6, double atol = 1e-5,
+                          double rtol = 1e-3);
 
 }  // namespace minidl

@@ -54,8 +54,8 @@ Node::~Node() {
 }
 
 std::vector<Tensor> Node::apply(const Tensor& grad_output) {
-  MINIDL_CHECK(!released_, "backward: trying to backward through the graph a second time (",
-               name_, " was already freed); call backward(gradient, /*retain_graph=*/true) the "
+  MINIDL_CHECK(!released_, "backward: trying to backward through the graph a second time (", name_,
+               " was already freed); call backward(gradient, /*retain_graph=*/true) the "
                "first time if you need to backward twice");
   std::vector<Tensor> grads = backward(grad_output);
   MINIDL_INTERNAL_ASSERT(grads.size() == next.size(), name_, " returned ", grads.size(),

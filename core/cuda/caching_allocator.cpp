@@ -99,9 +99,9 @@ namespace minidl::cuda {
 struct DeviceCachingAllocator::Block {
   void* ptr = nullptr;
   size_t size = 0;
-  StreamHandle stream = nullptr;  // the stream it was allocated on and is reused by
+  StreamHandle stream = nullptr;        // the stream it was allocated on and is reused by
   PrivatePool* private_pool = nullptr;  // its graph pool; null: the general pools
-  bool small = false;             // in the small pool, else the large one
+  bool small = false;                   // in the small pool, else the large one
   bool in_use = false;
   Block* prev = nullptr;  // neighbours within the segment
   Block* next = nullptr;
@@ -330,7 +330,8 @@ void* DeviceCachingAllocator::allocate_locked(size_t nbytes, StreamHandle stream
     do_work_deferred_by_captures();
   const size_t size = round_size(nbytes);
   const bool fresh_segment = untouched_by_capture && private_pool != nullptr;
-  Block* block = fresh_segment ? nullptr : take_best_fit(pool_for(private_pool, size), stream, size);
+  Block* block =
+      fresh_segment ? nullptr : take_best_fit(pool_for(private_pool, size), stream, size);
   if (block == nullptr) block = allocate_segment(size, stream, private_pool);
   if (block == nullptr) throw_out_of_memory(nbytes, size, segment_size(size));
   if (worth_splitting(*block, size)) split(block, size);
@@ -341,14 +342,13 @@ void* DeviceCachingAllocator::allocate_locked(size_t nbytes, StreamHandle stream
   return block->ptr;
 }
 
-DeviceCachingAllocator::PrivatePool* DeviceCachingAllocator::private_pool_for(
-    StreamHandle stream) {
+DeviceCachingAllocator::PrivatePool* DeviceCachingAllocator::private_pool_for(StreamHandle stream) {
   const DeviceMemory::CaptureStatus status = memory_->capture_status(stream);
   if (!status.capturing) return nullptr;
   const auto found = pools_of_captures_.find(status.capture_id);
   MINIDL_CHECK(found != pools_of_captures_.end(), "CUDA allocation on device ", device_,
-               ": the stream is being captured into a CUDA graph (capture id ",
-               status.capture_id, ") that minidl did not start, so its memory has no private ",
+               ": the stream is being captured into a CUDA graph (capture id ", status.capture_id,
+               ") that minidl did not start, so its memory has no private ",
                "pool; capture with cuda::CudaGraph or cuda::GraphCapture (core/cuda/graph.h)");
   return private_pools_.at(found->second).get();
 }
@@ -380,8 +380,9 @@ DeviceCachingAllocator::Block* DeviceCachingAllocator::take_best_fit(BlockPool& 
   return block;
 }
 
-DeviceCachingAllocator::Block* DeviceCachingAllocator::allocate_segment(
-    size_t size, StreamHandle stream, PrivatePool* private_pool) {
+DeviceCachingAllocator::Block* DeviceCachingAllocator::allocate_segment(size_t size,
+                                                                        StreamHandle stream,
+                                                                        PrivatePool* private_pool) {
   const size_t bytes = segment_size(size);
   void* ptr = memory_->allocate(bytes);
   if (ptr == nullptr) {
@@ -531,9 +532,8 @@ void DeviceCachingAllocator::free_private_pool_if_unused(MempoolId id) {
     }
   }
   if (pool.blocks_out == 0) {
-    MINIDL_INTERNAL_ASSERT(pool.small_blocks.empty() && pool.large_blocks.empty(),
-                           "private pool ", id, " of device ", device_,
-                           " holds a split block while none is in use");
+    MINIDL_INTERNAL_ASSERT(pool.small_blocks.empty() && pool.large_blocks.empty(), "private pool ",
+                           id, " of device ", device_, " holds a split block while none is in use");
     private_pools_.erase(found);
   }
 }
@@ -626,7 +626,8 @@ std::shared_ptr<void> CachingAllocator::allocate_shared(size_t nbytes, int devic
 std::shared_ptr<void> CachingAllocator::allocate_replay_input_shared(size_t nbytes, int device) {
   require_available("CUDA allocation");
   DeviceCachingAllocator& allocator = for_device(device);
-  return owned_by(allocator, allocator.allocate_replay_input(nbytes, current_stream_handle(device)));
+  return owned_by(allocator,
+                  allocator.allocate_replay_input(nbytes, current_stream_handle(device)));
 }
 
 MemoryStats memory_stats(int device) { return CachingAllocator::for_device(device).stats(); }

@@ -14,39 +14,39 @@ namespace minidl::cuda::detail {
                                       const char* call, const char* file, int line);
 }  // namespace minidl::cuda::detail
 
-#define MINIDL_CUDA_CHECK(call)                                                             \
-  do {                                                                                      \
-    const cudaError_t minidl_status_ = (call);                                              \
-    if (minidl_status_ != cudaSuccess) [[unlikely]]                                         \
-      ::minidl::cuda::detail::throw_cuda_error(minidl_status_, #call, __FILE__, __LINE__);  \
+#define MINIDL_CUDA_CHECK(call)                                                            \
+  do {                                                                                     \
+    const cudaError_t minidl_status_ = (call);                                             \
+    if (minidl_status_ != cudaSuccess) [[unlikely]]                                        \
+      ::minidl::cuda::detail::throw_cuda_error(minidl_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
 #define MINIDL_LAUNCH_CHECK() MINIDL_CUDA_CHECK(cudaGetLastError())
 
 // For cuBLAS, cuDNN and NCCL: include their header first, then use these.
-#define MINIDL_CUBLAS_CHECK(call)                                                           \
-  do {                                                                                      \
-    const cublasStatus_t minidl_status_ = (call);                                           \
-    if (minidl_status_ != CUBLAS_STATUS_SUCCESS) [[unlikely]]                               \
-      ::minidl::cuda::detail::throw_library_error("cuBLAS", static_cast<int>(minidl_status_), \
-                                                  cublasGetStatusString(minidl_status_),    \
-                                                  #call, __FILE__, __LINE__);               \
+#define MINIDL_CUBLAS_CHECK(call)                                                               \
+  do {                                                                                          \
+    const cublasStatus_t minidl_status_ = (call);                                               \
+    if (minidl_status_ != CUBLAS_STATUS_SUCCESS) [[unlikely]]                                   \
+      ::minidl::cuda::detail::throw_library_error("cuBLAS", static_cast<int>(minidl_status_),   \
+                                                  cublasGetStatusString(minidl_status_), #call, \
+                                                  __FILE__, __LINE__);                          \
   } while (0)
 
-#define MINIDL_CUDNN_CHECK(call)                                                            \
-  do {                                                                                      \
-    const cudnnStatus_t minidl_status_ = (call);                                            \
-    if (minidl_status_ != CUDNN_STATUS_SUCCESS) [[unlikely]]                                \
-      ::minidl::cuda::detail::throw_library_error("cuDNN", static_cast<int>(minidl_status_), \
-                                                  cudnnGetErrorString(minidl_status_),      \
-                                                  #call, __FILE__, __LINE__);               \
+#define MINIDL_CUDNN_CHECK(call)                                                              \
+  do {                                                                                        \
+    const cudnnStatus_t minidl_status_ = (call);                                              \
+    if (minidl_status_ != CUDNN_STATUS_SUCCESS) [[unlikely]]                                  \
+      ::minidl::cuda::detail::throw_library_error("cuDNN", static_cast<int>(minidl_status_),  \
+                                                  cudnnGetErrorString(minidl_status_), #call, \
+                                                  __FILE__, __LINE__);                        \
   } while (0)
 
-#define MINIDL_NCCL_CHECK(call)                                                             \
-  do {                                                                                      \
-    const ncclResult_t minidl_status_ = (call);                                             \
-    if (minidl_status_ != ncclSuccess) [[unlikely]]                                         \
-      ::minidl::cuda::detail::throw_library_error("NCCL", static_cast<int>(minidl_status_), \
-                                                  ncclGetErrorString(minidl_status_),       \
-                                                  #call, __FILE__, __LINE__);               \
+#define MINIDL_NCCL_CHECK(call)                                                              \
+  do {                                                                                       \
+    const ncclResult_t minidl_status_ = (call);                                              \
+    if (minidl_status_ != ncclSuccess) [[unlikely]]                                          \
+      ::minidl::cuda::detail::throw_library_error("NCCL", static_cast<int>(minidl_status_),  \
+                                                  ncclGetErrorString(minidl_status_), #call, \
+                                                  __FILE__, __LINE__);                       \
   } while (0)

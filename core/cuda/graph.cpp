@@ -120,8 +120,9 @@ void CudaGraph::capture_begin(MempoolId pool, CaptureErrorMode mode) {
                "call reset() before capturing again");
   const int device = current_device();
   const Stream stream = current_stream(device);
-  MINIDL_CHECK(stream.handle() != nullptr, "CudaGraph::capture_begin: the current stream of cuda:",
-               device, " is the legacy default stream, which cannot be captured; make one with ",
+  MINIDL_CHECK(stream.handle() != nullptr,
+               "CudaGraph::capture_begin: the current stream of cuda:", device,
+               " is the legacy default stream, which cannot be captured; make one with ",
                "cuda::Stream::create and a cuda::StreamGuard, or use cuda::GraphCapture");
   MINIDL_CHECK(!cuda::is_capturing(stream), "CudaGraph::capture_begin: the current stream of ",
                "cuda:", device, " is being captured already");
@@ -231,10 +232,11 @@ GraphCapture::GraphCapture(CudaGraph& graph, const GraphCaptureOptions& options)
   if (options.stream())
     capture_stream_ = *options.stream();
   else
-    capture_stream_ = previous_stream_.handle() != nullptr ? previous_stream_
-                                                           : graph_side_stream(device);
-  MINIDL_CHECK(capture_stream_.device() == device, "GraphCapture: the capture stream is on cuda:",
-               capture_stream_.device(), " but the current device is cuda:", device);
+    capture_stream_ =
+        previous_stream_.handle() != nullptr ? previous_stream_ : graph_side_stream(device);
+  MINIDL_CHECK(capture_stream_.device() == device,
+               "GraphCapture: the capture stream is on cuda:", capture_stream_.device(),
+               " but the current device is cuda:", device);
   // Errors of the eager warm-up surface here, not as an invalidated capture.
   synchronize();
   if (!(capture_stream_ == previous_stream_)) {

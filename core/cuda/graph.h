@@ -121,9 +121,18 @@ class GraphCaptureOptions {
  public:
   // The stream to capture on. Unset: the current stream, or, when that is the legacy default
   // stream, graph_side_stream(device).
-  GraphCaptureOptions& stream(const Stream& value) { stream_ = value; return *this; }
-  GraphCaptureOptions& pool(MempoolId value) { pool_ = value; return *this; }
-  GraphCaptureOptions& error_mode(CaptureErrorMode value) { error_mode_ = value; return *this; }
+  GraphCaptureOptions& stream(const Stream& value) {
+    stream_ = value;
+    return *this;
+  }
+  GraphCaptureOptions& pool(MempoolId value) {
+    pool_ = value;
+    return *this;
+  }
+  GraphCaptureOptions& error_mode(CaptureErrorMode value) {
+    error_mode_ = value;
+    return *this;
+  }
 
   const std::optional<Stream>& stream() const { return stream_; }
   MempoolId pool() const { return pool_; }

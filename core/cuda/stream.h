@@ -15,8 +15,8 @@ using EventHandle = CUevent_st*;    // cudaEvent_t
 // A stream owned by minidl (created non-blocking on `device`), or the null stream.
 class Stream {
  public:
-  Stream() = default;  // the legacy null stream of device 0, as default_stream(0)
-  static Stream create(int device);          // a new non-blocking stream
+  Stream() = default;                // the legacy null stream of device 0, as default_stream(0)
+  static Stream create(int device);  // a new non-blocking stream
   static Stream default_stream(int device);  // the legacy null stream of `device`
   StreamHandle handle() const { return handle_; }
   int device() const { return device_; }

@@ -16,7 +16,8 @@ void augment_samples(Out* out, const In* images, const int64_t* sample_indices,
   const int64_t out_numel = params.channels * params.out_h * params.out_w;
   parallel_for(0, params.batch, kSamplesPerChunk, [&](int64_t begin, int64_t end) {
     for (int64_t b = begin; b < end; ++b) {
-      const data::SampleAugmentation draws = data::draw_sample_augmentation(params, sample_indices[b]);
+      const data::SampleAugmentation draws =
+          data::draw_sample_augmentation(params, sample_indices[b]);
       const In* image = images + b * in_numel;
       Out* result = out + b * out_numel;
       for (int64_t c = 0; c < params.channels; ++c)

@@ -28,7 +28,7 @@ __global__ void augment_batch_cuda(Out* out, const In* images, const int64_t* sa
   for (int64_t p = threadIdx.x; p < out_numel; p += blockDim.x) {
     const int64_t c = p / out_plane, within = p % out_plane;
     result[p] = data::augmented_pixel<Out>(params, draws, image, c, within / params.out_w,
-                                     within % params.out_w);
+                                           within % params.out_w);
   }
 }
 
@@ -38,10 +38,10 @@ void launch(const Tensor& out, const Tensor& images, const Tensor& sample_indice
   const int device = out.device().index;
   DeviceGuard device_guard(device);
   const StreamHandle stream = current_stream_handle(device);
-  augment_batch_cuda<Out, In><<<static_cast<unsigned int>(params.batch), kThreadsPerBlock, 0,
-                                stream>>>(static_cast<Out*>(out.data_ptr()),
-                                          static_cast<const In*>(images.data_ptr()),
-                                          sample_indices.data_ptr<int64_t>(), params);
+  augment_batch_cuda<Out, In>
+      <<<static_cast<unsigned int>(params.batch), kThreadsPerBlock, 0, stream>>>(
+          static_cast<Out*>(out.data_ptr()), static_cast<const In*>(images.data_ptr()),
+          sample_indices.data_ptr<int64_t>(), params);
   MINIDL_LAUNCH_CHECK();
 }
 

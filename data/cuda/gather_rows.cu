@@ -19,8 +19,8 @@ constexpr int64_t kMaxBlocks = 65536;  // the grid-stride loop covers the rest
 
 // out [count, row_words] = source [., row_words] at rows[j].
 template <class Word>
-__global__ void gather_rows_cuda(Word* out, const Word* source, const int64_t* rows,
-                                 int64_t count, int64_t row_words) {
+__global__ void gather_rows_cuda(Word* out, const Word* source, const int64_t* rows, int64_t count,
+                                 int64_t row_words) {
   const int64_t total = count * row_words;
   const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
@@ -36,10 +36,10 @@ void launch(const Tensor& out, const Tensor& source, const Tensor& rows, int64_t
   const int64_t count = rows.numel();
   const int64_t row_words = row_bytes / static_cast<int64_t>(sizeof(Word));
   const int64_t blocks = (count * row_words + kThreadsPerBlock - 1) / kThreadsPerBlock;
-  gather_rows_cuda<Word><<<static_cast<unsigned int>(blocks < kMaxBlocks ? blocks : kMaxBlocks),
-                           kThreadsPerBlock, 0, stream>>>(
-      static_cast<Word*>(out.data_ptr()), static_cast<const Word*>(source.data_ptr()),
-      rows.data_ptr<int64_t>(), count, row_words);
+  gather_rows_cuda<Word>
+      <<<static_cast<unsigned int>(blocks < kMaxBlocks ? blocks : kMaxBlocks), kThreadsPerBlock, 0,
+         stream>>>(static_cast<Word*>(out.data_ptr()), static_cast<const Word*>(source.data_ptr()),
+                   rows.data_ptr<int64_t>(), count, row_words);
   MINIDL_LAUNCH_CHECK();
 }
 

@@ -20,8 +20,7 @@ InMemoryDataset::InMemoryDataset(Tensor images, Tensor labels, int64_t num_class
                " and labels on ", labels.device());
   MINIDL_CHECK(images.size(0) == labels.size(0), "InMemoryDataset: ", images.size(0),
                " images but ", labels.size(0), " labels");
-  MINIDL_CHECK(num_classes > 0, "InMemoryDataset: num_classes must be positive, got ",
-               num_classes);
+  MINIDL_CHECK(num_classes > 0, "InMemoryDataset: num_classes must be positive, got ", num_classes);
   images_ = images.contiguous();
   labels_ = labels.contiguous();
   spec_ = {images_.size(1), images_.size(2), images_.size(3), images_.dtype()};

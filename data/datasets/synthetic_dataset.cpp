@@ -32,10 +32,10 @@ void fill_random_bytes(uint8_t* out, int64_t numel, uint64_t seed, int64_t index
 std::shared_ptr<InMemoryDataset> make_synthetic_dataset(int64_t size, const Shape& image_shape,
                                                         int64_t num_classes, uint64_t seed) {
   MINIDL_CHECK(size >= 0, "make_synthetic_dataset: size must be non-negative, got ", size);
-  MINIDL_CHECK(image_shape.size() == 3 && image_shape[0] > 0 && image_shape[1] > 0 &&
-                   image_shape[2] > 0,
-               "make_synthetic_dataset: expected an image shape [C, H, W] of positive sizes, got ",
-               image_shape);
+  MINIDL_CHECK(
+      image_shape.size() == 3 && image_shape[0] > 0 && image_shape[1] > 0 && image_shape[2] > 0,
+      "make_synthetic_dataset: expected an image shape [C, H, W] of positive sizes, got ",
+      image_shape);
   MINIDL_CHECK(num_classes >= 1 && num_classes <= std::numeric_limits<uint32_t>::max(),
                "make_synthetic_dataset: num_classes must be in [1, 2^32), got ", num_classes);
   const int64_t numel = shape_numel(image_shape);
@@ -51,8 +51,8 @@ std::shared_ptr<InMemoryDataset> make_synthetic_dataset(int64_t size, const Shap
   int64_t* label_values = labels.data_ptr<int64_t>();
   parallel_for(0, size, kSamplesPerChunk, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
-      const philox::Block words = sample_random_words(seed, static_cast<uint64_t>(i), 0,
-                                                      DrawPurpose::SyntheticLabel);
+      const philox::Block words =
+          sample_random_words(seed, static_cast<uint64_t>(i), 0, DrawPurpose::SyntheticLabel);
       const int64_t label = uniform_below(words.w0, static_cast<uint32_t>(num_classes));
       label_values[i] = label;
       uint8_t* image = pixels + i * numel;

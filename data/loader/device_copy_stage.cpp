@@ -48,8 +48,8 @@ std::optional<Batch> DeviceCopyStage::next() {
 
   const cuda::Stream compute_stream = cuda::current_stream(device_.index);
   current.copied->wait(compute_stream);
-  for (const Tensor* tensor : {&current.batch->images, &current.batch->labels,
-                               &current.batch->indices})
+  for (const Tensor* tensor :
+       {&current.batch->images, &current.batch->labels, &current.batch->indices})
     if (tensor->numel() > 0) cuda::record_stream(*tensor->storage(), compute_stream);
   return std::move(current.batch);
 }

@@ -39,18 +39,17 @@ ResidentStage::ResidentStage(std::shared_ptr<const ResidentDataset> resident,
                              std::shared_ptr<const EpochPlan> plan, Device device)
     : resident_(std::move(resident)), plan_(std::move(plan)), next_batch_(plan_->first_batch()) {
   const auto length = static_cast<int64_t>(plan_->order().size());
-  Tensor host_order = device.is_cuda() ? cuda::empty_pinned({length}, kInt64)
-                                       : empty({length}, kInt64);
-  if (length > 0)
-    std::memcpy(host_order.data_ptr(), plan_->order().data(), host_order.nbytes());
+  Tensor host_order =
+      device.is_cuda() ? cuda::empty_pinned({length}, kInt64) : empty({length}, kInt64);
+  if (length > 0) std::memcpy(host_order.data_ptr(), plan_->order().data(), host_order.nbytes());
   order_ = device.is_cuda() ? host_order.to(device) : host_order;
 }
 
 std::optional<Batch> ResidentStage::next() {
   if (next_batch_ >= plan_->num_batches()) return std::nullopt;
   const int64_t k = next_batch_++;
-  const Tensor rows = order_.narrow(0, plan_->batch_start(k),
-                                    static_cast<int64_t>(plan_->batch(k).size()));
+  const Tensor rows =
+      order_.narrow(0, plan_->batch_start(k), static_cast<int64_t>(plan_->batch(k).size()));
   Batch batch;
   batch.images = gather_rows(resident_->images, rows);
   batch.labels = gather_rows(resident_->labels, rows);

@@ -47,7 +47,7 @@ struct WorkerStage::SharedState {
   const std::shared_ptr<const EpochPlan> plan;
   const WorkerStageOptions options;
   const std::optional<int> cuda_device;  // what each worker selects first (see the Note)
-  std::atomic<bool> stopping{false};  // also read by build_host_batch between samples
+  std::atomic<bool> stopping{false};     // also read by build_host_batch between samples
 
   std::mutex mutex;                        // guards everything below but current_sample
   std::condition_variable work_available;  // for workers: a batch may be claimed, or stop

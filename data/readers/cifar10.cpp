@@ -67,8 +67,8 @@ std::shared_ptr<InMemoryDataset> read_cifar10(Split split, const std::filesystem
   std::vector<std::filesystem::path> paths;
   for (const std::string& name : names) {
     const std::filesystem::path path = where / name;
-    MINIDL_CHECK(std::filesystem::exists(path), "read_cifar10: ", where.string(), " has no ",
-                 name, "; the ", split_name(split), " split needs ", joined(names));
+    MINIDL_CHECK(std::filesystem::exists(path), "read_cifar10: ", where.string(), " has no ", name,
+                 "; the ", split_name(split), " split needs ", joined(names));
     paths.push_back(path);
   }
   return read_cifar10_files(paths);

@@ -24,6 +24,7 @@ inline constexpr std::array<const char*, kCifar10NumClasses> kCifar10ClassNames 
 std::shared_ptr<InMemoryDataset> read_cifar10(Split split,
                                               const std::filesystem::path& directory = {});
 // The records of `files`, in order, as one dataset.
-std::shared_ptr<InMemoryDataset> read_cifar10_files(const std::vector<std::filesystem::path>& files);
+std::shared_ptr<InMemoryDataset> read_cifar10_files(
+    const std::vector<std::filesystem::path>& files);
 
 }  // namespace minidl::data

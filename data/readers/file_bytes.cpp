@@ -12,8 +12,7 @@ namespace minidl::data {
 std::vector<uint8_t> read_file_bytes(const std::filesystem::path& path) {
   std::error_code error;
   const auto status = std::filesystem::status(path, error);
-  MINIDL_CHECK(std::filesystem::exists(status), "cannot read ", path.string(),
-               ": no such file");
+  MINIDL_CHECK(std::filesystem::exists(status), "cannot read ", path.string(), ": no such file");
   MINIDL_CHECK(std::filesystem::is_regular_file(status), "cannot read ", path.string(),
                ": not a regular file");
   std::ifstream file(path, std::ios::binary | std::ios::ate);

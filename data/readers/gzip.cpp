@@ -65,8 +65,8 @@ std::vector<uint8_t> gunzip(std::span<const uint8_t> bytes, std::string_view sou
     if (produced == out.size()) {
       MINIDL_CHECK(produced <= max_bytes, "gunzip ", source, ": decompresses to more than ",
                    max_bytes, " bytes (the limit), at compressed byte ", consumed);
-      const size_t grow = std::min({std::max(kMinOutputChunk, out.size()), kMaxZlibChunk,
-                                    max_bytes + 1 - produced});
+      const size_t grow = std::min(
+          {std::max(kMinOutputChunk, out.size()), kMaxZlibChunk, max_bytes + 1 - produced});
       out.resize(produced + grow);
     }
     const size_t input_chunk = std::min(bytes.size() - consumed, kMaxZlibChunk);
@@ -92,8 +92,8 @@ std::vector<uint8_t> gunzip(std::span<const uint8_t> bytes, std::string_view sou
     MINIDL_CHECK(false, "gunzip ", source, ": corrupt gzip data near compressed byte ", consumed,
                  ": ", stream.msg ? stream.msg : "zlib error", " (zlib status ", status, ")");
   }
-  MINIDL_CHECK(produced <= max_bytes, "gunzip ", source, ": decompresses to more than ",
-               max_bytes, " bytes (the limit)");
+  MINIDL_CHECK(produced <= max_bytes, "gunzip ", source, ": decompresses to more than ", max_bytes,
+               " bytes (the limit)");
   out.resize(produced);
   return out;
 }

@@ -14,12 +14,18 @@ constexpr size_t kDimensionBytes = 4;
 
 const char* idx_type_name(uint8_t type) {
   switch (type) {
-    case 0x08: return "unsigned byte";
-    case 0x09: return "signed byte";
-    case 0x0B: return "int16";
-    case 0x0C: return "int32";
-    case 0x0D: return "float32";
-    case 0x0E: return "float64";
+    case 0x08:
+      return "unsigned byte";
+    case 0x09:
+      return "signed byte";
+    case 0x0B:
+      return "int16";
+    case 0x0C:
+      return "int32";
+    case 0x0D:
+      return "float32";
+    case 0x0E:
+      return "float64";
   }
   return "not an IDX type";
 }
@@ -60,11 +66,11 @@ IdxArray parse_idx(std::span<const uint8_t> bytes, int expected_rank, std::strin
     const size_t offset = kMagicBytes + kDimensionBytes * static_cast<size_t>(d);
     const int64_t size = big_endian_u32(bytes.data() + offset);
     array.dims.push_back(size);
-    MINIDL_CHECK(!__builtin_mul_overflow(numel, size, &numel) &&
-                     static_cast<uint64_t>(numel) <= std::numeric_limits<size_t>::max() - header_bytes,
-                 "IDX file ", source, ": the dimensions read so far (", array.dims,
-                 ", up to byte ", offset + kDimensionBytes,
-                 ") multiply to more elements than any file can hold");
+    MINIDL_CHECK(
+        !__builtin_mul_overflow(numel, size, &numel) &&
+            static_cast<uint64_t>(numel) <= std::numeric_limits<size_t>::max() - header_bytes,
+        "IDX file ", source, ": the dimensions read so far (", array.dims, ", up to byte ",
+        offset + kDimensionBytes, ") multiply to more elements than any file can hold");
   }
   const size_t data_bytes = static_cast<size_t>(numel);
   const size_t expected_size = header_bytes + data_bytes;
@@ -83,8 +89,8 @@ IdxArray parse_idx(std::span<const uint8_t> bytes, int expected_rank, std::strin
 
 void check_idx_labels(const IdxArray& labels, int64_t num_classes, std::string_view source) {
   for (size_t i = 0; i < labels.data.size(); ++i)
-    MINIDL_CHECK(labels.data[i] < num_classes, "IDX file ", source, ": label ",
-                 int{labels.data[i]}, " of sample ", i, " (at byte ", labels.data_offset + i,
+    MINIDL_CHECK(labels.data[i] < num_classes, "IDX file ", source, ": label ", int{labels.data[i]},
+                 " of sample ", i, " (at byte ", labels.data_offset + i,
                  ") is out of range, expected a class below ", num_classes);
 }
 

@@ -25,8 +25,8 @@ inline constexpr uint8_t kIdxUnsignedByte = 0x08;
 // An array of unsigned bytes inside a parsed buffer (which must outlive it).
 struct IdxArray {
   std::vector<int64_t> dims;
-  size_t data_offset = 0;           // byte offset of the first element in the buffer
-  std::span<const uint8_t> data;    // all elements, product of dims bytes
+  size_t data_offset = 0;         // byte offset of the first element in the buffer
+  std::span<const uint8_t> data;  // all elements, product of dims bytes
 };
 
 // Parses `bytes` as one IDX array of unsigned bytes with `expected_rank` dimensions, and checks

@@ -63,9 +63,8 @@ IdxFileContents read_idx_file(const std::filesystem::path& path) {
 
 std::shared_ptr<InMemoryDataset> read_split(const std::filesystem::path& directory, Split split,
                                             const char* reader, const std::string& how_to_get) {
-  MINIDL_CHECK(std::filesystem::is_directory(directory), reader, ": directory ",
-               directory.string(), " does not exist; it should hold ", expected_files_text(),
-               ". ", how_to_get);
+  MINIDL_CHECK(std::filesystem::is_directory(directory), reader, ": directory ", directory.string(),
+               " does not exist; it should hold ", expected_files_text(), ". ", how_to_get);
   const SplitFileNames names = file_names(split);
   const std::filesystem::path images_path = find_file(directory, names.images, reader);
   const std::filesystem::path labels_path = find_file(directory, names.labels, reader);
@@ -80,8 +79,8 @@ std::shared_ptr<InMemoryDataset> read_split(const std::filesystem::path& directo
   MINIDL_CHECK(count == labels.dims[0], reader, ": ", images_path.string(), " holds ", count,
                " images but ", labels_path.string(), " holds ", labels.dims[0],
                " labels; expected one label per image");
-  MINIDL_CHECK(rows > 0 && columns > 0, "IDX file ", images_file.source, ": images are ", rows,
-               "x", columns, " (bytes 8-15), expected positive sizes");
+  MINIDL_CHECK(rows > 0 && columns > 0, "IDX file ", images_file.source, ": images are ", rows, "x",
+               columns, " (bytes 8-15), expected positive sizes");
 
   Tensor image_tensor = empty({count, 1, rows, columns}, kUInt8);
   if (count > 0) std::memcpy(image_tensor.data_ptr(), images.data.data(), images.data.size());
@@ -95,8 +94,7 @@ std::shared_ptr<InMemoryDataset> read_split(const std::filesystem::path& directo
 }  // namespace
 
 std::shared_ptr<InMemoryDataset> read_mnist(const std::filesystem::path& directory, Split split) {
-  return read_split(directory, split, "read_mnist",
-                    "Pass the directory that holds these files.");
+  return read_split(directory, split, "read_mnist", "Pass the directory that holds these files.");
 }
 
 std::filesystem::path fashion_mnist_directory() { return data_root() / kFashionMnistFolder; }

@@ -17,9 +17,18 @@ namespace minidl::data {
 struct DistributedSamplerOptions {
   DistributedSamplerOptions(int rank, int world_size) : rank_(rank), world_size_(world_size) {}
 
-  DistributedSamplerOptions& shuffle(bool value) { shuffle_ = value; return *this; }
-  DistributedSamplerOptions& drop_last(bool value) { drop_last_ = value; return *this; }
-  DistributedSamplerOptions& seed(uint64_t value) { seed_ = value; return *this; }
+  DistributedSamplerOptions& shuffle(bool value) {
+    shuffle_ = value;
+    return *this;
+  }
+  DistributedSamplerOptions& drop_last(bool value) {
+    drop_last_ = value;
+    return *this;
+  }
+  DistributedSamplerOptions& seed(uint64_t value) {
+    seed_ = value;
+    return *this;
+  }
 
   int rank() const { return rank_; }
   int world_size() const { return world_size_; }

@@ -31,9 +31,8 @@ struct CropOffset {
 MINIDL_HOST_DEVICE CropOffset draw_crop_offset(uint64_t seed, int64_t epoch, int64_t index,
                                                int64_t in_h, int64_t in_w, int64_t out_h,
                                                int64_t out_w, int64_t padding) {
-  const philox::Block words = sample_random_words(seed, static_cast<uint64_t>(index),
-                                                  static_cast<uint64_t>(epoch),
-                                                  DrawPurpose::CropOffset);
+  const philox::Block words = sample_random_words(
+      seed, static_cast<uint64_t>(index), static_cast<uint64_t>(epoch), DrawPurpose::CropOffset);
   const auto top_choices = static_cast<uint32_t>(in_h + 2 * padding - out_h + 1);
   const auto left_choices = static_cast<uint32_t>(in_w + 2 * padding - out_w + 1);
   return {uniform_below(words.w0, top_choices), uniform_below(words.w1, left_choices)};
@@ -42,9 +41,9 @@ MINIDL_HOST_DEVICE CropOffset draw_crop_offset(uint64_t seed, int64_t epoch, int
 // Whether sample `index` in `epoch` is mirrored (with probability `probability`).
 MINIDL_HOST_DEVICE bool draw_horizontal_flip(uint64_t seed, int64_t epoch, int64_t index,
                                              float probability) {
-  const philox::Block words = sample_random_words(seed, static_cast<uint64_t>(index),
-                                                  static_cast<uint64_t>(epoch),
-                                                  DrawPurpose::HorizontalFlip);
+  const philox::Block words =
+      sample_random_words(seed, static_cast<uint64_t>(index), static_cast<uint64_t>(epoch),
+                          DrawPurpose::HorizontalFlip);
   return unit_float(words.w0) < probability;
 }
 

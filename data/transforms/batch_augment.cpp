@@ -49,8 +49,7 @@ AugmentOptions& AugmentOptions::seed(uint64_t value) {
 
 namespace {
 
-BatchAugmentParams make_params(const Tensor& images, int64_t epoch,
-                               const AugmentOptions& options) {
+BatchAugmentParams make_params(const Tensor& images, int64_t epoch, const AugmentOptions& options) {
   BatchAugmentParams params;
   params.seed = options.seed();
   params.epoch = epoch;

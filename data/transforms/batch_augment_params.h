@@ -22,8 +22,8 @@ struct BatchAugmentParams {
   int64_t out_h = 0, out_w = 0;  // output images [batch, channels, out_h, out_w]
   bool crop = false;             // false: out == in and no padding
   int64_t padding = 0;
-  float flip_probability = 0;    // 0: never mirror
-  bool normalize = false;        // true: float32 output, (pixel - mean[c]) / std[c]
+  float flip_probability = 0;  // 0: never mirror
+  bool normalize = false;      // true: float32 output, (pixel - mean[c]) / std[c]
   float mean[kMaxNormalizeChannels] = {};
   float std[kMaxNormalizeChannels] = {};
 };
@@ -41,8 +41,8 @@ MINIDL_HOST_DEVICE SampleAugmentation draw_sample_augmentation(const BatchAugmen
     result.crop = draw_crop_offset(params.seed, params.epoch, sample_index, params.in_h,
                                    params.in_w, params.out_h, params.out_w, params.padding);
   if (params.flip_probability > 0)
-    result.flip = draw_horizontal_flip(params.seed, params.epoch, sample_index,
-                                       params.flip_probability);
+    result.flip =
+        draw_horizontal_flip(params.seed, params.epoch, sample_index, params.flip_probability);
   return result;
 }
 
@@ -50,8 +50,8 @@ MINIDL_HOST_DEVICE SampleAugmentation draw_sample_augmentation(const BatchAugmen
 // Out is float for float input or when normalising, else In (uint8 stays uint8).
 template <class Out, class In>
 MINIDL_HOST_DEVICE Out augmented_pixel(const BatchAugmentParams& params,
-                                       const SampleAugmentation& draws, const In* image,
-                                       int64_t c, int64_t y, int64_t x) {
+                                       const SampleAugmentation& draws, const In* image, int64_t c,
+                                       int64_t y, int64_t x) {
   int64_t source_y = 0, source_x = 0;
   const int64_t padding = params.crop ? params.padding : 0;
   const bool inside = augmented_source(y, x, draws.crop, padding, draws.flip, params.in_h,

@@ -13,8 +13,7 @@ Normalize::Normalize(std::vector<float> mean, std::vector<float> std)
                "Normalize: expected as many means as stds (one per channel, or one for all), got ",
                mean_.size(), " means and ", std_.size(), " stds");
   for (size_t c = 0; c < std_.size(); ++c)
-    MINIDL_CHECK(std_[c] > 0, "Normalize: std must be positive, got ", std_[c], " for channel ",
-                 c);
+    MINIDL_CHECK(std_[c] > 0, "Normalize: std must be positive, got ", std_[c], " for channel ", c);
 }
 
 ImageSpec Normalize::output_spec(const ImageSpec& input) const {
@@ -34,7 +33,8 @@ void Normalize::apply(const SampleKey& /*sample*/, const ImageSpec& input_spec, 
   for (int64_t c = 0; c < input_spec.channels; ++c) {
     const size_t k = mean_.size() == 1 ? 0 : static_cast<size_t>(c);
     const float mean = mean_[k], std = std_[k];
-    for (int64_t i = c * plane; i < (c + 1) * plane; ++i) out[i] = normalize_pixel(in[i], mean, std);
+    for (int64_t i = c * plane; i < (c + 1) * plane; ++i)
+      out[i] = normalize_pixel(in[i], mean, std);
   }
 }
 

@@ -50,7 +50,8 @@ void RandomCrop::apply(const SampleKey& sample, const ImageSpec& input_spec, con
       }
       const std::byte* in_row = in + ((c * in_h + source_y) * in_w) * element;
       std::memset(out_row, 0, valid_begin * element);
-      std::memcpy(out_row + valid_begin * element, in_row + (valid_begin + first_source_x) * element,
+      std::memcpy(out_row + valid_begin * element,
+                  in_row + (valid_begin + first_source_x) * element,
                   (valid_end - valid_begin) * element);
       std::memset(out_row + valid_end * element, 0, (out_w - valid_end) * element);
     }

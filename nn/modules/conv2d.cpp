@@ -14,15 +14,16 @@ Conv2dImpl::Conv2dImpl(const Conv2dOptions& options) : Module("Conv2d"), options
   MINIDL_CHECK(options.in_channels() > 0 && options.out_channels() > 0,
                "Conv2d: expected positive in_channels and out_channels, got ",
                options.in_channels(), " and ", options.out_channels());
-  MINIDL_CHECK(groups > 0 && options.in_channels() % groups == 0 &&
-                   options.out_channels() % groups == 0,
-               "Conv2d: expected in_channels (", options.in_channels(), ") and out_channels (",
-               options.out_channels(), ") to be divisible by groups (", groups, ")");
+  MINIDL_CHECK(
+      groups > 0 && options.in_channels() % groups == 0 && options.out_channels() % groups == 0,
+      "Conv2d: expected in_channels (", options.in_channels(), ") and out_channels (",
+      options.out_channels(), ") to be divisible by groups (", groups, ")");
   const Size2 kernel = options.kernel_size();
   MINIDL_CHECK(kernel.h > 0 && kernel.w > 0, "Conv2d: expected a positive kernel_size, got [",
                kernel.h, ", ", kernel.w, "]");
   weight = register_parameter(
-      "weight", empty({options.out_channels(), options.in_channels() / groups, kernel.h, kernel.w}));
+      "weight",
+      empty({options.out_channels(), options.in_channels() / groups, kernel.h, kernel.w}));
   if (options.bias()) bias = register_parameter("bias", empty({options.out_channels()}));
   reset_parameters();
 }

@@ -42,8 +42,8 @@ class SequentialImpl : public Module {
   template <class ModuleType>
   ModuleType& at(size_t index) const {
     auto typed = std::dynamic_pointer_cast<ModuleType>(ptr(index));
-    MINIDL_CHECK(typed != nullptr, "Sequential::at: element ", index, " is a ",
-                 ptr(index)->name(), ", not the requested module class");
+    MINIDL_CHECK(typed != nullptr, "Sequential::at: element ", index, " is a ", ptr(index)->name(),
+                 ", not the requested module class");
     return *typed;
   }
   auto begin() const { return elements_.begin(); }

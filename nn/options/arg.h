@@ -7,13 +7,13 @@
 // Used inside a struct: `MINIDL_ARG(int64_t, stride) = 1;` gives `stride(value)` (returns the
 // struct) and `stride()` (the value), stored in `stride_`. The macro ends in a private section,
 // so declare constructors before the fields.
-#define MINIDL_ARG(T, name)                                        \
- public:                                                           \
-  auto name(const T& new_##name)->decltype(*this) {                \
-    this->name##_ = new_##name;                                    \
-    return *this;                                                  \
-  }                                                                \
-  const T& name() const noexcept { return this->name##_; }         \
-                                                                   \
- private:                                                          \
+#define MINIDL_ARG(T, name)                                \
+ public:                                                   \
+  auto name(const T& new_##name)->decltype(*this) {        \
+    this->name##_ = new_##name;                            \
+    return *this;                                          \
+  }                                                        \
+  const T& name() const noexcept { return this->name##_; } \
+                                                           \
+ private:                                                  \
   T name##_

@@ -86,8 +86,7 @@ cublasHandle_t blas_handle(int device) {
     // CUDA graph capture (the warm-up) makes it in the general pool; made during a capture, it
     // comes from the graph's private pool and stays allocated with the thread, so that pool
     // keeps its segment (core/cuda/graph.h asks for the warm-up).
-    if (!workspace)
-      workspace = CachingAllocator::allocate_shared(state.workspace_bytes, device);
+    if (!workspace) workspace = CachingAllocator::allocate_shared(state.workspace_bytes, device);
     MINIDL_CUBLAS_CHECK(cublasSetWorkspace(state.handle, workspace.get(), state.workspace_bytes));
     state.bound = true;
     state.bound_stream = stream;

@@ -102,8 +102,8 @@ __global__ void elementwise_flat_kernel(int64_t numel, Op op, Out* out, const In
 
 template <class Op, class Out, class... In>
 __global__ void elementwise_strided_kernel(int64_t numel,
-                                           OffsetCalculator<1 + sizeof...(In)> calculator,
-                                           Op op, Out* out, const In*... in) {
+                                           OffsetCalculator<1 + sizeof...(In)> calculator, Op op,
+                                           Out* out, const In*... in) {
   const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel;
        i += step) {
@@ -138,7 +138,8 @@ void launch_elementwise(const Op& op, const Tensor& out,
           static_cast<const In*>(inputs[I].data_ptr())...);
     }
     MINIDL_LAUNCH_CHECK();
-  }(std::index_sequence_for<In...>{});
+  }
+  (std::index_sequence_for<In...>{});
 }
 
 }  // namespace minidl::cuda

@@ -53,8 +53,8 @@ struct UnscaleLayout {
 // ---- kernels ----
 
 template <class T>
-__global__ void amp_unscale_kernel(const std::byte* table, UnscaleLayout layout,
-                                   const float* scale, float* found_inf) {
+__global__ void amp_unscale_kernel(const std::byte* table, UnscaleLayout layout, const float* scale,
+                                   float* found_inf) {
   const auto* entries = reinterpret_cast<const UnscaleEntry*>(table);
   const auto* chunks = reinterpret_cast<const UnscaleChunk*>(table + layout.chunks_offset);
   const float inv_scale = 1.0f / *scale;
@@ -179,8 +179,7 @@ void amp_update_scale(const Tensor& scale, const Tensor& growth_tracker,
   const StreamHandle stream = current_stream_handle(device);
   amp_update_scale_kernel<<<1, 1, 0, stream>>>(
       scale.data_ptr<float>(), growth_tracker.data_ptr<int32_t>(),
-      consecutive_skips.data_ptr<int32_t>(), found_inf.data_ptr<float>(), parameters,
-      skips_mirror);
+      consecutive_skips.data_ptr<int32_t>(), found_inf.data_ptr<float>(), parameters, skips_mirror);
   MINIDL_LAUNCH_CHECK();
 }
 
@@ -188,8 +187,8 @@ std::shared_ptr<int32_t> make_host_mirror_int32(int32_t initial) {
   void* memory = nullptr;
   // Mapped and portable: with unified addressing the host pointer is valid in kernels on every
   // device.
-  MINIDL_CUDA_CHECK(cudaHostAlloc(&memory, sizeof(int32_t),
-                                  cudaHostAllocMapped | cudaHostAllocPortable));
+  MINIDL_CUDA_CHECK(
+      cudaHostAlloc(&memory, sizeof(int32_t), cudaHostAllocMapped | cudaHostAllocPortable));
   auto* value = static_cast<int32_t*>(memory);
   *value = initial;
   return std::shared_ptr<int32_t>(value, [](int32_t* pointer) { cudaFreeHost(pointer); });

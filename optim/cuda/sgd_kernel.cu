@@ -67,8 +67,7 @@ void launch_fused_sgd(DType dtype, const void* device_table, const FusedSgdLayou
       fused_sgd_kernel<Half><<<blocks, kThreadsPerBlock, 0, stream>>>(table, layout, found_inf);
       break;
     case kBFloat16:
-      fused_sgd_kernel<BFloat16><<<blocks, kThreadsPerBlock, 0, stream>>>(table, layout,
-                                                                           found_inf);
+      fused_sgd_kernel<BFloat16><<<blocks, kThreadsPerBlock, 0, stream>>>(table, layout, found_inf);
       break;
     default:
       MINIDL_CHECK(false, "SGD step on CUDA: expected float32, float16 or bfloat16 parameters, ",

@@ -1,6 +1,8 @@
 // CUDA graphs on a GPU (core/cuda/graph.h): an element-wise sequence captured and replayed with
 // new inputs, replay hooks, the graph's private memory pool, and the clear errors of what cannot
 // be captured. Skipped without a GPU.
+#include "minidl/core/cuda/cuda.h"
+
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -8,7 +10,6 @@
 #include <vector>
 
 #include "minidl/core/cuda/caching_allocator.h"
-#include "minidl/core/cuda/cuda.h"
 #include "minidl/core/cuda/graph.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/ops/elementwise.h"
@@ -84,8 +85,9 @@ TEST(CudaGraphCuda, CapturesOnASideStreamWhenTheCurrentStreamIsTheDefaultStream)
 TEST(CudaGraphCuda, CaptureBeginOnTheDefaultStreamIsAClearError) {
   SKIP_WITHOUT_CUDA();
   CudaGraph graph;
-  EXPECT_ERROR_CONTAINS(graph.capture_begin(), "is the legacy default stream, which cannot be "
-                                               "captured");
+  EXPECT_ERROR_CONTAINS(graph.capture_begin(),
+                        "is the legacy default stream, which cannot be "
+                        "captured");
   EXPECT_FALSE(graph.is_capturing());
 }
 
@@ -151,7 +153,8 @@ TEST(CudaGraphCuda, ReadingAValueOnTheHostDuringACaptureIsAClearError) {
   Tensor x = ones({4}, kGpu);
   (void)sum(x);
   CudaGraph graph;
-  EXPECT_ERROR_CONTAINS(capture_into(graph, [&] { (void)sum(x).item<float>(); }),
+  EXPECT_ERROR_CONTAINS(
+      capture_into(graph, [&] { (void)sum(x).item<float>(); }),
       "a copy from CUDA to the host (item(), .to(kCPU)) cannot run while a CUDA graph is being "
       "captured");
   // The capture was discarded, and the stream works eagerly again.
@@ -167,7 +170,7 @@ TEST(CudaGraphCuda, RandomOpsDuringACaptureAreAClearError) {
   (void)randn({8}, kGpu);
   CudaGraph graph;
   EXPECT_ERROR_CONTAINS((capture_into(graph, [&] { (void)randn({8}, kGpu); })),
-      "normal_ (randn) on CUDA cannot run while a CUDA graph is being captured");
+                        "normal_ (randn) on CUDA cannot run while a CUDA graph is being captured");
   EXPECT_FALSE(is_capturing(stream));
 }
 
@@ -178,7 +181,8 @@ TEST(CudaGraphCuda, ACopyFromHostMemoryDuringACaptureIsAClearError) {
   Tensor x = zeros({16}, kGpu);
   const Tensor host = ones({16});
   CudaGraph graph;
-  EXPECT_ERROR_CONTAINS(capture_into(graph, [&] { x.copy_(host); }),
+  EXPECT_ERROR_CONTAINS(
+      capture_into(graph, [&] { x.copy_(host); }),
       "a copy from host memory to CUDA cannot run while a CUDA graph is being captured");
 }
 

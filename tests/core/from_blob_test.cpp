@@ -90,9 +90,13 @@ TEST(FromBlob, DeleterWithStridesAndTheGraphKeepingTheMemory) {
   int deleted = 0;
   Tensor loss;
   {
-    Tensor t = from_blob(memory, {2, 3}, {1, 2},
-                         [&](void* p) { ++deleted; delete[] static_cast<double*>(p); },
-                         TensorOptions(kFloat64).requires_grad());
+    Tensor t = from_blob(
+        memory, {2, 3}, {1, 2},
+        [&](void* p) {
+          ++deleted;
+          delete[] static_cast<double*>(p);
+        },
+        TensorOptions(kFloat64).requires_grad());
     EXPECT_TRUE(t.requires_grad());
     EXPECT_TRUE(t.is_leaf());
     EXPECT_EQ(to_vector<double>(t), (std::vector<double>{1, 3, 5, 2, 4, 6}));

@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "minidl/core/cuda/caching_allocator.h"
 #include "fake_device_memory.h"
+#include "minidl/core/cuda/caching_allocator.h"
 #include "test_util.h"
 
 namespace minidl::cuda {
@@ -85,8 +85,8 @@ TEST(GraphPool, AReleasedPoolFreesEachSegmentOnceItIsEntirelyFree) {
   Fixture f;
   const MempoolId pool = new_mempool_id();
   FakeCapture capture(f, kStreamA, pool);
-  void* kept = f.allocator->allocate(3 * kMiB, kStreamA);   // a 20 MiB segment
-  void* freed = f.allocator->allocate(4096, kStreamA);      // a 2 MiB segment
+  void* kept = f.allocator->allocate(3 * kMiB, kStreamA);  // a 20 MiB segment
+  void* freed = f.allocator->allocate(4096, kStreamA);     // a 2 MiB segment
   f.allocator->free(freed);
   capture.end();
   EXPECT_EQ(f.allocator->stats().reserved_bytes, kLargeBuffer + kSmallBuffer);

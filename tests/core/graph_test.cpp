@@ -11,10 +11,11 @@
 namespace minidl::cuda {
 namespace {
 
-#define SKIP_WITH_A_GPU()                                                            \
-  do {                                                                               \
-    if (is_available()) GTEST_SKIP() << "a CUDA device is present; this checks the " \
-                                        "path without one";                          \
+#define SKIP_WITH_A_GPU()                                          \
+  do {                                                             \
+    if (is_available())                                            \
+      GTEST_SKIP() << "a CUDA device is present; this checks the " \
+                      "path without one";                          \
   } while (0)
 
 TEST(CudaGraph, WithoutAGpuCapturingIsAClearError) {

@@ -19,10 +19,8 @@ using testing::wiggly;
 
 std::vector<std::vector<TensorIndex>> index_cases() {
   return {
-      {Slice(), 0},
-      {Slice(1, None), Slice(None, None, 2)},
-      {"...", -1},
-      {None, 1, Ellipsis, Slice(-3, 100, 2)},
+      {Slice(), 0},   {Slice(1, None), Slice(None, None, 2)},
+      {"...", -1},    {None, 1, Ellipsis, Slice(-3, 100, 2)},
       {Slice(5, 10)},  // clamps to an empty view
       {2, 3, 4},
   };

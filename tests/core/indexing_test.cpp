@@ -78,7 +78,7 @@ TEST(Indexing, OutOfRangeSlicesClampAsInPython) {
   EXPECT_EQ(x.index({Slice(5, 10)}).sizes(), (Shape{0, 3, 4}));
   EXPECT_EQ(values_of(x.index({Slice(-100, 100)})), values_of(x));
   EXPECT_EQ(x.index({Slice(), Slice(2, 1)}).sizes(), (Shape{2, 0, 4}));  // stop before start
-  Tensor odd = x.index({0, 0, Slice(1, 100, 2)});  // x[0, 0, 1:100:2]
+  Tensor odd = x.index({0, 0, Slice(1, 100, 2)});                        // x[0, 0, 1:100:2]
   EXPECT_EQ(values_of(odd), (std::vector<float>{1, 3}));
   Tensor tail = x.index({0, 0, Slice(-100, -2)});  // x[0, 0, -100:-2]
   EXPECT_EQ(values_of(tail), (std::vector<float>{0, 1}));
@@ -117,8 +117,7 @@ TEST(Indexing, ResultsAreViewsThatShareStorage) {
   EXPECT_EQ(column.storage_offset(), 4);
   EXPECT_EQ(column.strides(), (Shape{12, 2}));
   column.fill_(-1);  // writes through to x[:, 1, 0] and x[:, 1, 2]
-  EXPECT_EQ(values_of(x.index({Slice(), 1})),
-            (std::vector<float>{-1, 5, -1, 7, -1, 17, -1, 19}));
+  EXPECT_EQ(values_of(x.index({Slice(), 1})), (std::vector<float>{-1, 5, -1, 7, -1, 17, -1, 19}));
   Tensor row = x[0];
   row.index({2, Slice(1, 3)}).fill_(100);  // x[0, 2, 1:3]
   EXPECT_EQ(values_of(x[0][2]), (std::vector<float>{8, 100, 100, 11}));
@@ -148,8 +147,9 @@ TEST(Indexing, MalformedIndexListsAreErrors) {
   EXPECT_ERROR_CONTAINS(x.index({"...", 0, Ellipsis}),
                         "index: an index can only have a single ellipsis ('...'), got "
                         "{..., 0, ...}");
-  EXPECT_ERROR_CONTAINS(x.index({".."}), "TensorIndex: expected \"...\" to represent an ellipsis "
-                                         "index, but got \"..\"");
+  EXPECT_ERROR_CONTAINS(x.index({".."}),
+                        "TensorIndex: expected \"...\" to represent an ellipsis "
+                        "index, but got \"..\"");
   EXPECT_ERROR_CONTAINS(Slice(0, 2, 0), "Slice: step must be greater than zero, got 0");
   EXPECT_ERROR_CONTAINS(x.index({Slice(None, None, -1)}),
                         "Slice: step must be greater than zero, got -1");
@@ -185,8 +185,8 @@ TEST(IndexingGradcheck, IntegersSlicesNoneEllipsisAndBracket) {
       {None, Slice(None, None, 2), 1, Slice(1, 4)},
   };
   for (const std::vector<TensorIndex>& indices : cases) {
-    auto result = gradcheck(
-        [&](const std::vector<Tensor>& in) { return in[0].index(indices).pow(2); }, {x});
+    auto result =
+        gradcheck([&](const std::vector<Tensor>& in) { return in[0].index(indices).pow(2); }, {x});
     EXPECT_TRUE(result) << result.message;
   }
   auto bracket = gradcheck(

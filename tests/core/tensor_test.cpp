@@ -1,6 +1,7 @@
+#include "minidl/core/tensor.h"
+
 #include <gtest/gtest.h>
 
-#include "minidl/core/tensor.h"
 #include "test_util.h"
 
 namespace minidl {
@@ -47,7 +48,8 @@ TEST(Tensor, ViewRefusesIncompatibleStridesAndReshapeCopies) {
   EXPECT_NE(r.storage().get(), t.storage().get());
   EXPECT_EQ(to_vector<float>(r), (std::vector<float>{0, 3, 1, 4, 2, 5}));
   EXPECT_EQ(arange(12).view({3, -1}).sizes(), (Shape{3, 4}));
-  EXPECT_ERROR_CONTAINS(arange(12).view({5, -1}), "view: shape [5, -1] is invalid for input of size 12");
+  EXPECT_ERROR_CONTAINS(arange(12).view({5, -1}),
+                        "view: shape [5, -1] is invalid for input of size 12");
 }
 
 TEST(Tensor, SliceNarrowSelectSqueezeUnsqueezeFlatten) {
@@ -94,7 +96,8 @@ TEST(Tensor, CopyConvertsDtypesAndBroadcasts) {
 }
 
 TEST(Tensor, PrintsLikePyTorch) {
-  EXPECT_EQ(arange(4, kFloat32).view({2, 2}).str(), "tensor([[0.0000, 1.0000],\n        [2.0000, 3.0000]])");
+  EXPECT_EQ(arange(4, kFloat32).view({2, 2}).str(),
+            "tensor([[0.0000, 1.0000],\n        [2.0000, 3.0000]])");
   EXPECT_EQ(arange(3).str(), "tensor([0, 1, 2])");
   EXPECT_EQ(tensor({1.5}, kFloat64).str(), "tensor([1.5000], dtype=float64)");
 }
@@ -103,7 +106,8 @@ TEST(Tensor, DeviceParsing) {
   EXPECT_EQ(Device("cuda:1"), Device(kCUDA, 1));
   EXPECT_EQ(Device("cpu"), Device(kCPU));
   EXPECT_EQ(Device("cuda").str(), "cuda:0");
-  EXPECT_ERROR_CONTAINS(Device("gpu"), "Device: expected \"cpu\", \"cuda\" or \"cuda:N\", got \"gpu\"");
+  EXPECT_ERROR_CONTAINS(Device("gpu"),
+                        "Device: expected \"cpu\", \"cuda\" or \"cuda:N\", got \"gpu\"");
 }
 
 }  // namespace

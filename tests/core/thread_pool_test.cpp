@@ -50,7 +50,8 @@ TEST(ThreadPool, ChunksCoverContiguousRangesInOrderOfTheirIndex) {
     calls.fetch_add(1);
   });
   EXPECT_EQ(calls.load(), 4);
-  const std::vector<std::pair<int64_t, int64_t>> expected = {{10, 35}, {35, 60}, {60, 85}, {85, 110}};
+  const std::vector<std::pair<int64_t, int64_t>> expected = {
+      {10, 35}, {35, 60}, {60, 85}, {85, 110}};
   EXPECT_EQ(ranges, expected);
 }
 

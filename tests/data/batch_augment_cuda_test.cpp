@@ -40,10 +40,13 @@ TEST(BatchAugmentCuda, MatchesTheCpuForEveryDtypeCombination) {
   const Tensor images = byte_images(64, 3, 32, 32);
   const Tensor indices = sample_indices(64);
   const std::vector<AugmentOptions> cases = {
-      AugmentOptions().random_crop(4).horizontal_flip().seed(1),                       // u8 -> u8
-      AugmentOptions().random_crop(4).horizontal_flip().normalize({0.49f, 0.48f, 0.45f},
-                                                                  {0.25f, 0.24f, 0.26f}).seed(2),
-      AugmentOptions().random_crop(Size2(24, 28), 2).seed(3),                           // smaller
+      AugmentOptions().random_crop(4).horizontal_flip().seed(1),  // u8 -> u8
+      AugmentOptions()
+          .random_crop(4)
+          .horizontal_flip()
+          .normalize({0.49f, 0.48f, 0.45f}, {0.25f, 0.24f, 0.26f})
+          .seed(2),
+      AugmentOptions().random_crop(Size2(24, 28), 2).seed(3),  // smaller
       AugmentOptions().horizontal_flip(0.3).normalize({0.5f}, {0.2f}).seed(4)};
   for (size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE(::testing::Message() << "case " << i);

@@ -43,8 +43,8 @@ Tensor transform_each(const Tensor& images, const Tensor& indices, const Transfo
   const ImageSpec spec{images.size(1), images.size(2), images.size(3), images.dtype()};
   const ImageSpec out_spec = transform.output_spec(spec);
   const std::vector<int64_t> keys = to_vector<int64_t>(indices);
-  Tensor out = empty({images.size(0), out_spec.channels, out_spec.height, out_spec.width},
-                     out_spec.dtype);
+  Tensor out =
+      empty({images.size(0), out_spec.channels, out_spec.height, out_spec.width}, out_spec.dtype);
   for (int64_t b = 0; b < images.size(0); ++b) {
     const Tensor image = images.select(0, b).contiguous();
     transform.apply({keys[b], kEpoch}, spec, image.data_ptr(), out.select(0, b).data_ptr());
@@ -83,9 +83,9 @@ TEST(BatchAugment, CropFlipNormalizeEqualsThePerSampleTransforms) {
 TEST(BatchAugment, WithoutNormalizationBytesStayBytes) {
   const Tensor images = byte_images(6, 1, 5, 7);
   const Tensor indices = scattered_indices(6);
-  const Tensor augmented = augment_batch(
-      images, indices, kEpoch,
-      AugmentOptions().random_crop(Size2(4, 6), 1).horizontal_flip(0.7).seed(kSeed));
+  const Tensor augmented =
+      augment_batch(images, indices, kEpoch,
+                    AugmentOptions().random_crop(Size2(4, 6), 1).horizontal_flip(0.7).seed(kSeed));
   EXPECT_EQ(augmented.dtype(), kUInt8);
   expect_identical(augmented,
                    transform_each(images, indices,
@@ -113,12 +113,13 @@ TEST(BatchAugment, FloatImagesAreCroppedFlippedAndNormalized) {
   const Tensor indices = scattered_indices(4);
   const AugmentOptions options =
       AugmentOptions().random_crop(1).horizontal_flip().normalize({0.5f}, {0.25f}).seed(kSeed);
-  expect_identical(augment_batch(images, indices, kEpoch, options),
-                   transform_each(images, indices,
-                                  *compose({std::make_shared<RandomCrop>(6, 1, kSeed),
-                                            std::make_shared<RandomHorizontalFlip>(0.5, kSeed),
-                                            std::make_shared<Normalize>(std::vector<float>{0.5f},
-                                                                        std::vector<float>{0.25f})})));
+  expect_identical(
+      augment_batch(images, indices, kEpoch, options),
+      transform_each(images, indices,
+                     *compose({std::make_shared<RandomCrop>(6, 1, kSeed),
+                               std::make_shared<RandomHorizontalFlip>(0.5, kSeed),
+                               std::make_shared<Normalize>(std::vector<float>{0.5f},
+                                                           std::vector<float>{0.25f})})));
 }
 
 TEST(BatchAugment, RejectsWhatItCannotDo) {

@@ -70,10 +70,12 @@ TEST(Cifar10Reader, FileThatIsNotAWholeNumberOfRecords) {
   bytes.resize(bytes.size() - 100);
   const auto path = directory.path() / "cut.bin";
   write_file(path, bytes);
-  EXPECT_ERROR_CONTAINS(read_cifar10_files({path}),
-                        "CIFAR-10 file " + path.string() + ": has 6046 bytes, not a whole number "
-                        "of 3073-byte records: the last record starts at byte 3073 and is cut off "
-                        "after 2973 bytes (truncated file?)");
+  EXPECT_ERROR_CONTAINS(
+      read_cifar10_files({path}),
+      "CIFAR-10 file " + path.string() +
+          ": has 6046 bytes, not a whole number "
+          "of 3073-byte records: the last record starts at byte 3073 and is cut off "
+          "after 2973 bytes (truncated file?)");
   // Extra bytes after whole records are caught the same way.
   std::vector<uint8_t> longer = GeneratedRecords(1, 1).file();
   longer.push_back(0);
@@ -88,8 +90,9 @@ TEST(Cifar10Reader, LabelOutOfRange) {
   const auto path = directory.path() / "bad_label.bin";
   write_file(path, records.file());
   EXPECT_ERROR_CONTAINS(read_cifar10_files({path}),
-                        path.string() + ": label 10 of record 1 (at byte 3073) is out of range, "
-                        "expected a class below 10");
+                        path.string() +
+                            ": label 10 of record 1 (at byte 3073) is out of range, "
+                            "expected a class below 10");
 }
 
 TEST(Cifar10Reader, EmptyFile) {

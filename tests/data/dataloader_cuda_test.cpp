@@ -38,7 +38,9 @@ void expect_same_batches_on(const std::vector<Batch>& actual, const std::vector<
   }
 }
 
-const AugmentOptions kAugment = AugmentOptions().random_crop(4).horizontal_flip()
+const AugmentOptions kAugment = AugmentOptions()
+                                    .random_crop(4)
+                                    .horizontal_flip()
                                     .normalize({0.49f, 0.48f, 0.45f}, {0.25f, 0.24f, 0.26f})
                                     .seed(7);
 
@@ -53,8 +55,8 @@ TEST(DataLoaderCuda, CopiedResidentAndAugmentedBatchesEqualTheCpuOnes) {
     DataLoader cpu_loader(dataset, with(DataLoaderOptions(options).num_workers(2)));
     DataLoader inline_copy(dataset, with(DataLoaderOptions(options).device(gpu)));
     DataLoader worker_copy(dataset, with(DataLoaderOptions(options).num_workers(2).device(gpu)));
-    DataLoader resident(dataset, with(DataLoaderOptions(options).device_resident(true)
-                                          .device(gpu)));
+    DataLoader resident(dataset,
+                        with(DataLoaderOptions(options).device_resident(true).device(gpu)));
     for (int epoch = 0; epoch < 2; ++epoch) {
       const std::vector<Batch> expected = one_pass(cpu_loader);
       expect_same_batches_on(one_pass(inline_copy), expected, gpu);

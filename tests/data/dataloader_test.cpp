@@ -91,7 +91,8 @@ TEST(DataLoader, BatchesHoldTheDatasetSamplesOfTheirEpoch) {
     for (size_t b = 0; b < indices.size(); ++b) {
       const Example example = dataset->get(indices[b], 4);
       EXPECT_EQ(labels[b], example.label);
-      EXPECT_TRUE(testing::bitwise_equal(batch.images.select(0, static_cast<int64_t>(b)), example.image))
+      EXPECT_TRUE(
+          testing::bitwise_equal(batch.images.select(0, static_cast<int64_t>(b)), example.image))
           << "sample " << indices[b];
     }
   }
@@ -165,7 +166,8 @@ TEST(DataLoader, StartBatchResumesAnEpochWhereItLeftOff) {
     loader.set_start_batch(11);
     EXPECT_TRUE(one_pass(loader).empty());
     loader.set_start_batch(12);
-    EXPECT_ERROR_CONTAINS(loader.begin(), "DataLoader: start batch 12 is outside epoch 5, which has 11 batches");
+    EXPECT_ERROR_CONTAINS(loader.begin(),
+                          "DataLoader: start batch 12 is outside epoch 5, which has 11 batches");
   }
 }
 
@@ -200,8 +202,8 @@ TEST(DataLoader, AugmentationEqualsThePerSampleTransforms) {
       AugmentOptions().random_crop(2).horizontal_flip(0.5).normalize(mean, std).seed(kSeed);
   DataLoader reference(per_sample, DataLoaderOptions(16).shuffle(true).num_workers(2));
   DataLoader batched(base, DataLoaderOptions(16).shuffle(true).num_workers(2).augment(augment));
-  DataLoader resident(base, DataLoaderOptions(16).shuffle(true).device_resident(true)
-                                .augment(augment));
+  DataLoader resident(base,
+                      DataLoaderOptions(16).shuffle(true).device_resident(true).augment(augment));
   for (int epoch = 0; epoch < 2; ++epoch) {
     const std::vector<Batch> expected = one_pass(reference);
     expect_same_batches(one_pass(batched), expected);

@@ -1,11 +1,11 @@
-#include "dataset_files.h"
-
 #include <unistd.h>
 #include <zlib.h>
 
 #include <atomic>
 #include <fstream>
 #include <stdexcept>
+
+#include "dataset_files.h"
 
 namespace minidl::data::testing {
 
@@ -26,7 +26,8 @@ std::vector<uint8_t> idx_bytes(uint8_t type, const std::vector<uint32_t>& dims,
                                const std::vector<uint8_t>& data) {
   std::vector<uint8_t> bytes = {0, 0, type, static_cast<uint8_t>(dims.size())};
   for (uint32_t dim : dims)
-    for (int shift = 24; shift >= 0; shift -= 8) bytes.push_back(static_cast<uint8_t>(dim >> shift));
+    for (int shift = 24; shift >= 0; shift -= 8)
+      bytes.push_back(static_cast<uint8_t>(dim >> shift));
   bytes.insert(bytes.end(), data.begin(), data.end());
   return bytes;
 }
@@ -75,7 +76,8 @@ std::vector<uint8_t> pattern_bytes(size_t count, uint32_t seed) {
 
 void write_file(const std::filesystem::path& path, const std::vector<uint8_t>& bytes) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  file.write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
   if (!file) throw std::runtime_error("write_file: cannot write " + path.string());
 }
 

@@ -25,8 +25,9 @@ TEST(InMemoryDataset, GetReturnsTheImageAndLabel) {
 
 TEST(InMemoryDataset, ValidatesItsTensors) {
   const Tensor images = zeros({2, 1, 2, 2}, kUInt8);
-  EXPECT_ERROR_CONTAINS(InMemoryDataset(zeros({2, 2, 2}, kUInt8), tensor(std::vector<int64_t>{0, 0}), 2),
-                        "expected images of shape [N, C, H, W], got [2, 2, 2]");
+  EXPECT_ERROR_CONTAINS(
+      InMemoryDataset(zeros({2, 2, 2}, kUInt8), tensor(std::vector<int64_t>{0, 0}), 2),
+      "expected images of shape [N, C, H, W], got [2, 2, 2]");
   EXPECT_ERROR_CONTAINS(InMemoryDataset(images, tensor(std::vector<int32_t>{0, 0}), 2),
                         "expected int64 labels of shape [N], got int32 [2]");
   EXPECT_ERROR_CONTAINS(InMemoryDataset(images, tensor(std::vector<int64_t>{0}), 2),

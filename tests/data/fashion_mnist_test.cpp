@@ -40,8 +40,8 @@ void expect_fashion_mnist_split(const InMemoryDataset& dataset, int64_t count) {
   for (int64_t i = 0; i < dataset.size(); ++i) ++per_class[static_cast<size_t>(labels[i])];
   // Fashion-MNIST is balanced: a tenth of each split per class.
   for (size_t c = 0; c < per_class.size(); ++c)
-    EXPECT_EQ(per_class[c], count / kMnistNumClasses) << "class " << c << " ("
-                                                      << kFashionMnistClassNames[c] << ")";
+    EXPECT_EQ(per_class[c], count / kMnistNumClasses)
+        << "class " << c << " (" << kFashionMnistClassNames[c] << ")";
 }
 
 TEST_F(FashionMnist, TrainingSplitHas60000ImagesOf28x28And6000PerClass) {

@@ -46,8 +46,10 @@ void write_split(const std::filesystem::path& directory, const std::string& pref
                  const std::vector<uint8_t>& images, const std::vector<uint8_t>& labels,
                  bool gzip) {
   const std::string suffix = gzip ? ".gz" : "";
-  write_file(directory / (prefix + "-images-idx3-ubyte" + suffix), gzip ? gzip_bytes(images) : images);
-  write_file(directory / (prefix + "-labels-idx1-ubyte" + suffix), gzip ? gzip_bytes(labels) : labels);
+  write_file(directory / (prefix + "-images-idx3-ubyte" + suffix),
+             gzip ? gzip_bytes(images) : images);
+  write_file(directory / (prefix + "-labels-idx1-ubyte" + suffix),
+             gzip ? gzip_bytes(labels) : labels);
 }
 
 void expect_dataset_holds(const InMemoryDataset& dataset, const GeneratedSplit& split) {
@@ -58,7 +60,8 @@ void expect_dataset_holds(const InMemoryDataset& dataset, const GeneratedSplit& 
   EXPECT_EQ(to_vector<uint8_t>(dataset.images()), split.pixels);
   const std::vector<int64_t> labels = to_vector<int64_t>(dataset.labels());
   ASSERT_EQ(labels.size(), split.labels.size());
-  for (size_t i = 0; i < labels.size(); ++i) EXPECT_EQ(labels[i], split.labels[i]) << "sample " << i;
+  for (size_t i = 0; i < labels.size(); ++i)
+    EXPECT_EQ(labels[i], split.labels[i]) << "sample " << i;
 }
 
 class IdxReader : public ::testing::TestWithParam<bool> {};  // parameter: gzip the files
@@ -102,7 +105,8 @@ class CorruptIdx : public ::testing::Test {
     write_split(directory.path(), "train", images, labels, gzip);
   }
   std::string images_path(bool gzip = false) const {
-    return (directory.path() / (std::string("train-images-idx3-ubyte") + (gzip ? ".gz" : ""))).string();
+    return (directory.path() / (std::string("train-images-idx3-ubyte") + (gzip ? ".gz" : "")))
+        .string();
   }
   std::string labels_path() const {
     return (directory.path() / "train-labels-idx1-ubyte").string();
@@ -132,8 +136,8 @@ TEST_F(CorruptIdx, WrongTypeByte) {
   std::vector<uint8_t> images = split.images_file();
   images[2] = 0x0D;
   write(images, split.labels_file());
-  expect_error({images_path(),
-                "byte 2 (element type) is 0x0d (float32), expected 0x08 (unsigned byte)"});
+  expect_error(
+      {images_path(), "byte 2 (element type) is 0x0d (float32), expected 0x08 (unsigned byte)"});
 }
 
 TEST_F(CorruptIdx, WrongRank) {
@@ -168,8 +172,8 @@ TEST_F(CorruptIdx, TruncatedGzipDataNamesTheDecompressedOffset) {
   std::vector<uint8_t> images = split.images_file();
   images.resize(images.size() - 5);
   write(images, split.labels_file(), /*gzip=*/true);
-  expect_error({images_path(true) + " (decompressed)",
-                "ends at byte " + std::to_string(images.size())});
+  expect_error(
+      {images_path(true) + " (decompressed)", "ends at byte " + std::to_string(images.size())});
 }
 
 TEST_F(CorruptIdx, TruncatedGzipStream) {
@@ -205,16 +209,17 @@ TEST_F(CorruptIdx, ExtraBytes) {
   const size_t end = images.size();
   images.insert(images.end(), {9, 9, 9});
   write(images, split.labels_file());
-  expect_error({images_path(), "has 3 extra bytes after the data, which ends at byte " +
-                                   std::to_string(end)});
+  expect_error({images_path(),
+                "has 3 extra bytes after the data, which ends at byte " + std::to_string(end)});
 }
 
 TEST_F(CorruptIdx, LabelOutOfRange) {
   std::vector<uint8_t> labels = split.labels_file();
   labels[8 + 2] = 10;  // sample 2; the data of a rank-1 array starts at byte 8
   write(split.images_file(), labels);
-  expect_error({labels_path(), "label 10 of sample 2 (at byte 10) is out of range, expected a "
-                               "class below 10"});
+  expect_error({labels_path(),
+                "label 10 of sample 2 (at byte 10) is out of range, expected a "
+                "class below 10"});
 }
 
 TEST_F(CorruptIdx, CountMismatch) {
@@ -225,8 +230,8 @@ TEST_F(CorruptIdx, CountMismatch) {
 TEST_F(CorruptIdx, DimensionsThatOverflow) {
   write(idx_bytes(kIdxUnsignedByte, {0xffffffffu, 0xffffffffu, 0xffffffffu}, {}),
         split.labels_file());
-  expect_error({images_path(), "multiply to more elements than any file can hold",
-                "up to byte 12"});
+  expect_error(
+      {images_path(), "multiply to more elements than any file can hold", "up to byte 12"});
 }
 
 TEST_F(CorruptIdx, MissingFile) {
@@ -237,9 +242,10 @@ TEST_F(CorruptIdx, MissingFile) {
 
 TEST(IdxReader, MissingDirectorySaysWhatToLookForAndHowToGetIt) {
   const std::filesystem::path missing = "/nonexistent/minidl/fashion-mnist";
-  EXPECT_ERROR_CONTAINS(read_mnist(missing, Split::Train),
-                        "read_mnist: directory /nonexistent/minidl/fashion-mnist does not exist; "
-                        "it should hold train-images-idx3-ubyte[.gz], train-labels-idx1-ubyte[.gz]");
+  EXPECT_ERROR_CONTAINS(
+      read_mnist(missing, Split::Train),
+      "read_mnist: directory /nonexistent/minidl/fashion-mnist does not exist; "
+      "it should hold train-images-idx3-ubyte[.gz], train-labels-idx1-ubyte[.gz]");
   EXPECT_ERROR_CONTAINS(read_fashion_mnist(Split::Test, missing), "dataset-fashion-mnist");
   EXPECT_ERROR_CONTAINS(read_fashion_mnist(Split::Test, missing), "t10k-images-idx3-ubyte[.gz]");
 }

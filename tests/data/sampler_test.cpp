@@ -65,8 +65,9 @@ std::vector<std::vector<int64_t>> shards(int64_t size, int world, bool shuffle, 
   std::vector<std::vector<int64_t>> result;
   for (int rank = 0; rank < world; ++rank)
     result.push_back(
-        DistributedSampler(size, DistributedSamplerOptions(rank, world).shuffle(shuffle)
-                                     .drop_last(drop_last).seed(11))
+        DistributedSampler(
+            size,
+            DistributedSamplerOptions(rank, world).shuffle(shuffle).drop_last(drop_last).seed(11))
             .indices(epoch));
   return result;
 }
@@ -117,7 +118,7 @@ TEST(DistributedSampler, ShufflesPerEpochTheSameWayOnEveryRank) {
   const auto epoch1 = shards(100, 4, true, false, 1);
   EXPECT_NE(epoch0, epoch1);
   EXPECT_EQ(epoch0, shards(100, 4, true, false, 0));
-  EXPECT_NE(epoch0[0], (std::vector<int64_t>{0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48,
+  EXPECT_NE(epoch0[0], (std::vector<int64_t>{0,  4,  8,  12, 16, 20, 24, 28, 32, 36, 40, 44, 48,
                                              52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96}));
 }
 

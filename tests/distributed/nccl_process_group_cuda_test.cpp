@@ -23,14 +23,14 @@ std::shared_ptr<distributed::NcclProcessGroup> one_gpu_group() {
   return group;
 }
 
-#define SKIP_WITHOUT_NCCL()                                                                  \
-  do {                                                                                       \
-    SKIP_WITHOUT_CUDA();                                                                     \
-    try {                                                                                    \
-      one_gpu_group();                                                                       \
-    } catch (const Error& error) {                                                           \
-      GTEST_SKIP() << error.what();                                                          \
-    }                                                                                        \
+#define SKIP_WITHOUT_NCCL()         \
+  do {                              \
+    SKIP_WITHOUT_CUDA();            \
+    try {                           \
+      one_gpu_group();              \
+    } catch (const Error& error) {  \
+      GTEST_SKIP() << error.what(); \
+    }                               \
   } while (0)
 
 TEST(NcclProcessGroup, EveryCollectiveAndDTypeOnOneGpu) {
@@ -65,9 +65,9 @@ TEST(NcclProcessGroup, ReadsWhatTheCurrentStreamWroteWithoutHostSync) {
   SKIP_WITHOUT_NCCL();
   auto group = one_gpu_group();
   Tensor x = zeros({1 << 20}, TensorOptions(kFloat32).device(Device(kCUDA)));
-  x.add_(3.0);                                // queued on the current stream
+  x.add_(3.0);  // queued on the current stream
   auto work = group->all_reduce_async(x, ReduceOp::Sum);
-  work->wait();                               // the current stream waits for the collective
+  work->wait();  // the current stream waits for the collective
   x.mul_(2.0);
   EXPECT_TRUE(testing::all_close(x.cpu(), full({1 << 20}, 6.0), 0, 0));
 }

@@ -100,9 +100,7 @@ TEST(DistributedSingleProcess, DataParallelIsPlainTrainingForOneRank) {
   model->zero_grad();
   model->forward(x).sum().backward();
   EXPECT_TRUE(testing::all_close(model->fc3->weight.grad(), expected, 0, 0));
-  {
-    auto guard = ddp.no_sync();
-  }
+  { auto guard = ddp.no_sync(); }
   ddp.sync_buffers();
 }
 

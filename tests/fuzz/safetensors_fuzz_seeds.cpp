@@ -28,13 +28,16 @@ int main(int argc, char** argv) {
                                from_host(values.data(), {2, 2}, kFloat64).to(dtype));
     write_safetensors(directory / "every_dtype.safetensors", every_dtype);
     write_safetensors(directory / "shapes.safetensors",
-                      {{"scalar", scalar_tensor(1.0)}, {"empty", zeros({0})},
-                       {"empty_middle", zeros({2, 0, 3}, kInt64)}, {"row", ones({1, 3})}},
+                      {{"scalar", scalar_tensor(1.0)},
+                       {"empty", zeros({0})},
+                       {"empty_middle", zeros({2, 0, 3}, kInt64)},
+                       {"row", ones({1, 3})}},
                       {{"format", "pt"}});
     write_safetensors(directory / "metadata_only.safetensors", {}, {{"epoch", "3"}, {"k", "v"}});
     write_safetensors(directory / "nothing.safetensors", {});
     write_safetensors(directory / "model.safetensors",
-                      {{"conv.weight", ones({2, 1, 3, 3})}, {"conv.bias", zeros({2})},
+                      {{"conv.weight", ones({2, 1, 3, 3})},
+                       {"conv.bias", zeros({2})},
                        {"bn.num_batches_tracked", zeros({}, kInt64)}},
                       {{"optimizer", R"({"param_groups.0.lr":0.1})"}});
   } catch (const Error& error) {

@@ -1,17 +1,17 @@
 // models::LeNet: size, names, shapes, gradients, both variants, and a checkpoint round trip.
+#include <unistd.h>
+
 #include <filesystem>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
-#include "model_test_util.h"
 #include "minidl/models/models.h"
 #include "minidl/nn/nn.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/random.h"
 #include "minidl/ops/reduce.h"
+#include "model_test_util.h"
 #include "test_util.h"
 
 namespace minidl {
@@ -33,8 +33,8 @@ TEST(LeNet, ParameterNamesAndShapes) {
     shapes.push_back(item.value().sizes());
   }
   EXPECT_EQ(names, (std::vector<std::string>{"conv1.weight", "conv1.bias", "conv2.weight",
-                                             "conv2.bias", "fc1.weight", "fc1.bias",
-                                             "fc2.weight", "fc2.bias", "fc3.weight", "fc3.bias"}));
+                                             "conv2.bias", "fc1.weight", "fc1.bias", "fc2.weight",
+                                             "fc2.bias", "fc3.weight", "fc3.bias"}));
   EXPECT_EQ(shapes[0], (Shape{6, 1, 5, 5}));
   EXPECT_EQ(shapes[2], (Shape{16, 6, 5, 5}));
   EXPECT_EQ(shapes[4], (Shape{120, 400}));
@@ -62,7 +62,8 @@ TEST(LeNet, ClassicVariantUsesSigmoidAndAveragePooling) {
   // The printed tree names the variant.
   std::ostringstream printed;
   printed << classic;
-  EXPECT_NE(printed.str().find("LeNet(num_classes=10, activation=sigmoid, pooling=average)  # 61,706 parameters"),
+  EXPECT_NE(printed.str().find(
+                "LeNet(num_classes=10, activation=sigmoid, pooling=average)  # 61,706 parameters"),
             std::string::npos)
       << printed.str();
   std::ostringstream printed_modern;
@@ -91,8 +92,9 @@ TEST(LeNet, GradientReachesEveryParameter) {
 }
 
 TEST(LeNet, SaveAndLoadReproduceTheOutputsBitForBit) {
-  const std::filesystem::path path = std::filesystem::temp_directory_path() /
-                                     ("minidl_lenet_" + std::to_string(::getpid()) + ".safetensors");
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() /
+      ("minidl_lenet_" + std::to_string(::getpid()) + ".safetensors");
   manual_seed(10);
   models::LeNet trained;
   nn::save(trained, path);

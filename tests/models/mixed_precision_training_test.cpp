@@ -42,8 +42,7 @@ constexpr double kLearningRate = 0.01;
 constexpr int kEpochs = 3;
 constexpr uint64_t kSeed = 7;
 
-std::shared_ptr<data::InMemoryDataset> first(const data::InMemoryDataset& dataset,
-                                             int64_t count) {
+std::shared_ptr<data::InMemoryDataset> first(const data::InMemoryDataset& dataset, int64_t count) {
   return std::make_shared<data::InMemoryDataset>(dataset.images().narrow(0, 0, count),
                                                  dataset.labels().narrow(0, 0, count),
                                                  dataset.num_classes());

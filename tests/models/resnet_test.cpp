@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "model_test_util.h"
 #include "minidl/models/models.h"
 #include "minidl/nn/nn.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/random.h"
 #include "minidl/ops/reduce.h"
+#include "model_test_util.h"
 #include "test_util.h"
 
 namespace minidl {
@@ -36,8 +36,8 @@ TEST_F(ResNet18Test, Has11173962ParametersForCifar10) {
 
 TEST(ResNet18, InChannelsAndNumClassesChangeOnlyTheStemAndTheHead) {
   models::ResNet18 gray(models::ResNetOptions().in_channels(1).num_classes(100));
-  const int64_t stem_difference = 64 * (3 - 1) * 3 * 3;        // conv1 weight [64, C, 3, 3]
-  const int64_t head_difference = (512 + 1) * (100 - 10);      // fc weight and bias
+  const int64_t stem_difference = 64 * (3 - 1) * 3 * 3;    // conv1 weight [64, C, 3, 3]
+  const int64_t head_difference = (512 + 1) * (100 - 10);  // fc weight and bias
   EXPECT_EQ(parameter_count(*gray), 11173962 - stem_difference + head_difference);
   EXPECT_EQ(gray->conv1->weight.sizes(), (Shape{64, 1, 3, 3}));
   EXPECT_EQ(gray->fc->weight.sizes(), (Shape{100, 512}));
@@ -45,10 +45,10 @@ TEST(ResNet18, InChannelsAndNumClassesChangeOnlyTheStemAndTheHead) {
 
 TEST_F(ResNet18Test, NamesFollowTorchvision) {
   const models::ResNet18& net = net_;
-  for (const char* name : {"conv1.weight", "bn1.weight", "layer1.0.conv1.weight",
-                           "layer1.1.bn2.bias", "layer2.0.downsample.0.weight",
-                           "layer2.0.downsample.1.weight", "layer4.1.conv2.weight", "fc.weight",
-                           "fc.bias"})
+  for (const char* name :
+       {"conv1.weight", "bn1.weight", "layer1.0.conv1.weight", "layer1.1.bn2.bias",
+        "layer2.0.downsample.0.weight", "layer2.0.downsample.1.weight", "layer4.1.conv2.weight",
+        "fc.weight", "fc.bias"})
     EXPECT_TRUE(has_parameter(*net, name)) << name;
   EXPECT_FALSE(has_parameter(*net, "layer1.0.downsample.0.weight"));  // same shape: identity
   EXPECT_FALSE(has_parameter(*net, "conv1.bias"));                    // batch norm follows
@@ -70,9 +70,7 @@ TEST_F(ResNet18Test, OutputsOneLogitPerClassAndGradientsReachEveryParameter) {
   EXPECT_EQ(net(randn({1, 3, 32, 32})).sizes(), (Shape{1, 10}));
 }
 
-TEST(ResNet20, Has269722Parameters) {
-  EXPECT_EQ(parameter_count(*models::ResNet20()), 269722);
-}
+TEST(ResNet20, Has269722Parameters) { EXPECT_EQ(parameter_count(*models::ResNet20()), 269722); }
 
 TEST(ResNet20, ShortcutsHaveNoParameters) {
   models::ResNet20 net;

@@ -1,9 +1,10 @@
 // nn::init: fans, gains, and the bounds and spread of every initialiser.
+#include "minidl/nn/init.h"
+
 #include <cmath>
 #include <vector>
 
 #include "minidl/core/autograd/grad_mode.h"
-#include "minidl/nn/init.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/random.h"
 #include "minidl/ops/reduce.h"

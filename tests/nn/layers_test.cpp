@@ -70,8 +70,9 @@ TEST(Linear, WithoutBias) {
 
 TEST(Linear, ChecksTheInputAndOptions) {
   nn::Linear linear(784, 10);
-  EXPECT_ERROR_CONTAINS(linear(randn({2, 28, 28})),
-                        "Linear: expected input of shape [..., 784] (in_features), got [2, 28, 28]");
+  EXPECT_ERROR_CONTAINS(
+      linear(randn({2, 28, 28})),
+      "Linear: expected input of shape [..., 784] (in_features), got [2, 28, 28]");
   EXPECT_ERROR_CONTAINS(nn::Linear(0, 3), "expected positive in_features and out_features");
 }
 
@@ -83,8 +84,9 @@ TEST(Conv2d, ForwardIsTheFunctionalConv2d) {
   Tensor x = randn({2, 4, 9, 8});
   Tensor expected = conv2d(x, conv->weight, conv->bias, Size2{2, 1}, 1, 1, 2);
   EXPECT_TRUE(identical(conv(x), expected));
-  EXPECT_TRUE(identical(conv(x), F::conv2d(x, conv->weight, conv->bias,
-                                           nn::Conv2dFuncOptions().stride({2, 1}).padding(1).groups(2))));
+  EXPECT_TRUE(
+      identical(conv(x), F::conv2d(x, conv->weight, conv->bias,
+                                   nn::Conv2dFuncOptions().stride({2, 1}).padding(1).groups(2))));
 }
 
 TEST(Conv2d, DefaultInitIsUniformWithinOneOverSqrtFanIn) {
@@ -102,8 +104,9 @@ TEST(Conv2d, OptionsPrintingAndChecks) {
   EXPECT_EQ(printed(*conv),
             "Conv2d(3, 64, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), bias=false)");
   EXPECT_EQ(printed(*nn::Conv2d(1, 6, 5)), "Conv2d(1, 6, kernel_size=(5, 5), stride=(1, 1))");
-  EXPECT_ERROR_CONTAINS(conv(randn({1, 4, 8, 8})),
-                        "Conv2d: expected input of shape [N, 3 (in_channels), H, W], got [1, 4, 8, 8]");
+  EXPECT_ERROR_CONTAINS(
+      conv(randn({1, 4, 8, 8})),
+      "Conv2d: expected input of shape [N, 3 (in_channels), H, W], got [1, 4, 8, 8]");
   EXPECT_ERROR_CONTAINS(nn::Conv2d(nn::Conv2dOptions(3, 6, 3).groups(2)),
                         "to be divisible by groups (2)");
 }
@@ -131,13 +134,11 @@ TEST(BatchNorm2d, TrainingNormalisesWithTheBatchAndUpdatesRunningStatistics) {
   nn::init::uniform_(bn->bias, -1.0, 1.0);
   Tensor x = randn({4, 3, 5, 5}) * 2.0 + 1.0;
 
-  Tensor expected_running_mean = bn->running_mean.clone(), expected_running_var = bn->running_var.clone();
-  Tensor expected = F::batch_norm(x, expected_running_mean, expected_running_var,
-                                  nn::BatchNormFuncOptions()
-                                      .weight(bn->weight)
-                                      .bias(bn->bias)
-                                      .training(true)
-                                      .momentum(0.25));
+  Tensor expected_running_mean = bn->running_mean.clone(),
+         expected_running_var = bn->running_var.clone();
+  Tensor expected = F::batch_norm(
+      x, expected_running_mean, expected_running_var,
+      nn::BatchNormFuncOptions().weight(bn->weight).bias(bn->bias).training(true).momentum(0.25));
   EXPECT_TRUE(identical(bn(x), expected));
   EXPECT_TRUE(identical(bn->running_mean, expected_running_mean));
   EXPECT_TRUE(identical(bn->running_var, expected_running_var));
@@ -187,8 +188,9 @@ TEST(BatchNorm2d, WithoutAffineOrRunningStatistics) {
 
 TEST(BatchNorm2d, ChecksTheInput) {
   nn::BatchNorm2d bn(64);
-  EXPECT_ERROR_CONTAINS(bn(randn({2, 32, 4, 4})),
-                        "BatchNorm2d: expected input of shape [N, 64 (num_features), H, W], got [2, 32, 4, 4]");
+  EXPECT_ERROR_CONTAINS(
+      bn(randn({2, 32, 4, 4})),
+      "BatchNorm2d: expected input of shape [N, 64 (num_features), H, W], got [2, 32, 4, 4]");
 }
 
 // ---- parameter-free layers ----
@@ -226,7 +228,8 @@ TEST(Pooling, ForwardIsTheFunctionalOpWithStrideDefaultingToTheKernel) {
   EXPECT_EQ(global(x).sizes(), (Shape{2, 3, 1, 1}));
 
   EXPECT_EQ(printed(*max_pool), "MaxPool2d(kernel_size=(2, 2), stride=(2, 2), padding=(0, 0))");
-  EXPECT_EQ(printed(*nn::AvgPool2d(2)), "AvgPool2d(kernel_size=(2, 2), stride=(2, 2), padding=(0, 0))");
+  EXPECT_EQ(printed(*nn::AvgPool2d(2)),
+            "AvgPool2d(kernel_size=(2, 2), stride=(2, 2), padding=(0, 0))");
   EXPECT_EQ(printed(*nn::AdaptiveAvgPool2d(Size2{2, 3})), "AdaptiveAvgPool2d(output_size=(2, 3))");
 }
 
@@ -266,9 +269,10 @@ TEST(Losses, ModulesAreTheFunctionalLosses) {
   Tensor logits = randn({6, 4});
   Tensor target = tensor(std::vector<int64_t>{0, 3, 1, 2, 3, 0});
   EXPECT_TRUE(identical(nn::CrossEntropyLoss()(logits, target), cross_entropy(logits, target)));
-  nn::CrossEntropyLoss smoothed(nn::CrossEntropyLossOptions().label_smoothing(0.1).reduction(Reduction::Sum));
-  EXPECT_TRUE(identical(smoothed(logits, target),
-                        cross_entropy(logits, target, Reduction::Sum, 0.1)));
+  nn::CrossEntropyLoss smoothed(
+      nn::CrossEntropyLossOptions().label_smoothing(0.1).reduction(Reduction::Sum));
+  EXPECT_TRUE(
+      identical(smoothed(logits, target), cross_entropy(logits, target, Reduction::Sum, 0.1)));
   EXPECT_TRUE(identical(F::cross_entropy(logits, target), cross_entropy(logits, target)));
 
   Tensor prediction = randn({3, 5}), expected = randn({3, 5});

@@ -8,8 +8,8 @@
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/random.h"
 #include "minidl/ops/reduce.h"
-#include "test_util.h"
 #include "test_modules.h"
+#include "test_util.h"
 
 namespace minidl {
 namespace {
@@ -19,8 +19,9 @@ using testing::TinyNetImpl;
 
 TEST(Module, TraversalsKeepRegistrationOrderOwnEntriesFirst) {
   TinyNet net;
-  EXPECT_EQ(net->named_parameters().keys(),
-            (std::vector<std::string>{"scale", "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"}));
+  EXPECT_EQ(
+      net->named_parameters().keys(),
+      (std::vector<std::string>{"scale", "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"}));
   EXPECT_EQ(net->named_buffers().keys(), (std::vector<std::string>{"steps"}));
   EXPECT_EQ(net->named_children().keys(), (std::vector<std::string>{"fc1", "fc2"}));
   EXPECT_EQ(net->state_dict().keys(),
@@ -69,8 +70,8 @@ TEST(Module, SharedParameterIsListedOnceButSavedUnderEveryName) {
   EXPECT_EQ(tied->named_parameters().keys(),
             (std::vector<std::string>{"first.weight", "first.bias"}));
   EXPECT_EQ(tied->modules().size(), 2u);  // the root and the one Linear
-  EXPECT_EQ(tied->state_dict().keys(),
-            (std::vector<std::string>{"first.weight", "first.bias", "second.weight", "second.bias"}));
+  EXPECT_EQ(tied->state_dict().keys(), (std::vector<std::string>{"first.weight", "first.bias",
+                                                                 "second.weight", "second.bias"}));
 }
 
 TEST(Module, RegistrationErrorsNameTheModuleAndTheEntry) {
@@ -86,8 +87,9 @@ TEST(Module, RegistrationErrorsNameTheModuleAndTheEntry) {
   EXPECT_ERROR_CONTAINS(module.register_parameter("a.b", zeros({2})), "must not contain '.'");
   EXPECT_ERROR_CONTAINS(module.register_parameter("", zeros({2})), "expected a non-empty name");
   EXPECT_ERROR_CONTAINS(module.register_parameter("undefined", Tensor()), "is undefined");
-  EXPECT_ERROR_CONTAINS(module.register_parameter("index", zeros({2}, kInt64)),
-                        "only floating-point tensors can require grad, but 'index' has dtype int64");
+  EXPECT_ERROR_CONTAINS(
+      module.register_parameter("index", zeros({2}, kInt64)),
+      "only floating-point tensors can require grad, but 'index' has dtype int64");
   Tensor leaf = ones({2});
   leaf.requires_grad_();
   EXPECT_ERROR_CONTAINS(module.register_parameter("computed", leaf * 2.0), "is not a leaf");
@@ -129,9 +131,9 @@ TEST(Module, ToDtypeConvertsFloatingTensorsInPlaceAndKeepsLeaves) {
     EXPECT_TRUE(parameter.requires_grad());
     EXPECT_TRUE(parameter.is_leaf());
   }
-  EXPECT_EQ(weight_alias.dtype(), kFloat64);       // the alias sees the conversion
+  EXPECT_EQ(weight_alias.dtype(), kFloat64);           // the alias sees the conversion
   EXPECT_EQ(to_vector<double>(weight_alias), before);  // float32 -> float64 is exact
-  EXPECT_EQ(net->steps.dtype(), kInt64);           // integer buffers keep their dtype
+  EXPECT_EQ(net->steps.dtype(), kInt64);               // integer buffers keep their dtype
 
   Tensor loss = sum(net->forward(randn({5, 4}, kFloat64)));
   loss.backward();
@@ -215,8 +217,8 @@ TEST(Module, PrintingShowsTheTreeWithShapesAndCounts) {
   std::vector<std::string> all_lines;
   while (std::getline(lines, line)) all_lines.push_back(line);
   ASSERT_EQ(all_lines.size(), 3u) << text;
-  EXPECT_EQ(all_lines[0], "TinyNet  # " + std::to_string(total) +
-                              " parameters: scale [3]; buffers: steps []");
+  EXPECT_EQ(all_lines[0],
+            "TinyNet  # " + std::to_string(total) + " parameters: scale [3]; buffers: steps []");
   EXPECT_EQ(all_lines[1], "  (fc1): Linear(in_features=4, out_features=3, bias=true)  # " +
                               std::to_string(net->fc1->weight.numel() + net->fc1->bias.numel()) +
                               " parameters: weight [3, 4], bias [3]");

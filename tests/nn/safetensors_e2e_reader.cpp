@@ -97,8 +97,7 @@ std::vector<std::string> check_strictness(const std::filesystem::path& file,
     problems.push_back("a strict load of a file without " + left_out + " succeeded");
   } catch (const Error& error) {
     if (std::string(error.what()).find(left_out) == std::string::npos)
-      problems.push_back("the strict load's error does not name " + left_out + ": " +
-                         error.what());
+      problems.push_back("the strict load's error does not name " + left_out + ": " + error.what());
   }
   nn::load(model, partial, /*strict=*/false);
   std::filesystem::remove(partial);
@@ -115,9 +114,10 @@ int main(int argc, char** argv) {
   const std::filesystem::path file = argv[2];
   const std::filesystem::path sidecar_path = argv[3];
   if (!std::filesystem::exists(file)) {
-    std::printf("SKIPPED: %s is missing (tools/write_lenet_safetensors.py did not write it, "
-                "which it skips when Python cannot have safetensors and numpy)\n",
-                file.c_str());
+    std::printf(
+        "SKIPPED: %s is missing (tools/write_lenet_safetensors.py did not write it, "
+        "which it skips when Python cannot have safetensors and numpy)\n",
+        file.c_str());
     return kExitSkip;
   }
   try {
@@ -138,9 +138,10 @@ int main(int argc, char** argv) {
     for (const std::string& problem : problems)
       std::fprintf(stderr, "safetensors_e2e_reader: %s: %s\n", file.c_str(), problem.c_str());
     if (!problems.empty()) return 1;
-    std::printf("loaded %s strictly into models::LeNet: %lld values, every one equal to the "
-                "Python writer's; a strict load without fc3.bias fails naming it\n",
-                file.c_str(), static_cast<long long>(values_compared));
+    std::printf(
+        "loaded %s strictly into models::LeNet: %lld values, every one equal to the "
+        "Python writer's; a strict load without fc3.bias fails naming it\n",
+        file.c_str(), static_cast<long long>(values_compared));
   } catch (const std::exception& error) {  // minidl::Error, or the sidecar's JSON
     std::fprintf(stderr, "safetensors_e2e_reader: %s\n", error.what());
     return 1;

@@ -37,8 +37,7 @@ serialize::NamedTensorList tensors_to_write() {
   tensors.emplace_back("bn.num_batches_tracked", scalar_tensor(12, kInt64));
   tensors.emplace_back("empty", zeros({0}, kFloat32));
   tensors.emplace_back("empty_rows", zeros({2, 0}, kInt64));
-  tensors.emplace_back("transposed",
-                       from_host(values.data(), {2, 3}, kFloat64).to(kFloat32).t());
+  tensors.emplace_back("transposed", from_host(values.data(), {2, 3}, kFloat64).to(kFloat32).t());
   return tensors;
 }
 

@@ -29,9 +29,8 @@ class SafetensorsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    directory_ = fs::path(::testing::TempDir()) /
-                 (std::string("minidl_safetensors_") + info->name() + "_" +
-                  std::to_string(::getpid()));
+    directory_ = fs::path(::testing::TempDir()) / (std::string("minidl_safetensors_") +
+                                                   info->name() + "_" + std::to_string(::getpid()));
     fs::remove_all(directory_);
     fs::create_directories(directory_);
   }
@@ -176,7 +175,8 @@ void expect_read_error(const fs::path& path, const std::string& bytes,
 // the offsets of "b" replaced.
 std::string two_tensor_header(const std::string& b_offsets) {
   return R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-         R"("b":{"dtype":"F32","shape":[1],"data_offsets":)" + b_offsets + "}}";
+         R"("b":{"dtype":"F32","shape":[1],"data_offsets":)" +
+         b_offsets + "}}";
 }
 
 TEST_F(SafetensorsTest, RejectsBadHeaderLengths) {
@@ -229,8 +229,8 @@ TEST_F(SafetensorsTest, RejectsUnknownDtypesAndBadShapes) {
   const fs::path path = file("bad.safetensors");
   const auto header = [](const std::string& dtype, const std::string& shape,
                          const std::string& offsets) {
-    return R"({"t": {"dtype": ")" + dtype + R"(", "shape": )" + shape +
-           R"(, "data_offsets": )" + offsets + "}}";
+    return R"({"t": {"dtype": ")" + dtype + R"(", "shape": )" + shape + R"(, "data_offsets": )" +
+           offsets + "}}";
   };
   expect_read_error(path, safetensors_bytes(header("Q8", "[1]", "[0,1]"), "x"),
                     "tensor 't': unknown dtype 'Q8'; expected F32, F64, F16, BF16, I32, I64, U8 "
@@ -271,10 +271,9 @@ TEST_F(SafetensorsTest, RejectsOffsetsThatDoNotTileTheDataSection) {
                     safetensors_bytes(two_tensor_header("[12,16]"), float_bytes({1, 2, 3, 4})),
                     "the data section has a gap: tensor 'b' begins at byte 12, expected 8 where "
                     "tensor 'a' ends");
-  expect_read_error(path,
-                    safetensors_bytes(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}})",
-                                      "xyz"),
-                    "tensor 'a' begins at byte 1, expected 0 (the start of the data section)");
+  expect_read_error(
+      path, safetensors_bytes(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}})", "xyz"),
+      "tensor 'a' begins at byte 1, expected 0 (the start of the data section)");
   expect_read_error(path, safetensors_bytes(two_tensor_header("[8,12]"), twelve_bytes + "xyz"),
                     "the data section is 15 bytes long but its tensors cover 12; the file has 3 "
                     "unexpected trailing bytes");
@@ -413,8 +412,7 @@ TEST_F(SafetensorsTest, AFailedWriteCreatesNoFile) {
   EXPECT_ERROR_CONTAINS(write_safetensors(file("no_such_directory") / "x.safetensors", {}),
                         "cannot create the temporary file");
   fs::create_directory(file("a_directory"));
-  EXPECT_ERROR_CONTAINS(write_safetensors(file("a_directory"), {{"w", ones({1})}}),
-                        "renaming");
+  EXPECT_ERROR_CONTAINS(write_safetensors(file("a_directory"), {{"w", ones({1})}}), "renaming");
   EXPECT_EQ(directory_listing(), std::vector<std::string>{"a_directory"});
 }
 

@@ -35,8 +35,7 @@ TEST(Sequential, PushBackAppendsWithPositionalOrGivenNames) {
   sequence->push_back(nn::Linear(2, 3));
   sequence->push_back("activation", nn::Tanh());
   sequence->push_back(std::make_shared<nn::LinearImpl>(3, 1));  // a plain shared_ptr works too
-  EXPECT_EQ(sequence->named_children().keys(),
-            (std::vector<std::string>{"0", "activation", "2"}));
+  EXPECT_EQ(sequence->named_children().keys(), (std::vector<std::string>{"0", "activation", "2"}));
   EXPECT_EQ(sequence->forward(randn({7, 2})).sizes(), (Shape{7, 1}));
 }
 

@@ -75,10 +75,9 @@ TEST(Serialize, FileHoldsTheStateDictUnderPyTorchNames) {
   std::vector<std::string> names;
   for (const auto& [name, tensor] : contents.tensors) names.push_back(name);
   EXPECT_EQ(names, net->state_dict().keys());
-  EXPECT_EQ(names, (std::vector<std::string>{"conv.weight", "bn.weight", "bn.bias",
-                                             "bn.running_mean", "bn.running_var",
-                                             "bn.num_batches_tracked", "head.1.weight",
-                                             "head.1.bias"}));
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "conv.weight", "bn.weight", "bn.bias", "bn.running_mean", "bn.running_var",
+                       "bn.num_batches_tracked", "head.1.weight", "head.1.bias"}));
   const Tensor* weight = contents.find("head.1.weight");
   ASSERT_NE(weight, nullptr);
   EXPECT_EQ(weight->sizes(), net->head->at<nn::LinearImpl>(1).weight.sizes());
@@ -102,8 +101,7 @@ TEST(Serialize, MissingAndUnexpectedKeysAreListed) {
   nn::save(small, file.path());
 
   nn::Sequential larger{nn::Linear(4, 3), nn::ReLU(), nn::Linear(3, 2)};
-  EXPECT_ERROR_CONTAINS(nn::load(larger, file.path()),
-                        "Missing key(s): \"2.weight\", \"2.bias\".");
+  EXPECT_ERROR_CONTAINS(nn::load(larger, file.path()), "Missing key(s): \"2.weight\", \"2.bias\".");
   EXPECT_ERROR_CONTAINS(nn::load(larger, file.path()), file.path().string());
 
   struct RenamedImpl : nn::Module {
@@ -134,7 +132,8 @@ TEST(Serialize, WrongShapesAreErrorsEvenWhenNotStrict) {
   EXPECT_ERROR_CONTAINS(nn::load(other, file.path()),
                         "size mismatch for 0.weight: the checkpoint has shape [3, 4], the module "
                         "has shape [3, 5]");
-  EXPECT_ERROR_CONTAINS(nn::load(other, file.path(), /*strict=*/false), "size mismatch for 0.weight");
+  EXPECT_ERROR_CONTAINS(nn::load(other, file.path(), /*strict=*/false),
+                        "size mismatch for 0.weight");
   // Checked before anything is copied: 0.bias has the right shape but was not loaded either.
   EXPECT_EQ(state_values(*other), before);
 }

@@ -71,8 +71,8 @@ TEST_P(AutocastCuda, MatchesTheCpuPolicyAndGradients) {
     ASSERT_TRUE(gpu_params[i].grad().defined()) << "parameter " << i;
     EXPECT_EQ(gpu_params[i].grad().dtype(), kFloat32) << "parameter " << i;
     const double largest = cpu_params[i].grad().abs().max().item<float>();
-    EXPECT_TRUE(all_close(gpu_params[i].grad().cpu(), cpu_params[i].grad(),
-                          tolerance * largest, tolerance))
+    EXPECT_TRUE(
+        all_close(gpu_params[i].grad().cpu(), cpu_params[i].grad(), tolerance * largest, tolerance))
         << "parameter " << i;
   }
 }

@@ -1,11 +1,12 @@
 // Autocast (core/autocast.h, ops/autocast_policy.h) on the CPU, where 16-bit floats are
 // converted in software: the policy op by op under both 16-bit types, the guard's scoping, the
 // float32 gradients of float32 leaves, and the weight cache.
+#include "minidl/core/autocast.h"
+
 #include <optional>
 #include <thread>
 #include <vector>
 
-#include "minidl/core/autocast.h"
 #include "minidl/core/autograd/grad_mode.h"
 #include "minidl/core/autograd/node.h"
 #include "minidl/ops/autocast_policy.h"
@@ -148,8 +149,7 @@ TEST_P(AutocastPolicy, OpsOutsideThePolicyKeepTheirInputsDtype) {
   EXPECT_EQ(cross_entropy(x, target).dtype(), kFloat32);
 }
 
-INSTANTIATE_TEST_SUITE_P(Float16AndBFloat16, AutocastPolicy,
-                         ::testing::Values(kFloat16, kBFloat16),
+INSTANTIATE_TEST_SUITE_P(Float16AndBFloat16, AutocastPolicy, ::testing::Values(kFloat16, kBFloat16),
                          [](const ::testing::TestParamInfo<DType>& info) {
                            return info.param == kFloat16 ? "Float16" : "BFloat16";
                          });

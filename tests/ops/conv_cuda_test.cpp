@@ -86,8 +86,8 @@ void expect_every_case_matches_cpu(double atol, double rtol) {
     const CpuReference ref = cpu_reference(c);
     for (DeviceLayout layout : {DeviceLayout::AsInTable, DeviceLayout::ChannelsLast}) {
       const Tensor bias = ref.bias.defined() ? ref.bias.cuda() : Tensor();
-      const ConvResults gpu = run(c, input_on_cuda(ref.input, layout), ref.weight.cuda(), bias,
-                                  ref.grad_output);
+      const ConvResults gpu =
+          run(c, input_on_cuda(ref.input, layout), ref.weight.cuda(), bias, ref.grad_output);
       EXPECT_TRUE(results_close(gpu, ref.results, atol, rtol))
           << c.name << ", " << layout_name(layout);
     }

@@ -98,8 +98,8 @@ TEST(Conv2d, HandWorkedPaddingOneSumsNeighbourhoods) {
 }
 
 TEST(Conv2d, HandWorkedDilationTwoSkipsRows) {
-  Tensor input = arange(25, kFloat32).view({1, 1, 5, 5});  // x[r][c] = 5r + c
-  Tensor weight = tensor({1, 0, 0, 1}).view({1, 1, 2, 2});   // taps (0, 0) and (2, 2) once dilated
+  Tensor input = arange(25, kFloat32).view({1, 1, 5, 5});   // x[r][c] = 5r + c
+  Tensor weight = tensor({1, 0, 0, 1}).view({1, 1, 2, 2});  // taps (0, 0) and (2, 2) once dilated
   // out[i][j] = x[i][j] + x[i+2][j+2] = (5i + j) + (5(i+2) + j + 2) = 10i + 2j + 12
   Tensor out = conv2d(input, weight, {}, 1, 0, /*dilation=*/2);
   EXPECT_TRUE(
@@ -149,8 +149,8 @@ TEST(Conv2d, HalfAndBFloat16ComputeInFloat) {
     const Tensor out = conv2d_with(input, weight, bias, c.params);
     EXPECT_EQ(out.dtype(), dtype);
     // The exact result for the rounded inputs, rounded once more to the 16-bit type.
-    const Tensor expected = reference_conv2d(input.to(kFloat64), weight.to(kFloat64),
-                                             bias.to(kFloat64), c.params);
+    const Tensor expected =
+        reference_conv2d(input.to(kFloat64), weight.to(kFloat64), bias.to(kFloat64), c.params);
     const double rounding = dtype == kFloat16 ? 1e-3 : 8e-3;
     EXPECT_TRUE(all_close(out, expected, rounding, rounding)) << dtype;
   }
@@ -264,8 +264,8 @@ TEST(Conv2d, DegenerateShapes) {
   // No input channels: every output is the bias, whose gradient counts the outputs.
   Tensor channel_bias = tensor({1, -2}).requires_grad_();
   Tensor no_channels = conv2d(zeros({2, 0, 4, 4}), zeros({2, 0, 3, 3}), channel_bias);
-  EXPECT_TRUE(all_close(no_channels, channel_bias.detach().view({1, 2, 1, 1}).expand({2, 2, 2, 2}),
-                        0, 0));
+  EXPECT_TRUE(
+      all_close(no_channels, channel_bias.detach().view({1, 2, 1, 1}).expand({2, 2, 2, 2}), 0, 0));
   no_channels.backward(ones({2, 2, 2, 2}));
   EXPECT_TRUE(all_close(channel_bias.grad(), tensor({8, 8}), 0, 0));
 }

@@ -1,9 +1,10 @@
 // FlopCounter: conv2d, matmul and linear add 2 FLOPs per multiply-add of their forward
 // computation while a counter lives; counters nest; nothing counts outside them.
+#include "minidl/ops/flop_counter.h"
+
 #include <gtest/gtest.h>
 
 #include "minidl/ops/conv.h"
-#include "minidl/ops/flop_counter.h"
 #include "minidl/ops/linalg.h"
 #include "minidl/ops/random.h"
 #include "test_util.h"

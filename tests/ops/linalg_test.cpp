@@ -117,8 +117,7 @@ TEST(Matmul, ManySmallMatricesAndLargeProductsSplitOverThreads) {
     for (const Tensor& left : {large_a, large_a_transposed})
       EXPECT_TRUE(all_close(matmul(left, large_b), reference_matmul(left, large_b), 1e-4, 1e-5))
           << "threads " << threads << ", a contiguous: " << left.is_contiguous();
-    EXPECT_TRUE(all_close(matmul(batch_a, batch_b), reference_matmul(batch_a, batch_b), 1e-4,
-                          1e-5))
+    EXPECT_TRUE(all_close(matmul(batch_a, batch_b), reference_matmul(batch_a, batch_b), 1e-4, 1e-5))
         << "threads " << threads;
   }
 }

@@ -73,8 +73,8 @@ TEST(Softmax, BadInputsAreErrorsNamingTheOp) {
 
 TEST(Softmax, TensorMethodsEqualTheFreeFunctions) {
   Tensor x = log_of({1, 2, 3, 1, 1, 2}, {2, 3});
-  EXPECT_TRUE(all_close(x.softmax(1), doubles({1. / 6, 2. / 6, 3. / 6, .25, .25, .5}, {2, 3}),
-                        1e-12));
+  EXPECT_TRUE(
+      all_close(x.softmax(1), doubles({1. / 6, 2. / 6, 3. / 6, .25, .25, .5}, {2, 3}), 1e-12));
   for (int64_t dim : {0, 1, -1}) {
     EXPECT_TRUE(all_close(x.softmax(dim), softmax(x, dim), 0, 0)) << "dim " << dim;
     EXPECT_TRUE(all_close(x.log_softmax(dim), log_softmax(x, dim), 0, 0)) << "dim " << dim;
@@ -82,8 +82,8 @@ TEST(Softmax, TensorMethodsEqualTheFreeFunctions) {
   EXPECT_ERROR_CONTAINS(arange(3).log_softmax(0), "log_softmax: expected the input to be");
   // Recorded as the free functions are: the gradient of sum(softmax) is zero.
   Tensor leaf = wiggly_tensor({2, 3}).requires_grad_();
-  auto method = gradcheck([](const std::vector<Tensor>& in) { return in[0].log_softmax(1); },
-                          {leaf});
+  auto method =
+      gradcheck([](const std::vector<Tensor>& in) { return in[0].log_softmax(1); }, {leaf});
   EXPECT_TRUE(method) << method.message;
   Tensor fresh = wiggly_tensor({2, 3}).requires_grad_();  // gradcheck leaves leaf.grad() set
   fresh.softmax(0).sum().backward();

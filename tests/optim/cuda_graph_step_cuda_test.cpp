@@ -2,6 +2,8 @@
 // eagerly: LeNet in float32 with a scheduler changing the lr at every step, in float16 with a
 // GradScaler, and with an eager step of another batch size between replays; plus the fused SGD
 // step's replay hooks on their own. Skipped without a GPU.
+#include "minidl/core/cuda/cuda.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,7 +13,6 @@
 #include <vector>
 
 #include "minidl/core/autocast.h"
-#include "minidl/core/cuda/cuda.h"
 #include "minidl/core/cuda/graph.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/models/lenet.h"
@@ -92,8 +93,7 @@ struct TrainingRun {
 // then replays, each after its batch is copied into the static inputs. `eager_between` names
 // steps to run eagerly instead (e.g. an epoch's last, smaller batch).
 struct GraphedRun {
-  GraphedRun(DType precision, const Batch& first,
-             const amp::GradScalerOptions& scaler_options = {})
+  GraphedRun(DType precision, const Batch& first, const amp::GradScalerOptions& scaler_options = {})
       : stream(cuda::Stream::create(0)),
         run(precision, scaler_options),
         static_images(first.images.clone()),
@@ -135,8 +135,7 @@ void expect_same_training_state(TrainingRun& graphed, TrainingRun& eager, double
     SCOPED_TRACE("parameter " + std::to_string(i));
     EXPECT_TRUE(all_close(a[i].to(kCPU), b[i].to(kCPU), atol, rtol));
     EXPECT_TRUE(all_close(graphed.optimizer.state(a[i])->at("momentum_buffer").to(kCPU),
-                          eager.optimizer.state(b[i])->at("momentum_buffer").to(kCPU), atol,
-                          rtol));
+                          eager.optimizer.state(b[i])->at("momentum_buffer").to(kCPU), atol, rtol));
   }
   EXPECT_EQ(graphed.scheduler.get_last_lr(), eager.scheduler.get_last_lr());
 }
@@ -271,8 +270,9 @@ TEST(CudaGraphStep, ChangingWhetherAGroupHasMomentumAfterTheCaptureIsAClearError
   graph.replay();
   auto& options = dynamic_cast<optim::SGDOptions&>(optimizer.param_groups()[0].options());
   options.momentum(0);
-  EXPECT_ERROR_CONTAINS(graph.replay(), "momentum is 0 but was nonzero when the step was "
-                                        "captured into a CUDA graph");
+  EXPECT_ERROR_CONTAINS(graph.replay(),
+                        "momentum is 0 but was nonzero when the step was "
+                        "captured into a CUDA graph");
 }
 
 TEST(CudaGraphStep, AGraphOutlivesItsOptimizerWithItsLastHyperParameters) {

@@ -90,8 +90,8 @@ TEST(FusedSgdTable, ImageHoldsEverySectionAtItsAlignedOffset) {
     EXPECT_EQ(stored_tensors[t].numel, tensors[t].numel);
     EXPECT_EQ(stored_tensors[t].group, tensors[t].group);
   }
-  const auto stored_chunks = read_section<SgdChunk>(table.image(), layout.chunks_offset,
-                                                    table.chunks().size());
+  const auto stored_chunks =
+      read_section<SgdChunk>(table.image(), layout.chunks_offset, table.chunks().size());
   EXPECT_EQ(stored_chunks.back().tensor, 2);
 }
 

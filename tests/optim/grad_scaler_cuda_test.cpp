@@ -6,8 +6,8 @@
 
 #include <cmath>
 #include <cstring>
-#include <string>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "minidl/core/cuda/cuda.h"
@@ -94,8 +94,7 @@ TEST_P(GradScalerCuda, UnscaleStepAndUpdateMatchTheCpu) {
   EXPECT_EQ(cuda_scaler.state_dict(), cpu_scaler.state_dict());
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, GradScalerCuda,
-                         ::testing::Values(kFloat32, kFloat16, kBFloat16),
+INSTANTIATE_TEST_SUITE_P(Dtypes, GradScalerCuda, ::testing::Values(kFloat32, kFloat16, kBFloat16),
                          [](const ::testing::TestParamInfo<DType>& info) {
                            return std::string(dtype_name(info.param));
                          });

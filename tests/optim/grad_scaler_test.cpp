@@ -1,6 +1,8 @@
 // amp::GradScaler on the CPU: scaled losses and unscaled gradients by value, the skip on inf
 // or NaN (bitwise), growth and backoff of the scale, its floor, the consecutive-skip error, the
 // state_dict round trip, and the misuse errors.
+#include "minidl/optim/grad_scaler.h"
+
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
@@ -14,7 +16,6 @@
 #include "minidl/core/logging.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/reduce.h"
-#include "minidl/optim/grad_scaler.h"
 #include "minidl/optim/scalar_map.h"
 #include "minidl/optim/sgd.h"
 #include "test_util.h"
@@ -155,7 +156,7 @@ TEST(GradScaler, StateDictRoundTripsThroughJson) {
   amp::GradScaler scaler(options);
   iterate(scaler, optimizer, problem, true);  // scale 32, one skip
   iterate(scaler, optimizer, problem);
-  iterate(scaler, optimizer, problem);        // growth tracker 2
+  iterate(scaler, optimizer, problem);  // growth tracker 2
   const optim::ScalarMap state = scaler.state_dict();
   EXPECT_EQ(state.at("scale"), 32.0);
   EXPECT_EQ(state.at("growth_tracker"), 2.0);

@@ -201,8 +201,8 @@ TEST(OneCycleLR, PerGroupMaxLrAndMomentumCycling) {
   EXPECT_DOUBLE_EQ(fixture.lr(1), 0.02);
   EXPECT_DOUBLE_EQ(fixture.momentum(0), 0.95);
   scheduler.step();
-  EXPECT_DOUBLE_EQ(fixture.lr(1), 0.26);         // 0.02 + 0.48 * 0.5
-  EXPECT_DOUBLE_EQ(fixture.momentum(0), 0.90);   // 0.95 - 0.1 * 0.5
+  EXPECT_DOUBLE_EQ(fixture.lr(1), 0.26);        // 0.02 + 0.48 * 0.5
+  EXPECT_DOUBLE_EQ(fixture.momentum(0), 0.90);  // 0.95 - 0.1 * 0.5
   EXPECT_DOUBLE_EQ(fixture.momentum(1), 0.90);
   scheduler.step();
   scheduler.step();

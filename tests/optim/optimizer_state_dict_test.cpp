@@ -79,9 +79,8 @@ TEST(OptimizerStateDict, HasPyTorchsShape) {
   ASSERT_EQ(state.param_groups.size(), 2u);
   EXPECT_EQ(state.param_groups[0].params, (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(state.param_groups[1].params, (std::vector<int64_t>{2}));
-  const ScalarMap expected_group0 = {{"lr", 0.1},       {"momentum", 0.9},
-                                     {"dampening", 0},  {"weight_decay", 1e-3},
-                                     {"nesterov", 1}};
+  const ScalarMap expected_group0 = {
+      {"lr", 0.1}, {"momentum", 0.9}, {"dampening", 0}, {"weight_decay", 1e-3}, {"nesterov", 1}};
   EXPECT_EQ(state.param_groups[0].options, expected_group0);
   EXPECT_EQ(state.param_groups[1].options.at("lr"), 0.05);
   EXPECT_EQ(state.param_groups[1].options.at("nesterov"), 0);
@@ -193,8 +192,9 @@ TEST(OptimizerStateDict, LoadedOptionValuesAreCheckedByTheNextStep) {
   state.param_groups[0].options["nesterov"] = 1;
   state.param_groups[0].options["dampening"] = 0.5;
   optimizer.load_state_dict(state);
-  EXPECT_ERROR_CONTAINS(optimizer.step(), "Nesterov momentum requires a momentum > 0 and zero "
-                                          "dampening, got momentum 0.9 and dampening 0.5");
+  EXPECT_ERROR_CONTAINS(optimizer.step(),
+                        "Nesterov momentum requires a momentum > 0 and zero "
+                        "dampening, got momentum 0.9 and dampening 0.5");
 }
 
 TEST(OptimizerStateDict, FlatFormRoundTrips) {
@@ -221,14 +221,13 @@ TEST(OptimizerStateDict, FlatFormRoundTrips) {
 
 TEST(OptimizerStateDict, FlatFormRejectsMalformedNames) {
   const ScalarMap scalars = {{"param_groups.0.lr", 0.1}, {"param_groups.0.num_params", 1}};
-  EXPECT_ERROR_CONTAINS(OptimizerStateDict::from_flat({{"state.x.momentum_buffer", zeros({1})}},
-                                                      scalars),
-                        "unexpected tensor 'state.x.momentum_buffer'");
-  EXPECT_ERROR_CONTAINS(OptimizerStateDict::from_flat({{"state.1.momentum_buffer", zeros({1})}},
-                                                      scalars),
-                        "is state of parameter 1, but the param groups hold only 1 parameters");
-  EXPECT_ERROR_CONTAINS(OptimizerStateDict::from_flat({}, {{"lr", 0.1}}),
-                        "unexpected scalar 'lr'");
+  EXPECT_ERROR_CONTAINS(
+      OptimizerStateDict::from_flat({{"state.x.momentum_buffer", zeros({1})}}, scalars),
+      "unexpected tensor 'state.x.momentum_buffer'");
+  EXPECT_ERROR_CONTAINS(
+      OptimizerStateDict::from_flat({{"state.1.momentum_buffer", zeros({1})}}, scalars),
+      "is state of parameter 1, but the param groups hold only 1 parameters");
+  EXPECT_ERROR_CONTAINS(OptimizerStateDict::from_flat({}, {{"lr", 0.1}}), "unexpected scalar 'lr'");
   EXPECT_ERROR_CONTAINS(OptimizerStateDict::from_flat({}, {{"param_groups.1.lr", 0.1}}),
                         "param group 0 is missing");
   EXPECT_ERROR_CONTAINS(OptimizerStateDict::from_flat({}, {{"param_groups.0.lr", 0.1}}),

@@ -71,9 +71,9 @@ TEST(SGD, MomentumBufferStartsAsTheGradient) {
   // b1 = [1, 2]                              p1 = [1 - 0.1, -0.5 - 0.2]       = [0.9, -0.7]
   // b2 = [0.9 + 2, 1.8 - 1]     = [2.9, 0.8]  p2 = [0.9 - 0.29, -0.7 - 0.08]  = [0.61, -0.78]
   // b3 = [2.61 - 1, 0.72 + 0.5] = [1.61, 1.22] p3 = [0.61 - 0.161, -0.78 - 0.122] = [0.449, -0.902]
-  expect_steps(SGDOptions(0.1).momentum(0.9), {{{0.9, -0.7}, {1, 2}},
-                                                {{0.61, -0.78}, {2.9, 0.8}},
-                                                {{0.449, -0.902}, {1.61, 1.22}}});
+  expect_steps(
+      SGDOptions(0.1).momentum(0.9),
+      {{{0.9, -0.7}, {1, 2}}, {{0.61, -0.78}, {2.9, 0.8}}, {{0.449, -0.902}, {1.61, 1.22}}});
 }
 
 TEST(SGD, DampeningScalesTheGradientAfterTheFirstStep) {
@@ -82,9 +82,9 @@ TEST(SGD, DampeningScalesTheGradientAfterTheFirstStep) {
   // b2 = [0.9 + 1, 1.8 - 0.5]      = [1.9, 1.3]    p2 = [0.9 - 0.19, -0.7 - 0.13] = [0.71, -0.83]
   // b3 = [1.71 - 0.5, 1.17 + 0.25] = [1.21, 1.42]  p3 = [0.71 - 0.121, -0.83 - 0.142]
   //                                                   = [0.589, -0.972]
-  expect_steps(SGDOptions(0.1).momentum(0.9).dampening(0.5), {{{0.9, -0.7}, {1, 2}},
-                                                               {{0.71, -0.83}, {1.9, 1.3}},
-                                                               {{0.589, -0.972}, {1.21, 1.42}}});
+  expect_steps(
+      SGDOptions(0.1).momentum(0.9).dampening(0.5),
+      {{{0.9, -0.7}, {1, 2}}, {{0.71, -0.83}, {1.9, 1.3}}, {{0.589, -0.972}, {1.21, 1.42}}});
 }
 
 TEST(SGD, WeightDecayAddsDecayTimesParamToTheGradient) {
@@ -94,9 +94,8 @@ TEST(SGD, WeightDecayAddsDecayTimesParamToTheGradient) {
   // d3 = [-1 + 0.06811, 0.5 - 0.058805]  = [-0.93189, 0.441195]
   //                                     p3 = [0.6811 + 0.093189, -0.58805 - 0.0441195]
   //                                        = [0.774289, -0.6321695]
-  expect_steps(SGDOptions(0.1).weight_decay(0.1), {{{0.89, -0.695}, {}},
-                                                    {{0.6811, -0.58805}, {}},
-                                                    {{0.774289, -0.6321695}, {}}});
+  expect_steps(SGDOptions(0.1).weight_decay(0.1),
+               {{{0.89, -0.695}, {}}, {{0.6811, -0.58805}, {}}, {{0.774289, -0.6321695}, {}}});
 }
 
 TEST(SGD, NesterovStepsAlongGradientPlusMomentumTimesBuffer) {
@@ -106,9 +105,9 @@ TEST(SGD, NesterovStepsAlongGradientPlusMomentumTimesBuffer) {
   // b3 = [1.61, 1.22] d3 = [-1 + 1.449, 0.5 + 1.098] = [0.449, 1.598]
   //                                                p3 = [0.349 - 0.0449, -0.852 - 0.1598]
   //                                                   = [0.3041, -1.0118]
-  expect_steps(SGDOptions(0.1).momentum(0.9).nesterov(true), {{{0.81, -0.88}, {1, 2}},
-                                                               {{0.349, -0.852}, {2.9, 0.8}},
-                                                               {{0.3041, -1.0118}, {1.61, 1.22}}});
+  expect_steps(
+      SGDOptions(0.1).momentum(0.9).nesterov(true),
+      {{{0.81, -0.88}, {1, 2}}, {{0.349, -0.852}, {2.9, 0.8}}, {{0.3041, -1.0118}, {1.61, 1.22}}});
 }
 
 TEST(SGD, MomentumWithWeightDecayBuffersTheDecayedGradient) {
@@ -129,10 +128,10 @@ TEST(SGD, MomentumWithWeightDecayBuffersTheDecayedGradient) {
 
 TEST(SGD, Float32FollowsTheSameRule) {
   // The Nesterov case above, computed in float: the same values to float precision.
-  expect_steps(SGDOptions(0.1).momentum(0.9).nesterov(true),
-               {{{0.81, -0.88}, {1, 2}}, {{0.349, -0.852}, {2.9, 0.8}},
-                {{0.3041, -1.0118}, {1.61, 1.22}}},
-               kFloat32, 1e-6);
+  expect_steps(
+      SGDOptions(0.1).momentum(0.9).nesterov(true),
+      {{{0.81, -0.88}, {1, 2}}, {{0.349, -0.852}, {2.9, 0.8}}, {{0.3041, -1.0118}, {1.61, 1.22}}},
+      kFloat32, 1e-6);
 }
 
 TEST(SGD, SixteenBitParametersComputeInFloat) {
@@ -189,7 +188,7 @@ TEST(SGD, ParametersWithoutGradientsAreLeftAlone) {
   optimizer.step();
   EXPECT_TRUE(all_close(without_grad, values_tensor({5}), 0, 0));
   EXPECT_EQ(without_grad.version(), version);
-  EXPECT_EQ(optimizer.state(without_grad), nullptr);  // no buffer made for it
+  EXPECT_EQ(optimizer.state(without_grad), nullptr);                      // no buffer made for it
   EXPECT_TRUE(all_close(with_grad, values_tensor({0.9}), 1e-12, 1e-12));  // 1 - 0.1 * 1
 }
 
@@ -262,9 +261,9 @@ TEST(SGD, RejectsInvalidOptions) {
   EXPECT_ERROR_CONTAINS(SGD({p}, SGDOptions(0.1).momentum(-1)), "invalid momentum -1");
   EXPECT_ERROR_CONTAINS(SGD({p}, SGDOptions(0.1).weight_decay(-1)), "invalid weight_decay -1");
   // A group's own options are checked too, and so are options changed later.
-  EXPECT_ERROR_CONTAINS(SGD({OptimizerParamGroup({p}, SGDOptions(0.1).nesterov(true))},
-                            SGDOptions(0.1)),
-                        "SGD: param group 0: Nesterov momentum requires");
+  EXPECT_ERROR_CONTAINS(
+      SGD({OptimizerParamGroup({p}, SGDOptions(0.1).nesterov(true))}, SGDOptions(0.1)),
+      "SGD: param group 0: Nesterov momentum requires");
   SGD optimizer({p}, SGDOptions(0.1));
   optimizer.param_groups()[0].options().set_lr(-1);
   p.set_grad(values_tensor({1}));
@@ -276,9 +275,9 @@ TEST(SGD, RejectsInvalidParameters) {
   EXPECT_ERROR_CONTAINS(SGD(std::vector<Tensor>{}, SGDOptions(0.1)), "empty parameter list");
   EXPECT_ERROR_CONTAINS(SGD({p, p}, SGDOptions(0.1)), "appears more than once");
   Tensor q = parameter({3});
-  EXPECT_ERROR_CONTAINS(SGD({OptimizerParamGroup({p}), OptimizerParamGroup({q, p})},
-                            SGDOptions(0.1)),
-                        "SGD: param group 1: parameter 1 of shape [2] appears more than once");
+  EXPECT_ERROR_CONTAINS(
+      SGD({OptimizerParamGroup({p}), OptimizerParamGroup({q, p})}, SGDOptions(0.1)),
+      "SGD: param group 1: parameter 1 of shape [2] appears more than once");
   EXPECT_ERROR_CONTAINS(SGD({p * 2.0}, SGDOptions(0.1)), "is not a leaf tensor");
   EXPECT_ERROR_CONTAINS(SGD({Tensor()}, SGDOptions(0.1)), "parameter 0 is undefined");
 

@@ -11,9 +11,9 @@
 #include "minidl/core/cuda/cuda.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/random.h"
-#include "test_util.h"
 #include "minidl/tools/bench/cupti_activity_recorder.h"
 #include "minidl/tools/bench/device_time_summary.h"
+#include "test_util.h"
 
 namespace minidl::tools {
 namespace {

@@ -2,6 +2,8 @@
 // activity intervals (overlapping, nested, touching, disjoint, empty, in any order), per-step
 // averages over several steps, the split of kernels from copies, the idle gap, and the top
 // kernels by total time.
+#include "minidl/tools/bench/device_time_summary.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,7 +12,6 @@
 #include <vector>
 
 #include "test_util.h"
-#include "minidl/tools/bench/device_time_summary.h"
 
 namespace minidl::tools {
 namespace {
@@ -32,8 +33,7 @@ DeviceActivity memset_activity(uint64_t start_ns, uint64_t end_ns) {
 TEST(DeviceTimeSummary, CoveredTimeOfNothingIsZero) { EXPECT_EQ(covered_ns({}), 0u); }
 
 TEST(DeviceTimeSummary, DisjointIntervalsAddUp) {
-  EXPECT_EQ(covered_ns({kernel("a", 100, 110), kernel("b", 200, 205), kernel("c", 300, 301)}),
-            16u);
+  EXPECT_EQ(covered_ns({kernel("a", 100, 110), kernel("b", 200, 205), kernel("c", 300, 301)}), 16u);
 }
 
 TEST(DeviceTimeSummary, OverlappingIntervalsCountTheirUnionOnce) {
@@ -43,8 +43,8 @@ TEST(DeviceTimeSummary, OverlappingIntervalsCountTheirUnionOnce) {
 }
 
 TEST(DeviceTimeSummary, NestedIntervalsCountTheOuterOne) {
-  EXPECT_EQ(covered_ns({kernel("outer", 0, 100), kernel("inner", 10, 20),
-                        kernel("inner", 30, 100), memcpy_activity(0, 1)}),
+  EXPECT_EQ(covered_ns({kernel("outer", 0, 100), kernel("inner", 10, 20), kernel("inner", 30, 100),
+                        memcpy_activity(0, 1)}),
             100u);
 }
 
@@ -57,9 +57,9 @@ TEST(DeviceTimeSummary, TouchingAndEmptyIntervals) {
 TEST(DeviceTimeSummary, OrderOfTheInputDoesNotMatter) {
   // Two overlapping runs ([1000, 1600) and [2000, 2050)) and a lone kernel, in every order
   // a shuffle gives.
-  std::vector<DeviceActivity> activities = {
-      kernel("a", 1000, 1200), kernel("b", 1100, 1500), memcpy_activity(1400, 1600),
-      kernel("c", 2000, 2050), memset_activity(2010, 2020), kernel("d", 5000, 5003)};
+  std::vector<DeviceActivity> activities = {kernel("a", 1000, 1200),     kernel("b", 1100, 1500),
+                                            memcpy_activity(1400, 1600), kernel("c", 2000, 2050),
+                                            memset_activity(2010, 2020), kernel("d", 5000, 5003)};
   std::mt19937 generator(7);
   for (int shuffle = 0; shuffle < 20; ++shuffle) {
     std::shuffle(activities.begin(), activities.end(), generator);

@@ -74,8 +74,9 @@ TEST(ProgressLine, PlainLinesInAFileHaveNoEscapeCodes) {
   std::ifstream in(path);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   ::unlink(path);
-  EXPECT_EQ(text, "epoch 1/3 step 2/5 loss 0.5000 100 img/s eta 0s\n"
-                  "epoch 1/3 step 4/5 loss 0.5000 100 img/s eta 0s\n");
+  EXPECT_EQ(text,
+            "epoch 1/3 step 2/5 loss 0.5000 100 img/s eta 0s\n"
+            "epoch 1/3 step 4/5 loss 0.5000 100 img/s eta 0s\n");
 }
 
 }  // namespace

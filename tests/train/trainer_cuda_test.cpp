@@ -31,7 +31,10 @@ struct Outcome {
 Outcome train(TrainerOptions options, bool with_dropout = false) {
   const Device gpu(kCUDA, 0);
   manual_seed(7);
-  nn::Sequential model{nn::Conv2d(1, 4, 3), nn::BatchNorm2d(4), nn::ReLU(), nn::Flatten(),
+  nn::Sequential model{nn::Conv2d(1, 4, 3),
+                       nn::BatchNorm2d(4),
+                       nn::ReLU(),
+                       nn::Flatten(),
                        nn::Dropout(nn::DropoutOptions(with_dropout ? 0.25 : 0.0)),
                        nn::Linear(4 * 12 * 12, 10)};
   model->to(gpu);

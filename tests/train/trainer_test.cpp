@@ -109,8 +109,12 @@ struct RunSetup {
 
 Outcome train(TrainerOptions options, const RunSetup& setup = {}) {
   manual_seed(7);
-  nn::Sequential model{nn::Conv2d(1, 4, 3), nn::BatchNorm2d(4), nn::ReLU(), nn::Flatten(),
-                       nn::Dropout(nn::DropoutOptions(0.25)), nn::Linear(4 * 12 * 12, 10)};
+  nn::Sequential model{nn::Conv2d(1, 4, 3),
+                       nn::BatchNorm2d(4),
+                       nn::ReLU(),
+                       nn::Flatten(),
+                       nn::Dropout(nn::DropoutOptions(0.25)),
+                       nn::Linear(4 * 12 * 12, 10)};
   optim::SGD optimizer(model->parameters(),
                        optim::SGDOptions(0.05).momentum(0.9).nesterov(true).weight_decay(1e-4));
   DivergingSchedule schedule(optimizer, setup.schedule_steps,
@@ -119,8 +123,10 @@ Outcome train(TrainerOptions options, const RunSetup& setup = {}) {
   const auto normalize = data::AugmentOptions().normalize({0.5f}, {0.25f});
   data::DataLoader train_loader(
       setup.dataset,
-      data::DataLoaderOptions(kBatchSize).shuffle(true).seed(3).augment(
-          data::AugmentOptions(normalize).random_crop(2).horizontal_flip().seed(4)));
+      data::DataLoaderOptions(kBatchSize)
+          .shuffle(true)
+          .seed(3)
+          .augment(data::AugmentOptions(normalize).random_crop(2).horizontal_flip().seed(4)));
   data::DataLoader test_loader(data::make_synthetic_dataset(100, {1, 14, 14}, 10, 2),
                                data::DataLoaderOptions(64).augment(normalize));
   Trainer trainer(model, optimizer, train_loader, test_loader,
@@ -160,11 +166,12 @@ TEST(Trainer, ResumingAfterAnEpochContinuesBitForBit) {
   ASSERT_EQ(straight.result.history.size(), 2u);
   EXPECT_EQ(straight.result.steps, kEpochs * kStepsPerEpoch);
 
-  const Outcome first = train(TrainerOptions().epochs(1).checkpoint_dir(directory)
-                                  .metrics_path(directory / "metrics.jsonl"));
+  const Outcome first = train(TrainerOptions().epochs(1).checkpoint_dir(directory).metrics_path(
+      directory / "metrics.jsonl"));
   EXPECT_EQ(first.result.last_checkpoint, checkpoint_path(directory, kStepsPerEpoch));
-  const Outcome second = train(TrainerOptions().epochs(kEpochs).checkpoint_dir(directory)
-                                   .resume("auto").metrics_path(directory / "metrics.jsonl"));
+  const Outcome second =
+      train(TrainerOptions().epochs(kEpochs).checkpoint_dir(directory).resume("auto").metrics_path(
+          directory / "metrics.jsonl"));
   ASSERT_EQ(second.result.history.size(), 1u);
   EXPECT_EQ(second.result.epochs, kEpochs);
   EXPECT_EQ(second.result.steps, kEpochs * kStepsPerEpoch);
@@ -192,8 +199,8 @@ TEST_P(StopSignal, MidEpochSavesACheckpointAndTheResumedRunLosesNothing) {
   EXPECT_EQ(stopped.result.last_checkpoint, checkpoint_path(directory, stopped.result.steps));
   EXPECT_EQ(stopped.result.history.size(), 1u);  // the interrupted epoch is not evaluated
 
-  const Outcome resumed = train(TrainerOptions().epochs(kEpochs).checkpoint_dir(directory)
-                                    .resume(stopped.result.last_checkpoint.string()));
+  const Outcome resumed = train(TrainerOptions().epochs(kEpochs).checkpoint_dir(directory).resume(
+      stopped.result.last_checkpoint.string()));
   EXPECT_FALSE(resumed.result.stop_signal.has_value());
   ASSERT_EQ(resumed.result.history.size(), 1u);
   expect_same_metrics(resumed.result.history[0], straight.result.history[1]);
@@ -206,14 +213,14 @@ INSTANTIATE_TEST_SUITE_P(Trainer, StopSignal, ::testing::Values(SIGINT, SIGTERM)
 TEST(Trainer, MaxStepsEndsMidEpochAndALongerResumedRunFinishesIt) {
   const fs::path directory = scratch_directory();
   const Outcome straight = train(TrainerOptions().epochs(kEpochs));
-  const Outcome partial = train(TrainerOptions().epochs(kEpochs).max_steps(kStepsPerEpoch + 3)
-                                    .checkpoint_dir(directory));
+  const Outcome partial = train(
+      TrainerOptions().epochs(kEpochs).max_steps(kStepsPerEpoch + 3).checkpoint_dir(directory));
   EXPECT_EQ(partial.result.steps, kStepsPerEpoch + 3);
   EXPECT_EQ(partial.result.epochs, 1);  // the second epoch is still in progress
   ASSERT_EQ(partial.result.history.size(), 2u);
   EXPECT_EQ(partial.result.history[1].step, kStepsPerEpoch + 3);
-  const Outcome rest = train(TrainerOptions().epochs(kEpochs).checkpoint_dir(directory)
-                                 .resume("auto"));
+  const Outcome rest =
+      train(TrainerOptions().epochs(kEpochs).checkpoint_dir(directory).resume("auto"));
   ASSERT_EQ(rest.result.history.size(), 1u);
   expect_same_metrics(rest.result.history[0], straight.result.history[1]);
   expect_same_weights(rest, straight);
@@ -227,16 +234,17 @@ TEST_P(MixedPrecision, ResumesBitForBitAndRecordsItsPrecision) {
   const fs::path directory = scratch_directory();
   const DType precision = GetParam();
   const Outcome straight = train(TrainerOptions().epochs(kEpochs).precision(precision));
-  const Outcome first = train(TrainerOptions().epochs(1).precision(precision)
-                                  .checkpoint_dir(directory));
+  const Outcome first =
+      train(TrainerOptions().epochs(1).precision(precision).checkpoint_dir(directory));
   const serialize::SafetensorsContents file =
       serialize::read_safetensors(first.result.last_checkpoint);
   const std::string name = precision == kFloat16 ? "fp16" : "bf16";
   EXPECT_EQ(file.metadata.at("precision"), name);
   EXPECT_EQ(file.metadata.count("grad_scaler"), precision == kFloat16 ? 1u : 0u);
   EXPECT_EQ(first.result.history[0].precision, name);
-  const Outcome second = train(TrainerOptions().epochs(kEpochs).precision(precision)
-                                   .checkpoint_dir(directory).resume("auto"));
+  const Outcome second =
+      train(TrainerOptions().epochs(kEpochs).precision(precision).checkpoint_dir(directory).resume(
+          "auto"));
   ASSERT_EQ(second.result.history.size(), 1u);
   expect_same_metrics(second.result.history[0], straight.result.history[1]);
   expect_same_weights(second, straight);
@@ -244,9 +252,9 @@ TEST_P(MixedPrecision, ResumesBitForBitAndRecordsItsPrecision) {
   const Outcome full = train(TrainerOptions().epochs(kEpochs));
   EXPECT_EQ(second.state[0].dtype(), kFloat32);
   EXPECT_FALSE(testing::bitwise_equal(second.state[0], full.state[0]));
-  EXPECT_ERROR_CONTAINS(train(TrainerOptions().epochs(kEpochs).checkpoint_dir(directory)
-                                  .resume("auto")),
-                        "was trained in " + name + " precision, but this run uses fp32");
+  EXPECT_ERROR_CONTAINS(
+      train(TrainerOptions().epochs(kEpochs).checkpoint_dir(directory).resume("auto")),
+      "was trained in " + name + " precision, but this run uses fp32");
 }
 
 INSTANTIATE_TEST_SUITE_P(Trainer, MixedPrecision, ::testing::Values(kFloat16, kBFloat16),
@@ -265,7 +273,8 @@ TEST(Trainer, KeepsOnlyTheNewestCheckpoints) {
 TEST(Trainer, ResumeAutoWithNoCheckpointStartsAfresh) {
   const fs::path directory = scratch_directory();
   const Outcome fresh = train(TrainerOptions().epochs(1));
-  const Outcome automatic = train(TrainerOptions().epochs(1).checkpoint_dir(directory).resume("auto"));
+  const Outcome automatic =
+      train(TrainerOptions().epochs(1).checkpoint_dir(directory).resume("auto"));
   expect_same_weights(automatic, fresh);
 }
 
@@ -275,17 +284,18 @@ TEST(Trainer, RefusesACheckpointOfAnotherModelOrDataset) {
   const std::string path = first.result.last_checkpoint.string();
   nn::Sequential model{nn::Linear(2, 2)};
   optim::SGD optimizer(model->parameters(), optim::SGDOptions(0.1));
-  EXPECT_ERROR_CONTAINS(load_training_checkpoint(path, *model.ptr(), optimizer, nullptr, "lenet",
-                                                 "noise"),
-                        "checkpoint " + path + " holds the model \"tiny\", but this run trains "
-                        "\"lenet\"");
-  EXPECT_ERROR_CONTAINS(load_training_checkpoint(path, *model.ptr(), optimizer, nullptr, "tiny",
-                                                 "cifar10"),
-                        "was trained on \"noise\", but this run trains on \"cifar10\"");
+  EXPECT_ERROR_CONTAINS(
+      load_training_checkpoint(path, *model.ptr(), optimizer, nullptr, "lenet", "noise"),
+      "checkpoint " + path +
+          " holds the model \"tiny\", but this run trains "
+          "\"lenet\"");
+  EXPECT_ERROR_CONTAINS(
+      load_training_checkpoint(path, *model.ptr(), optimizer, nullptr, "tiny", "cifar10"),
+      "was trained on \"noise\", but this run trains on \"cifar10\"");
   // The right names but a model of another shape: the model's own load names the tensors.
-  EXPECT_ERROR_CONTAINS(load_training_checkpoint(path, *model.ptr(), optimizer, nullptr, "tiny",
-                                                 "noise"),
-                        "checkpoint " + path + ": ");
+  EXPECT_ERROR_CONTAINS(
+      load_training_checkpoint(path, *model.ptr(), optimizer, nullptr, "tiny", "noise"),
+      "checkpoint " + path + ": ");
 }
 
 TEST(Trainer, RefusesFilesThatAreNotTrainingCheckpoints) {
@@ -294,9 +304,9 @@ TEST(Trainer, RefusesFilesThatAreNotTrainingCheckpoints) {
   optim::SGD optimizer(model->parameters(), optim::SGDOptions(0.1));
   const fs::path weights = directory / "weights.safetensors";
   nn::save(model, weights);
-  EXPECT_ERROR_CONTAINS(load_training_checkpoint(weights, *model.ptr(), optimizer, nullptr, "a",
-                                                 "b"),
-                        "checkpoint " + weights.string() + ": expected a training checkpoint");
+  EXPECT_ERROR_CONTAINS(
+      load_training_checkpoint(weights, *model.ptr(), optimizer, nullptr, "a", "b"),
+      "checkpoint " + weights.string() + ": expected a training checkpoint");
   const fs::path garbage = directory / "garbage.safetensors";
   std::ofstream(garbage) << "not a checkpoint";
   EXPECT_ERROR_CONTAINS(train(TrainerOptions().resume(garbage.string())), garbage.string());
@@ -320,8 +330,9 @@ TEST(Trainer, RejectsBadOptionsAndUnnormalisedImages) {
 TEST(Trainer, ResumingAFinishedRunEvaluatesItWithoutTraining) {
   const fs::path directory = scratch_directory();
   const Outcome finished = train(TrainerOptions().epochs(kEpochs).checkpoint_dir(directory));
-  const Outcome again = train(TrainerOptions().epochs(kEpochs).checkpoint_dir(directory)
-                                  .resume("auto").metrics_path(directory / "metrics.jsonl"));
+  const Outcome again =
+      train(TrainerOptions().epochs(kEpochs).checkpoint_dir(directory).resume("auto").metrics_path(
+          directory / "metrics.jsonl"));
   EXPECT_TRUE(again.result.history.empty());
   EXPECT_EQ(again.result.epochs, kEpochs);
   EXPECT_EQ(again.result.steps, kEpochs * kStepsPerEpoch);
@@ -333,7 +344,8 @@ TEST(Trainer, ResumingAFinishedRunEvaluatesItWithoutTraining) {
   expect_same_weights(again, finished);
   // max_steps reached counts as finished too.
   const fs::path capped = directory / "capped";
-  const Outcome partial = train(TrainerOptions().epochs(kEpochs).max_steps(3).checkpoint_dir(capped));
+  const Outcome partial =
+      train(TrainerOptions().epochs(kEpochs).max_steps(3).checkpoint_dir(capped));
   const Outcome resumed =
       train(TrainerOptions().epochs(kEpochs).max_steps(3).checkpoint_dir(capped).resume("auto"));
   EXPECT_EQ(resumed.result.steps, 3);
@@ -390,9 +402,9 @@ TEST(Trainer, ANonFiniteLossStopsTheRunAndKeepsTheLastGoodCheckpoint) {
 // Item 4, float16: steps the GradScaler skips (every one, with a scale of 2^40 that overflows
 // float16's gradients) have finite losses and do not stop the run.
 TEST(Trainer, SkippedFloat16StepsDoNotCountAsDivergence) {
-  const Outcome skipped = train(TrainerOptions().epochs(kEpochs).log_every(1).precision(kFloat16)
-                                    .grad_scaler(amp::GradScalerOptions().init_scale(0x1p40)
-                                                     .max_consecutive_skips(0)));
+  const Outcome skipped =
+      train(TrainerOptions().epochs(kEpochs).log_every(1).precision(kFloat16).grad_scaler(
+          amp::GradScalerOptions().init_scale(0x1p40).max_consecutive_skips(0)));
   EXPECT_EQ(skipped.result.steps, kEpochs * kStepsPerEpoch);
   EXPECT_TRUE(std::isfinite(skipped.result.history.back().train_loss));
   // Every step was skipped: the convolution's weight (state entry 0) is the initial one.
@@ -429,8 +441,8 @@ TEST(Trainer, ResumeAutoFallsBackFromADamagedNewestCheckpoint) {
   train(TrainerOptions().epochs(kEpochs).checkpoint_dir(directory));
   const fs::path newest = checkpoint_path(directory, kEpochs * kStepsPerEpoch);
   fs::resize_file(newest, fs::file_size(newest) / 2);
-  const Outcome resumed = train(TrainerOptions().epochs(kEpochs).checkpoint_dir(directory)
-                                    .resume("auto"));
+  const Outcome resumed =
+      train(TrainerOptions().epochs(kEpochs).checkpoint_dir(directory).resume("auto"));
   ASSERT_EQ(resumed.result.history.size(), 1u);  // the second epoch again
   expect_same_metrics(resumed.result.history[0], straight.result.history[1]);
   expect_same_weights(resumed, straight);
@@ -439,10 +451,9 @@ TEST(Trainer, ResumeAutoFallsBackFromADamagedNewestCheckpoint) {
   fs::create_directories(damaged);
   std::ofstream(checkpoint_path(damaged, 8)) << "garbage";
   std::ofstream(checkpoint_path(damaged, 16)) << "";
-  EXPECT_ERROR_CONTAINS(train(TrainerOptions().epochs(kEpochs).checkpoint_dir(damaged)
-                                  .resume("auto")),
-                        "resume auto: none of the 2 checkpoints in " + damaged.string() +
-                            " can be used:\n  ");
+  EXPECT_ERROR_CONTAINS(
+      train(TrainerOptions().epochs(kEpochs).checkpoint_dir(damaged).resume("auto")),
+      "resume auto: none of the 2 checkpoints in " + damaged.string() + " can be used:\n  ");
 }
 
 // Item 7: unusable output paths fail before the first step, naming the option.
@@ -450,9 +461,9 @@ TEST(Trainer, UnwritableOutputsFailBeforeTraining) {
   const fs::path directory = scratch_directory();
   const fs::path file = directory / "a-file";
   std::ofstream(file) << "x";
-  EXPECT_ERROR_CONTAINS(train(TrainerOptions().checkpoint_dir(file)),
-                        "TrainerOptions::checkpoint_dir " + file.string() +
-                            ": expected a directory, found a file");
+  EXPECT_ERROR_CONTAINS(
+      train(TrainerOptions().checkpoint_dir(file)),
+      "TrainerOptions::checkpoint_dir " + file.string() + ": expected a directory, found a file");
   EXPECT_ERROR_CONTAINS(train(TrainerOptions().checkpoint_dir(file / "below")),
                         "because " + file.string() + " is not a directory");
   EXPECT_ERROR_CONTAINS(train(TrainerOptions().metrics_path(file / "metrics.jsonl")),

@@ -32,12 +32,11 @@
 // tools/bench_pytorch.py --profile reports the same for PyTorch. Tracing slows launches a
 // little, which is why the profiled steps are not the timed ones.
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -198,7 +197,8 @@ nlohmann::ordered_json run(const Configuration& config, const Options& options) 
     timed_step();
     if (on_gpu) cuda::synchronize();
     milliseconds.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
   }
 
   const double median_ms = percentile(milliseconds, 0.5);
@@ -249,19 +249,25 @@ int main(int argc, char** argv) {
   app.add_option("--model", models, "Comma-separated: lenet, resnet20, resnet18")
       ->capture_default_str();
   app.add_option("--device", options.device, "cpu, cuda, or auto (a GPU when there is one)")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
   app.add_option("--precision", options.precision, "Arithmetic precision")
-      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))->capture_default_str();
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))
+      ->capture_default_str();
   app.add_option("--batch-size", options.batch_size,
                  "Images per step (0: 256 for LeNet, 512 for the ResNets)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--warmup", options.warmup, "Untimed steps first")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--steps", options.steps, "Timed steps")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--peak-tflops", options.peak_tflops,
                  "The device's peak TFLOP/s, to report the fraction of it achieved (0: omit)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_flag("--channels-last", options.channels_last, "NHWC images (cuDNN's fast layout)");
   CLI::Option* cuda_graph_option =
       app.add_option("--cuda-graph", options.cuda_graph,
@@ -272,7 +278,8 @@ int main(int argc, char** argv) {
                "After the timed steps, record --profile-steps more with CUPTI and report kernel "
                "time, device-busy time and idle gaps per step (GPU only)");
   app.add_option("--profile-steps", options.profile_steps, "Steps recorded by --profile")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -292,7 +299,9 @@ int main(int argc, char** argv) {
     for (const std::string& model : options.models) {
       Configuration config;
       config.model = model;
-      config.batch_size = options.batch_size > 0 ? options.batch_size : model == "lenet" ? 256 : 512;
+      config.batch_size = options.batch_size > 0 ? options.batch_size
+                          : model == "lenet"     ? 256
+                                                 : 512;
       config.device = device;
       config.precision = options.precision;
       config.channels_last = options.channels_last;

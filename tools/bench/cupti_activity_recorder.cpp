@@ -55,9 +55,9 @@ void check_cupti(CUptiResult result, const char* call) {
 struct RecordedActivities {
   std::mutex mutex;
   std::vector<DeviceActivity> activities;
-  size_t dropped_records = 0;   // CUPTI found no buffer for them
-  size_t untimed_records = 0;   // CUPTI could not time them (start or end 0); left out
-  std::string first_error;      // a CUPTI failure inside the callback, thrown by finish()
+  size_t dropped_records = 0;  // CUPTI found no buffer for them
+  size_t untimed_records = 0;  // CUPTI could not time them (start or end 0); left out
+  std::string first_error;     // a CUPTI failure inside the callback, thrown by finish()
   // CUPTI shares one name string between all records of a kernel, so each is demangled once.
   std::unordered_map<const char*, std::string> kernel_names;
 };
@@ -69,12 +69,18 @@ RecordedActivities& recorded() {
 
 const char* memcpy_name(uint8_t copy_kind) {
   switch (copy_kind) {
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "memcpy HtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "memcpy DtoH";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "memcpy DtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "memcpy HtoH";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "memcpy PtoP";
-    default: return "memcpy";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+      return "memcpy HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+      return "memcpy DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+      return "memcpy DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+      return "memcpy HtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+      return "memcpy PtoP";
+    default:
+      return "memcpy";
   }
 }
 
@@ -85,9 +91,9 @@ const char* memcpy_name(uint8_t copy_kind) {
 static_assert(offsetof(CUpti_ActivityKernel10, start) == offsetof(CUpti_ActivityKernel4, start) &&
               offsetof(CUpti_ActivityKernel10, end) == offsetof(CUpti_ActivityKernel4, end) &&
               offsetof(CUpti_ActivityKernel10, name) == offsetof(CUpti_ActivityKernel4, name));
-static_assert(
-    offsetof(CUpti_ActivityMemcpy6, copyKind) == offsetof(CUpti_ActivityMemcpy, copyKind) &&
-    offsetof(CUpti_ActivityMemcpy6, end) == offsetof(CUpti_ActivityMemcpy, end));
+static_assert(offsetof(CUpti_ActivityMemcpy6, copyKind) ==
+                  offsetof(CUpti_ActivityMemcpy, copyKind) &&
+              offsetof(CUpti_ActivityMemcpy6, end) == offsetof(CUpti_ActivityMemcpy, end));
 void add_record(RecordedActivities& into, const CUpti_Activity& record) {
   DeviceActivity activity;
   switch (record.kind) {
@@ -209,9 +215,10 @@ std::vector<DeviceActivity> CuptiActivityRecorder::finish() {
                " activity records (no buffer could be allocated for them), so the profile would "
                "be incomplete");
   if (into.untimed_records > 0)
-    logger().warn("bench --profile: CUPTI could not time {} of {} activity records; they are left "
-                  "out of the profile", into.untimed_records,
-                  into.untimed_records + into.activities.size());
+    logger().warn(
+        "bench --profile: CUPTI could not time {} of {} activity records; they are left "
+        "out of the profile",
+        into.untimed_records, into.untimed_records + into.activities.size());
   return std::move(into.activities);
 }
 

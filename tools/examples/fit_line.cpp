@@ -1,10 +1,10 @@
 // Recovers y = 2x + 5 from noisy samples by gradient descent with autograd: the smallest
 // complete training loop (forward, loss, backward, update under NoGradGuard, zero the grads).
 // Exits non-zero when the fitted coefficients are not within 0.05 of the true ones.
+#include <spdlog/spdlog.h>
+
 #include <cmath>
 #include <cstdio>
-
-#include <spdlog/spdlog.h>
 
 #include "minidl/minidl.h"
 
@@ -17,7 +17,7 @@ int main() {
 
   manual_seed(42);
   Tensor x = arange(-2.0, 2.0, 4.0 / kSamples, kFloat32).view({kSamples, 1});  // [1024, 1]
-  Tensor y = x * kTrueW + kTrueB + randn({kSamples, 1}) * kNoiseStd;             // [1024, 1]
+  Tensor y = x * kTrueW + kTrueB + randn({kSamples, 1}) * kNoiseStd;           // [1024, 1]
 
   Tensor w = zeros({1});  // [1]
   Tensor b = zeros({1});  // [1]

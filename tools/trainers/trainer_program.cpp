@@ -1,9 +1,8 @@
 #include "minidl/tools/trainers/trainer_program.h"
 
-#include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <CLI/CLI.hpp>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +10,7 @@
 #include <filesystem>
 #include <limits>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "minidl/minidl.h"
@@ -164,43 +164,57 @@ void define_options(CLI::App& app, CommandLine& line, const TrainerProgram& prog
                  "Folder holding the dataset's files (default: <MINIDL_DATA or "
                  "/usr/share/datasets>/fashion-mnist, .../mnist or .../cifar-10-batches-bin)");
   app.add_option("--dataset", line.dataset, "Dataset to train on")
-      ->check(CLI::IsMember(program.datasets))->capture_default_str();
+      ->check(CLI::IsMember(program.datasets))
+      ->capture_default_str();
   app.add_option("--model", line.model, "Model to train")
-      ->check(CLI::IsMember(program.models))->capture_default_str();
+      ->check(CLI::IsMember(program.models))
+      ->capture_default_str();
   app.add_option("--epochs", line.epochs, "Epochs to train")
-      ->transform(integer_in_range<int64_t>(1, kMaxEpochs))->capture_default_str();
+      ->transform(integer_in_range<int64_t>(1, kMaxEpochs))
+      ->capture_default_str();
   app.add_option("--batch-size", line.batch_size, "Images per step (per rank)")
-      ->transform(integer_at_least(1))->capture_default_str();
+      ->transform(integer_at_least(1))
+      ->capture_default_str();
   app.add_option("--lr", line.lr, "Peak learning rate")
-      ->check(finite_at_least(0, Bound::kExclusive))->capture_default_str();
+      ->check(finite_at_least(0, Bound::kExclusive))
+      ->capture_default_str();
   app.add_option("--momentum", line.momentum, "SGD momentum")
-      ->check(finite_in_range(0, 1))->capture_default_str();
+      ->check(finite_in_range(0, 1))
+      ->capture_default_str();
   // A flag's default does not show in CLI11's help (and "--no-nesterov{false}" reads as one).
-  app.add_flag("--nesterov,!--no-nesterov", line.nesterov,
-               std::string("Nesterov momentum (default: ") + (recipe.nesterov ? "on" : "off") +
-                   ")");
+  app.add_flag(
+      "--nesterov,!--no-nesterov", line.nesterov,
+      std::string("Nesterov momentum (default: ") + (recipe.nesterov ? "on" : "off") + ")");
   app.add_option("--weight-decay", line.weight_decay, "L2 weight decay")
-      ->check(finite_at_least(0, Bound::kInclusive))->capture_default_str();
+      ->check(finite_at_least(0, Bound::kInclusive))
+      ->capture_default_str();
   app.add_option("--schedule", line.schedule,
                  "Learning-rate schedule over all steps: step (x0.1 at 50% and 75%), cosine "
                  "(down to 0) or onecycle (warm up to --lr, then down)")
-      ->check(CLI::IsMember({"step", "cosine", "onecycle"}))->capture_default_str();
+      ->check(CLI::IsMember({"step", "cosine", "onecycle"}))
+      ->capture_default_str();
   app.add_option("--warmup-epochs", line.warmup_epochs,
                  "Linear warm-up from 0.1x the learning rate over this many epochs (step and "
                  "cosine schedules)")
-      ->check(finite_in_range(0, kMaxEpochs))->capture_default_str();
+      ->check(finite_in_range(0, kMaxEpochs))
+      ->capture_default_str();
   app.add_option("--device", line.device, "Where to train: auto takes a GPU when there is one")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
   app.add_option("--precision", line.precision,
                  "fp32, or mixed precision: bf16, or fp16 with dynamic loss scaling")
-      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))->capture_default_str();
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
+      ->capture_default_str();
   app.add_option("--cuda-graph", line.cuda_graph,
                  "Replay the training step from a CUDA graph (GPU, one process, no dropout; "
                  "ignored elsewhere)")
-      ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
   app.add_option("--workers", line.workers, "Data-loader worker threads (0: the main thread)")
-      ->transform(integer_in_range<int>(0, 64))->capture_default_str();
-  app.add_option("--seed", line.seed, "Seed of the initial weights, the shuffle and the "
+      ->transform(integer_in_range<int>(0, 64))
+      ->capture_default_str();
+  app.add_option("--seed", line.seed,
+                 "Seed of the initial weights, the shuffle and the "
                  "augmentation")
       ->transform(integer_in_range<uint64_t>(0, std::numeric_limits<uint64_t>::max()))
       ->capture_default_str();
@@ -209,21 +223,27 @@ void define_options(CLI::App& app, CommandLine& line, const TrainerProgram& prog
       ->capture_default_str();
   app.add_option("--checkpoint-every", line.checkpoint_every,
                  "Write a checkpoint every N epochs, and always at the end")
-      ->transform(integer_at_least(1))->capture_default_str();
+      ->transform(integer_at_least(1))
+      ->capture_default_str();
   app.add_option("--resume", line.resume,
                  "Continue from this checkpoint file, or from the newest in --checkpoint-dir with "
                  "'auto'");
   app.add_option("--metrics", line.metrics, "Append one JSON object per epoch to this file");
   app.add_option("--max-steps", line.max_steps, "Stop after this many steps (0: no limit)")
-      ->transform(integer_at_least(0))->capture_default_str();
+      ->transform(integer_at_least(0))
+      ->capture_default_str();
   app.add_option("--limit-train", line.limit_train,
                  "Train on the first N training images only (0: all)")
-      ->transform(integer_at_least(0))->capture_default_str();
-  app.add_option("--limit-test", line.limit_test, "Evaluate on the first N test images only (0: all)")
-      ->transform(integer_at_least(0))->capture_default_str();
+      ->transform(integer_at_least(0))
+      ->capture_default_str();
+  app.add_option("--limit-test", line.limit_test,
+                 "Evaluate on the first N test images only (0: all)")
+      ->transform(integer_at_least(0))
+      ->capture_default_str();
   app.add_option("--log-every", line.log_every,
                  "Steps between progress lines when stdout is not a terminal")
-      ->transform(integer_at_least(1))->capture_default_str();
+      ->transform(integer_at_least(1))
+      ->capture_default_str();
   app.add_option("--log-level", line.log_level, "Logging level")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
       ->capture_default_str();
@@ -289,10 +309,10 @@ nn::AnyModule make_model(const std::string& name, int64_t in_channels, int64_t n
 Device choose_device(const std::string& choice) {
   if (choice == "cpu") return Device(kCPU);
   if (choice == "cuda") {
-    MINIDL_CHECK(cuda::is_available(), "--device cuda: ",
-                 cuda::is_built() ? "no CUDA device is visible"
-                                  : "this build of minidl has no CUDA backend",
-                 "; use --device cpu (or auto)");
+    MINIDL_CHECK(
+        cuda::is_available(), "--device cuda: ",
+        cuda::is_built() ? "no CUDA device is visible" : "this build of minidl has no CUDA backend",
+        "; use --device cpu (or auto)");
     return Device(kCUDA, cuda::current_device());  // distributed::init chose it by local rank
   }
   return cuda::is_available() ? Device(kCUDA, cuda::current_device()) : Device(kCPU);
@@ -359,8 +379,9 @@ void print_summary(const CommandLine& line, const Device& device,
 // Options that do not combine.
 void check_combinations(const CommandLine& line) {
   if (line.schedule == "onecycle" && line.warmup_epochs > 0)
-    throw UsageError("--warmup-epochs does not combine with --schedule onecycle, which warms up "
-                     "by itself");
+    throw UsageError(
+        "--warmup-epochs does not combine with --schedule onecycle, which warms up "
+        "by itself");
 }
 
 // The outputs are checked before the data loads, so that a mistyped path fails at once.
@@ -407,10 +428,11 @@ int train(const TrainerProgram& program, const CommandLine& line) {
                                  .device(device)
                                  .augment(train_augment);
   data::DataLoader train_loader = make_train_loader(train_set, train_options, line.seed);
-  data::DataLoader test_loader(test_set, data::DataLoaderOptions(1000)
-                                             .num_workers(line.workers)
-                                             .device(device)
-                                             .augment(data::AugmentOptions().normalize(spec.mean, spec.std)));
+  data::DataLoader test_loader(test_set,
+                               data::DataLoaderOptions(1000)
+                                   .num_workers(line.workers)
+                                   .device(device)
+                                   .augment(data::AugmentOptions().normalize(spec.mean, spec.std)));
 
   optim::SGD optimizer(model.ptr()->parameters(), optim::SGDOptions(line.lr)
                                                       .momentum(line.momentum)
@@ -437,10 +459,11 @@ int train(const TrainerProgram& program, const CommandLine& line) {
                                             : kFloat32);
   train::Trainer trainer(model, optimizer, train_loader, test_loader, options);
   trainer.set_scheduler(schedule.get());
-  logger().info("{}: {} on {} ({} training, {} test images), {} epochs of {} steps, batch {} x "
-                "{} ranks, {}", program.name, line.model, line.dataset, train_set->size(),
-                test_set->size(), line.epochs, train_loader.num_batches(), line.batch_size,
-                distributed::world_size(), device.str());
+  logger().info(
+      "{}: {} on {} ({} training, {} test images), {} epochs of {} steps, batch {} x "
+      "{} ranks, {}",
+      program.name, line.model, line.dataset, train_set->size(), test_set->size(), line.epochs,
+      train_loader.num_batches(), line.batch_size, distributed::world_size(), device.str());
   const train::TrainingResult result = trainer.fit();
 
   if (result.stop_signal) {

@@ -28,8 +28,8 @@ struct TrainerRecipe {
 };
 
 struct TrainerProgram {
-  std::string name;         // "train_lenet"
-  std::string description;  // the first line of --help
+  std::string name;                   // "train_lenet"
+  std::string description;            // the first line of --help
   std::vector<std::string> datasets;  // the first is the default
   std::vector<std::string> models;    // the first is the default
   TrainerRecipe recipe;

@@ -24,7 +24,8 @@ std::vector<int64_t> sizes_for(DType dtype) {
 // Element i of rank r's tensor: i % 7 + r (+ shift).
 Tensor rank_values(int64_t numel, DType dtype, int rank, double shift = 0) {
   std::vector<double> values(static_cast<size_t>(numel));
-  for (int64_t i = 0; i < numel; ++i) values[static_cast<size_t>(i)] = static_cast<double>(i % 7) + rank + shift;
+  for (int64_t i = 0; i < numel; ++i)
+    values[static_cast<size_t>(i)] = static_cast<double>(i % 7) + rank + shift;
   return from_host(values.data(), {numel}, kFloat64).to(dtype);
 }
 
@@ -63,15 +64,15 @@ TEST_F(MpiCollectives, AllReduceSumAverageAndMax) {
       Tensor max = rank_values(numel, dtype, rank);
       group->all_reduce(max, ReduceOp::Max);
       EXPECT_TRUE(testing::all_close(
-          max, expected_values(numel, dtype, [&](int64_t i) { return (i % 7) + world - 1.0; }),
-          0, 0));
+          max, expected_values(numel, dtype, [&](int64_t i) { return (i % 7) + world - 1.0; }), 0,
+          0));
       if (!is_floating_point(dtype)) continue;
       Tensor average = rank_values(numel, dtype, rank);
       group->all_reduce(average, ReduceOp::Average);
       EXPECT_TRUE(testing::all_close(
           average,
-          expected_values(numel, dtype, [&](int64_t i) { return (i % 7) + rank_sum / world; }),
-          0, 0));
+          expected_values(numel, dtype, [&](int64_t i) { return (i % 7) + rank_sum / world; }), 0,
+          0));
     }
   }
 }
@@ -95,11 +96,13 @@ TEST_F(MpiCollectives, AllGatherInRankOrder) {
       SCOPED_TRACE(::testing::Message() << dtype << " x " << numel);
       Tensor gathered = zeros({numel * world}, dtype);
       group->all_gather(gathered, rank_values(numel, dtype, rank));
-      EXPECT_TRUE(testing::all_close(
-          gathered,
-          expected_values(numel * world, dtype,
-                          [&](int64_t j) { return (j % numel) % 7 + static_cast<double>(j / numel); }),
-          0, 0));
+      EXPECT_TRUE(testing::all_close(gathered,
+                                     expected_values(numel * world, dtype,
+                                                     [&](int64_t j) {
+                                                       return (j % numel) % 7 +
+                                                              static_cast<double>(j / numel);
+                                                     }),
+                                     0, 0));
     }
   }
 }
@@ -110,14 +113,18 @@ TEST_F(MpiCollectives, ReduceScatterKeepsThisRanksSlice) {
     for (int64_t numel : sizes_for(dtype)) {
       for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Average}) {
         if (op == ReduceOp::Average && !is_floating_point(dtype)) continue;
-        SCOPED_TRACE(::testing::Message() << dtype << " x " << numel << " "
-                                          << distributed::reduce_op_name(op));
+        SCOPED_TRACE(::testing::Message()
+                     << dtype << " x " << numel << " " << distributed::reduce_op_name(op));
         Tensor output = zeros({numel}, dtype);
         group->reduce_scatter(output, rank_values(numel * world, dtype, rank), op);
-        EXPECT_TRUE(testing::all_close(output, expected_values(numel, dtype, [&](int64_t i) {
-          const double sum = world * ((rank * numel + i) % 7) + rank_sum;
-          return op == ReduceOp::Sum ? sum : sum / world;
-        }), 0, 0));
+        EXPECT_TRUE(testing::all_close(
+            output,
+            expected_values(numel, dtype,
+                            [&](int64_t i) {
+                              const double sum = world * ((rank * numel + i) % 7) + rank_sum;
+                              return op == ReduceOp::Sum ? sum : sum / world;
+                            }),
+            0, 0));
       }
     }
   }

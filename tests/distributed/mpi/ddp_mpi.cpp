@@ -19,9 +19,7 @@
 namespace minidl {
 namespace {
 
-std::shared_ptr<distributed::ProcessGroup> group() {
-  return distributed::default_process_group();
-}
+std::shared_ptr<distributed::ProcessGroup> group() { return distributed::default_process_group(); }
 
 // Every parameter of `module`, flattened and concatenated.
 Tensor flat_parameters(const nn::Module& module) {
@@ -46,9 +44,9 @@ void expect_same_on_every_rank(const Tensor& local) {
 
 // A synthetic Fashion-MNIST-shaped batch: `count` images starting at global sample `first`.
 Tensor images(int64_t first, int64_t count, int step) {
-  return testing::wiggly({count, 1, 28, 28}, kFloat32,
-                         {.phase = 0.1 * step + 0.013 * static_cast<double>(first),
-                          .step = 0.0137});
+  return testing::wiggly(
+      {count, 1, 28, 28}, kFloat32,
+      {.phase = 0.1 * step + 0.013 * static_cast<double>(first), .step = 0.0137});
 }
 Tensor labels(int64_t first, int64_t count) {
   std::vector<int64_t> values;
@@ -102,8 +100,8 @@ TEST(MpiDataParallel, LeNetOnRanksMatchesOneProcessOnTheWholeBatch) {
   }
   EXPECT_TRUE(testing::all_close(flat_parameters(*model), flat_parameters(*reference), kMatchAtol,
                                  kMatchRtol));
-  EXPECT_FALSE(testing::all_close(flat_parameters(*model),
-                                  flat_parameters(*models::LeNet()), 1e-3, 0));
+  EXPECT_FALSE(
+      testing::all_close(flat_parameters(*model), flat_parameters(*models::LeNet()), 1e-3, 0));
 }
 
 TEST(MpiDataParallel, BucketsFollowReverseParameterOrderAndTheirSize) {
@@ -189,16 +187,17 @@ TEST(MpiDataParallel, FindUnusedParametersAveragesZerosForThem) {
   (ddp(full({1, 4}, rank + 1.0)).sum()).backward();
   EXPECT_TRUE(testing::all_close(model->unused->weight.grad(), zeros({2, 4}), 0, 0));
   // d(sum(W x + b))/dW = x for each output row; averaged over ranks: mean of rank + 1.
-  EXPECT_TRUE(testing::all_close(model->used->weight.grad(), full({2, 4}, (world + 1) / 2.0),
-                                 1e-6, 1e-6));
+  EXPECT_TRUE(
+      testing::all_close(model->used->weight.grad(), full({2, 4}, (world + 1) / 2.0), 1e-6, 1e-6));
 }
 
 TEST(MpiDataParallel, DifferentModelsAreAnErrorOnEveryRank) {
   const int rank = group()->rank();
   auto model = TwoHeads(rank == 0 ? 2 : 3);
-  EXPECT_ERROR_CONTAINS(distributed::DistributedDataParallel(model),
-                        "the model differs between ranks: rank 1 has \"parameter used.weight float32 "
-                        "[3, 4]\" where rank 0 has \"parameter used.weight float32 [2, 4]\"");
+  EXPECT_ERROR_CONTAINS(
+      distributed::DistributedDataParallel(model),
+      "the model differs between ranks: rank 1 has \"parameter used.weight float32 "
+      "[3, 4]\" where rank 0 has \"parameter used.weight float32 [2, 4]\"");
   group()->barrier();
 }
 

@@ -38,7 +38,8 @@ int main(int argc, char** argv) {
   int failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
   // Every rank returns the same status, so a failure on any rank fails the run everywhere.
   minidl::Tensor status = minidl::tensor(std::vector<int32_t>{failed});
-  minidl::distributed::default_process_group()->all_reduce(status, minidl::distributed::ReduceOp::Max);
+  minidl::distributed::default_process_group()->all_reduce(status,
+                                                           minidl::distributed::ReduceOp::Max);
   failed = minidl::to_vector<int32_t>(status)[0];
   minidl::distributed::finalize();
   return failed;

@@ -1,6 +1,6 @@
 #pragma once
-// The user's own core/tensor.h, on the include path before minidl's: minidl's headers, which include
-// each other as "minidl/core/tensor.h", must not pick this file up.
+// The user's own core/tensor.h, on the include path before minidl's: minidl's headers, which
+// include each other as "minidl/core/tensor.h", must not pick this file up.
 #include <string>
 
 namespace app {
