@@ -25,39 +25,27 @@ inline constexpr DType kBool = DType::Bool;
 constexpr size_t element_size(DType dtype) {
   switch (dtype) {
     case DType::Float64:
-    case DType::Int64:
-      return 8;
+    case DType::Int64: return 8;
     case DType::Float32:
-    case DType::Int32:
-      return 4;
+    case DType::Int32: return 4;
     case DType::Float16:
-    case DType::BFloat16:
-      return 2;
+    case DType::BFloat16: return 2;
     case DType::UInt8:
-    case DType::Bool:
-      return 1;
+    case DType::Bool: return 1;
   }
   return 0;
 }
 
 constexpr std::string_view dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::Float32:
-      return "float32";
-    case DType::Float64:
-      return "float64";
-    case DType::Float16:
-      return "float16";
-    case DType::BFloat16:
-      return "bfloat16";
-    case DType::Int32:
-      return "int32";
-    case DType::Int64:
-      return "int64";
-    case DType::UInt8:
-      return "uint8";
-    case DType::Bool:
-      return "bool";
+    case DType::Float32: return "float32";
+    case DType::Float64: return "float64";
+    case DType::Float16: return "float16";
+    case DType::BFloat16: return "bfloat16";
+    case DType::Int32: return "int32";
+    case DType::Int64: return "int64";
+    case DType::UInt8: return "uint8";
+    case DType::Bool: return "bool";
   }
   return "?";
 }
@@ -111,22 +99,14 @@ inline constexpr DType dtype_of_v = dtype_of<T>::value;
 template <class Fn>
 decltype(auto) visit_dtype(DType dtype, Fn&& fn) {
   switch (dtype) {
-    case DType::Float32:
-      return fn(float{});
-    case DType::Float64:
-      return fn(double{});
-    case DType::Float16:
-      return fn(Half{});
-    case DType::BFloat16:
-      return fn(BFloat16{});
-    case DType::Int32:
-      return fn(int32_t{});
-    case DType::Int64:
-      return fn(int64_t{});
-    case DType::UInt8:
-      return fn(uint8_t{});
-    case DType::Bool:
-      return fn(bool{});
+    case DType::Float32: return fn(float{});
+    case DType::Float64: return fn(double{});
+    case DType::Float16: return fn(Half{});
+    case DType::BFloat16: return fn(BFloat16{});
+    case DType::Int32: return fn(int32_t{});
+    case DType::Int64: return fn(int64_t{});
+    case DType::UInt8: return fn(uint8_t{});
+    case DType::Bool: return fn(bool{});
   }
   MINIDL_INTERNAL_ASSERT(false, "unknown dtype");
 }
@@ -135,14 +115,10 @@ decltype(auto) visit_dtype(DType dtype, Fn&& fn) {
 template <class Fn>
 decltype(auto) visit_floating(DType dtype, std::string_view op, Fn&& fn) {
   switch (dtype) {
-    case DType::Float32:
-      return fn(float{});
-    case DType::Float64:
-      return fn(double{});
-    case DType::Float16:
-      return fn(Half{});
-    case DType::BFloat16:
-      return fn(BFloat16{});
+    case DType::Float32: return fn(float{});
+    case DType::Float64: return fn(double{});
+    case DType::Float16: return fn(Half{});
+    case DType::BFloat16: return fn(BFloat16{});
     default:
       MINIDL_CHECK(false, op, ": expected a floating-point tensor (float32, float64, float16 or ",
                    "bfloat16), got ", dtype);

@@ -40,14 +40,10 @@ TensorIndex::TensorIndex(const char* ellipsis) : kind_(Kind::Ellipsis) {
 
 std::string to_string(const TensorIndex& index) {
   switch (index.kind()) {
-    case TensorIndex::Kind::None:
-      return "None";
-    case TensorIndex::Kind::Ellipsis:
-      return "...";
-    case TensorIndex::Kind::Integer:
-      return std::to_string(index.integer());
-    case TensorIndex::Kind::Slice:
-      return to_string(index.slice());
+    case TensorIndex::Kind::None: return "None";
+    case TensorIndex::Kind::Ellipsis: return "...";
+    case TensorIndex::Kind::Integer: return std::to_string(index.integer());
+    case TensorIndex::Kind::Slice: return to_string(index.slice());
   }
   return "?";
 }

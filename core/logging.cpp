@@ -31,20 +31,13 @@ std::string line_pattern(int rank) {
 
 spdlog::level::level_enum to_spdlog(LogLevel level) {
   switch (level) {
-    case LogLevel::Trace:
-      return spdlog::level::trace;
-    case LogLevel::Debug:
-      return spdlog::level::debug;
-    case LogLevel::Info:
-      return spdlog::level::info;
-    case LogLevel::Warn:
-      return spdlog::level::warn;
-    case LogLevel::Error:
-      return spdlog::level::err;
-    case LogLevel::Critical:
-      return spdlog::level::critical;
-    case LogLevel::Off:
-      return spdlog::level::off;
+    case LogLevel::Trace: return spdlog::level::trace;
+    case LogLevel::Debug: return spdlog::level::debug;
+    case LogLevel::Info: return spdlog::level::info;
+    case LogLevel::Warn: return spdlog::level::warn;
+    case LogLevel::Error: return spdlog::level::err;
+    case LogLevel::Critical: return spdlog::level::critical;
+    case LogLevel::Off: return spdlog::level::off;
   }
   MINIDL_INTERNAL_ASSERT(false, "unknown LogLevel ", static_cast<int>(level));
   return spdlog::level::info;
@@ -52,20 +45,13 @@ spdlog::level::level_enum to_spdlog(LogLevel level) {
 
 LogLevel from_spdlog(spdlog::level::level_enum level) {
   switch (level) {
-    case spdlog::level::trace:
-      return LogLevel::Trace;
-    case spdlog::level::debug:
-      return LogLevel::Debug;
-    case spdlog::level::info:
-      return LogLevel::Info;
-    case spdlog::level::warn:
-      return LogLevel::Warn;
-    case spdlog::level::err:
-      return LogLevel::Error;
-    case spdlog::level::critical:
-      return LogLevel::Critical;
-    default:
-      return LogLevel::Off;
+    case spdlog::level::trace: return LogLevel::Trace;
+    case spdlog::level::debug: return LogLevel::Debug;
+    case spdlog::level::info: return LogLevel::Info;
+    case spdlog::level::warn: return LogLevel::Warn;
+    case spdlog::level::err: return LogLevel::Error;
+    case spdlog::level::critical: return LogLevel::Critical;
+    default: return LogLevel::Off;
   }
 }
 

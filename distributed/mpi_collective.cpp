@@ -8,16 +8,11 @@ namespace minidl::distributed::detail {
 
 const char* kind_name(int64_t kind) {
   switch (static_cast<CollectiveKind>(kind)) {
-    case CollectiveKind::AllReduce:
-      return "all_reduce";
-    case CollectiveKind::Broadcast:
-      return "broadcast";
-    case CollectiveKind::AllGather:
-      return "all_gather";
-    case CollectiveKind::ReduceScatter:
-      return "reduce_scatter";
-    case CollectiveKind::Barrier:
-      return "barrier";
+    case CollectiveKind::AllReduce: return "all_reduce";
+    case CollectiveKind::Broadcast: return "broadcast";
+    case CollectiveKind::AllGather: return "all_gather";
+    case CollectiveKind::ReduceScatter: return "reduce_scatter";
+    case CollectiveKind::Barrier: return "barrier";
   }
   return "unknown collective";
 }

@@ -50,11 +50,8 @@ void MpiControlChannel::service(const CollectiveProgress& mine) {
       case kStatusReply:
         status_replies_[status.MPI_SOURCE] = {message[0], message[1], message[2]};
         break;
-      case kLeaving:
-        left_after_[status.MPI_SOURCE] = message[0];
-        break;
-      default:
-        break;
+      case kLeaving: left_after_[status.MPI_SOURCE] = message[0]; break;
+      default: break;
     }
   }
   for (auto it = pending_sends_.begin(); it != pending_sends_.end();) {

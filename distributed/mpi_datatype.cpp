@@ -8,21 +8,14 @@ namespace minidl::distributed::detail {
 
 MPI_Datatype mpi_datatype(DType dtype) {
   switch (dtype) {
-    case kFloat32:
-      return MPI_FLOAT;
-    case kFloat64:
-      return MPI_DOUBLE;
+    case kFloat32: return MPI_FLOAT;
+    case kFloat64: return MPI_DOUBLE;
     case kFloat16:
-    case kBFloat16:
-      return MPI_UINT16_T;  // moved as bits; reductions go through f32
-    case kInt32:
-      return MPI_INT32_T;
-    case kInt64:
-      return MPI_INT64_T;
-    case kUInt8:
-      return MPI_UINT8_T;
-    default:
-      break;
+    case kBFloat16: return MPI_UINT16_T;  // moved as bits; reductions go through f32
+    case kInt32: return MPI_INT32_T;
+    case kInt64: return MPI_INT64_T;
+    case kUInt8: return MPI_UINT8_T;
+    default: break;
   }
   MINIDL_INTERNAL_ASSERT(false, "no MPI datatype for ", dtype);
   return MPI_BYTE;

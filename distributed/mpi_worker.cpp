@@ -140,9 +140,7 @@ void MpiWorker::execute(Collective& collective) {
           input.data_ptr(), buffer.data_ptr(), static_cast<int>(buffer.numel()),
           mpi_datatype(buffer.dtype()), mpi_op(collective.reduce_op), comm_, &request));
       break;
-    case CollectiveKind::Barrier:
-      MINIDL_MPI_CHECK(MPI_Ibarrier(comm_, &request));
-      break;
+    case CollectiveKind::Barrier: MINIDL_MPI_CHECK(MPI_Ibarrier(comm_, &request)); break;
   }
   wait_for(request, collective);
 

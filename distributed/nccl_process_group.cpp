@@ -35,22 +35,14 @@ constexpr auto kWatchdogPeriod = std::chrono::milliseconds(100);
 
 ncclDataType_t nccl_datatype(DType dtype) {
   switch (dtype) {
-    case kFloat32:
-      return ncclFloat32;
-    case kFloat64:
-      return ncclFloat64;
-    case kFloat16:
-      return ncclFloat16;
-    case kBFloat16:
-      return ncclBfloat16;
-    case kInt32:
-      return ncclInt32;
-    case kInt64:
-      return ncclInt64;
-    case kUInt8:
-      return ncclUint8;
-    default:
-      break;
+    case kFloat32: return ncclFloat32;
+    case kFloat64: return ncclFloat64;
+    case kFloat16: return ncclFloat16;
+    case kBFloat16: return ncclBfloat16;
+    case kInt32: return ncclInt32;
+    case kInt64: return ncclInt64;
+    case kUInt8: return ncclUint8;
+    default: break;
   }
   MINIDL_INTERNAL_ASSERT(false, "no NCCL datatype for ", dtype);
   return ncclUint8;
@@ -58,12 +50,9 @@ ncclDataType_t nccl_datatype(DType dtype) {
 
 ncclRedOp_t nccl_op(ReduceOp op) {
   switch (op) {
-    case ReduceOp::Sum:
-      return ncclSum;
-    case ReduceOp::Average:
-      return ncclAvg;
-    case ReduceOp::Max:
-      return ncclMax;
+    case ReduceOp::Sum: return ncclSum;
+    case ReduceOp::Average: return ncclAvg;
+    case ReduceOp::Max: return ncclMax;
   }
   return ncclSum;
 }

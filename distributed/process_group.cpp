@@ -14,12 +14,9 @@ constexpr double kDefaultTimeoutSeconds = 300.0;  // long enough for a slow chec
 
 const char* reduce_op_name(ReduceOp op) {
   switch (op) {
-    case ReduceOp::Sum:
-      return "sum";
-    case ReduceOp::Average:
-      return "average";
-    case ReduceOp::Max:
-      return "max";
+    case ReduceOp::Sum: return "sum";
+    case ReduceOp::Average: return "average";
+    case ReduceOp::Max: return "max";
   }
   return "unknown";
 }

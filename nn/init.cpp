@@ -29,16 +29,11 @@ double calculate_gain(Nonlinearity nonlinearity, double param) {
     case Nonlinearity::ConvTranspose1d:
     case Nonlinearity::ConvTranspose2d:
     case Nonlinearity::ConvTranspose3d:
-    case Nonlinearity::Sigmoid:
-      return 1.0;
-    case Nonlinearity::Tanh:
-      return 5.0 / 3.0;
-    case Nonlinearity::ReLU:
-      return std::sqrt(2.0);
-    case Nonlinearity::LeakyReLU:
-      return std::sqrt(2.0 / (1.0 + param * param));
-    case Nonlinearity::SELU:
-      return 3.0 / 4.0;
+    case Nonlinearity::Sigmoid: return 1.0;
+    case Nonlinearity::Tanh: return 5.0 / 3.0;
+    case Nonlinearity::ReLU: return std::sqrt(2.0);
+    case Nonlinearity::LeakyReLU: return std::sqrt(2.0 / (1.0 + param * param));
+    case Nonlinearity::SELU: return 3.0 / 4.0;
   }
   MINIDL_INTERNAL_ASSERT(false, "unknown nonlinearity");
 }

@@ -358,40 +358,25 @@ void with_unary_functor(UnaryOp op, double scalar, Fn&& fn) {
   using C = compute_t<T>;
   if constexpr (is_floating_v<T>) {
     switch (op) {
-      case UnaryOp::Exp:
-        return fn(Exp<C>{});
-      case UnaryOp::Log:
-        return fn(Log<C>{});
-      case UnaryOp::Sqrt:
-        return fn(Sqrt<C>{});
-      case UnaryOp::Relu:
-        return fn(Relu<C>{});
-      case UnaryOp::Sigmoid:
-        return fn(Sigmoid<C>{});
-      case UnaryOp::Tanh:
-        return fn(Tanh<C>{});
-      case UnaryOp::Gelu:
-        return fn(Gelu<C>{});
-      case UnaryOp::Pow:
-        return fn(Pow<C>{scalar_as<C>(scalar)});
-      case UnaryOp::DivScalar:
-        return fn(DivScalar<C>{scalar_as<C>(scalar)});
-      default:
-        break;
+      case UnaryOp::Exp: return fn(Exp<C>{});
+      case UnaryOp::Log: return fn(Log<C>{});
+      case UnaryOp::Sqrt: return fn(Sqrt<C>{});
+      case UnaryOp::Relu: return fn(Relu<C>{});
+      case UnaryOp::Sigmoid: return fn(Sigmoid<C>{});
+      case UnaryOp::Tanh: return fn(Tanh<C>{});
+      case UnaryOp::Gelu: return fn(Gelu<C>{});
+      case UnaryOp::Pow: return fn(Pow<C>{scalar_as<C>(scalar)});
+      case UnaryOp::DivScalar: return fn(DivScalar<C>{scalar_as<C>(scalar)});
+      default: break;
     }
   }
   if constexpr (is_floating_v<T> || is_integer_v<T>) {
     switch (op) {
-      case UnaryOp::Neg:
-        return fn(Neg<C>{});
-      case UnaryOp::Abs:
-        return fn(Abs<C>{});
-      case UnaryOp::AddScalar:
-        return fn(AddScalar<C>{scalar_as<C>(scalar)});
-      case UnaryOp::MulScalar:
-        return fn(MulScalar<C>{scalar_as<C>(scalar)});
-      default:
-        break;
+      case UnaryOp::Neg: return fn(Neg<C>{});
+      case UnaryOp::Abs: return fn(Abs<C>{});
+      case UnaryOp::AddScalar: return fn(AddScalar<C>{scalar_as<C>(scalar)});
+      case UnaryOp::MulScalar: return fn(MulScalar<C>{scalar_as<C>(scalar)});
+      default: break;
     }
   }
   MINIDL_INTERNAL_ASSERT(false, "unary op ", static_cast<int>(op), " is not defined for ",
@@ -403,38 +388,24 @@ void with_binary_functor(BinaryOp op, double scalar, Fn&& fn) {
   using C = compute_t<T>;
   if constexpr (is_floating_v<T>) {
     switch (op) {
-      case BinaryOp::Div:
-        return fn(Div<C>{});
-      case BinaryOp::ReluBackward:
-        return fn(ReluBackward<C>{});
-      case BinaryOp::SigmoidBackward:
-        return fn(SigmoidBackward<C>{});
-      case BinaryOp::TanhBackward:
-        return fn(TanhBackward<C>{});
-      case BinaryOp::GeluBackward:
-        return fn(GeluBackward<C>{});
-      case BinaryOp::SqrtBackward:
-        return fn(SqrtBackward<C>{});
-      case BinaryOp::AbsBackward:
-        return fn(AbsBackward<C>{});
-      case BinaryOp::PowBackward:
-        return fn(PowBackward<C>{scalar_as<C>(scalar)});
-      default:
-        break;
+      case BinaryOp::Div: return fn(Div<C>{});
+      case BinaryOp::ReluBackward: return fn(ReluBackward<C>{});
+      case BinaryOp::SigmoidBackward: return fn(SigmoidBackward<C>{});
+      case BinaryOp::TanhBackward: return fn(TanhBackward<C>{});
+      case BinaryOp::GeluBackward: return fn(GeluBackward<C>{});
+      case BinaryOp::SqrtBackward: return fn(SqrtBackward<C>{});
+      case BinaryOp::AbsBackward: return fn(AbsBackward<C>{});
+      case BinaryOp::PowBackward: return fn(PowBackward<C>{scalar_as<C>(scalar)});
+      default: break;
     }
   }
   if constexpr (is_floating_v<T> || is_integer_v<T>) {
     switch (op) {
-      case BinaryOp::Add:
-        return fn(Add<C>{scalar_as<C>(scalar)});
-      case BinaryOp::Mul:
-        return fn(Mul<C>{});
-      case BinaryOp::Maximum:
-        return fn(Maximum<C>{});
-      case BinaryOp::Minimum:
-        return fn(Minimum<C>{});
-      default:
-        break;
+      case BinaryOp::Add: return fn(Add<C>{scalar_as<C>(scalar)});
+      case BinaryOp::Mul: return fn(Mul<C>{});
+      case BinaryOp::Maximum: return fn(Maximum<C>{});
+      case BinaryOp::Minimum: return fn(Minimum<C>{});
+      default: break;
     }
   }
   MINIDL_INTERNAL_ASSERT(false, "binary op ", static_cast<int>(op), " is not defined for ",
@@ -446,12 +417,9 @@ void with_ternary_functor(TernaryOp op, Fn&& fn) {
   using C = compute_t<T>;
   if constexpr (is_floating_v<T>) {
     switch (op) {
-      case TernaryOp::MaximumBackward:
-        return fn(MaximumBackward<C>{});
-      case TernaryOp::MinimumBackward:
-        return fn(MinimumBackward<C>{});
-      case TernaryOp::DivBackwardDivisor:
-        return fn(DivBackwardDivisor<C>{});
+      case TernaryOp::MaximumBackward: return fn(MaximumBackward<C>{});
+      case TernaryOp::MinimumBackward: return fn(MinimumBackward<C>{});
+      case TernaryOp::DivBackwardDivisor: return fn(DivBackwardDivisor<C>{});
     }
   }
   MINIDL_INTERNAL_ASSERT(false, "ternary op ", static_cast<int>(op), " is not defined for ",
@@ -463,18 +431,12 @@ template <class T, class Fn>
 void with_compare_functor(CompareOp op, Fn&& fn) {
   using C = compute_t<T>;
   switch (op) {
-    case CompareOp::Eq:
-      return fn(Eq<C>{});
-    case CompareOp::Ne:
-      return fn(Ne<C>{});
-    case CompareOp::Lt:
-      return fn(Lt<C>{});
-    case CompareOp::Le:
-      return fn(Le<C>{});
-    case CompareOp::Gt:
-      return fn(Gt<C>{});
-    case CompareOp::Ge:
-      return fn(Ge<C>{});
+    case CompareOp::Eq: return fn(Eq<C>{});
+    case CompareOp::Ne: return fn(Ne<C>{});
+    case CompareOp::Lt: return fn(Lt<C>{});
+    case CompareOp::Le: return fn(Le<C>{});
+    case CompareOp::Gt: return fn(Gt<C>{});
+    case CompareOp::Ge: return fn(Ge<C>{});
   }
   MINIDL_INTERNAL_ASSERT(false, "unknown comparison ", static_cast<int>(op));
 }
@@ -486,18 +448,12 @@ void with_compare_scalar_functor(CompareOp op, double scalar, Fn&& fn) {
   using S = std::conditional_t<is_floating_v<T>, compute_t<T>, double>;
   const S value = static_cast<S>(scalar);
   switch (op) {
-    case CompareOp::Eq:
-      return fn(CompareScalar<Eq, S>{value});
-    case CompareOp::Ne:
-      return fn(CompareScalar<Ne, S>{value});
-    case CompareOp::Lt:
-      return fn(CompareScalar<Lt, S>{value});
-    case CompareOp::Le:
-      return fn(CompareScalar<Le, S>{value});
-    case CompareOp::Gt:
-      return fn(CompareScalar<Gt, S>{value});
-    case CompareOp::Ge:
-      return fn(CompareScalar<Ge, S>{value});
+    case CompareOp::Eq: return fn(CompareScalar<Eq, S>{value});
+    case CompareOp::Ne: return fn(CompareScalar<Ne, S>{value});
+    case CompareOp::Lt: return fn(CompareScalar<Lt, S>{value});
+    case CompareOp::Le: return fn(CompareScalar<Le, S>{value});
+    case CompareOp::Gt: return fn(CompareScalar<Gt, S>{value});
+    case CompareOp::Ge: return fn(CompareScalar<Ge, S>{value});
   }
   MINIDL_INTERNAL_ASSERT(false, "unknown comparison ", static_cast<int>(op));
 }

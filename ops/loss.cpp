@@ -105,12 +105,9 @@ void check_class_target(const char* op, const Tensor& input, const char* input_n
 Tensor reduce_losses(const Tensor& losses, Reduction reduction, DType dtype) {
   NoGradGuard no_grad;
   switch (reduction) {
-    case Reduction::None:
-      return losses.to(dtype);
-    case Reduction::Sum:
-      return sum(losses).to(dtype);
-    case Reduction::Mean:
-      return mean(losses).to(dtype);
+    case Reduction::None: return losses.to(dtype);
+    case Reduction::Sum: return sum(losses).to(dtype);
+    case Reduction::Mean: return mean(losses).to(dtype);
   }
   MINIDL_INTERNAL_ASSERT(false, "unknown Reduction");
 }
@@ -221,12 +218,9 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
   Tensor difference = sub(input, target);
   Tensor squared = mul(difference, difference);
   switch (reduction) {
-    case Reduction::None:
-      return squared;
-    case Reduction::Sum:
-      return sum(squared);
-    case Reduction::Mean:
-      return mean(squared);
+    case Reduction::None: return squared;
+    case Reduction::Sum: return sum(squared);
+    case Reduction::Mean: return mean(squared);
   }
   MINIDL_INTERNAL_ASSERT(false, "unknown Reduction");
 }

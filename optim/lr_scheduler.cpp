@@ -300,12 +300,9 @@ void OneCycleLR::configure(const OneCycleLROptions& options) {
 
 double OneCycleLR::lr_of(Point point, size_t group) const {
   switch (point) {
-    case Point::kInitial:
-      return initial_lrs_[group];
-    case Point::kMax:
-      return max_lrs_[group];
-    case Point::kMin:
-      return min_lrs_[group];
+    case Point::kInitial: return initial_lrs_[group];
+    case Point::kMax: return max_lrs_[group];
+    case Point::kMin: return min_lrs_[group];
   }
   return 0;
 }

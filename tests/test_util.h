@@ -35,8 +35,7 @@
   do {                                                                                          \
     switch (::minidl::testing::cuda_test_disposition(::minidl::cuda::device_count(),            \
                                                      std::getenv("MINIDL_EXPECT_GPU"))) {       \
-      case ::minidl::testing::CudaTestDisposition::kRun:                                        \
-        break;                                                                                  \
+      case ::minidl::testing::CudaTestDisposition::kRun: break;                                 \
       case ::minidl::testing::CudaTestDisposition::kSkip:                                       \
         GTEST_SKIP() << "no CUDA device is available (" << ::minidl::cuda::unavailable_reason() \
                      << ")";                                                                    \

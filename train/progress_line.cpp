@@ -41,10 +41,8 @@ bool ProgressLine::due(int64_t done) const {
   switch (mode_) {
     case ProgressMode::kLive:
       return Clock::now() - last_shown_ >= kLiveInterval || done == batches_;
-    case ProgressMode::kPlain:
-      return done % log_every_ == 0 && done != batches_;
-    default:
-      return false;
+    case ProgressMode::kPlain: return done % log_every_ == 0 && done != batches_;
+    default: return false;
   }
 }
 

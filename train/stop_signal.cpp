@@ -41,12 +41,9 @@ std::optional<int> StopSignalGuard::requested() const {
 
 std::string signal_name(int signal_number) {
   switch (signal_number) {
-    case SIGINT:
-      return "SIGINT";
-    case SIGTERM:
-      return "SIGTERM";
-    default:
-      return "signal " + std::to_string(signal_number);
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    default: return "signal " + std::to_string(signal_number);
   }
 }
 

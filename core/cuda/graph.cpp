@@ -80,12 +80,9 @@ void unregister_capture(CudaGraph* graph) {
 
 cudaStreamCaptureMode to_cuda(CaptureErrorMode mode) {
   switch (mode) {
-    case CaptureErrorMode::kGlobal:
-      return cudaStreamCaptureModeGlobal;
-    case CaptureErrorMode::kThreadLocal:
-      return cudaStreamCaptureModeThreadLocal;
-    case CaptureErrorMode::kRelaxed:
-      return cudaStreamCaptureModeRelaxed;
+    case CaptureErrorMode::kGlobal: return cudaStreamCaptureModeGlobal;
+    case CaptureErrorMode::kThreadLocal: return cudaStreamCaptureModeThreadLocal;
+    case CaptureErrorMode::kRelaxed: return cudaStreamCaptureModeRelaxed;
   }
   return cudaStreamCaptureModeGlobal;
 }

@@ -41,14 +41,10 @@ void RandomHorizontalFlip::apply(const SampleKey& sample, const ImageSpec& input
   const int64_t rows = input_spec.channels * input_spec.height, width = input_spec.width;
   // Moved as unsigned integers of the element's size: a mirror only moves bytes.
   switch (element_size(input_spec.dtype)) {
-    case 1:
-      return mirror_rows<uint8_t>(input, output, rows, width);
-    case 2:
-      return mirror_rows<uint16_t>(input, output, rows, width);
-    case 4:
-      return mirror_rows<uint32_t>(input, output, rows, width);
-    case 8:
-      return mirror_rows<uint64_t>(input, output, rows, width);
+    case 1: return mirror_rows<uint8_t>(input, output, rows, width);
+    case 2: return mirror_rows<uint16_t>(input, output, rows, width);
+    case 4: return mirror_rows<uint32_t>(input, output, rows, width);
+    case 8: return mirror_rows<uint64_t>(input, output, rows, width);
   }
   MINIDL_INTERNAL_ASSERT(false, "RandomHorizontalFlip: unexpected element size");
 }

@@ -84,12 +84,9 @@ void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double beta) {
       MINIDL_CHECK(operand->size(d) <= kMaxBlasInt && operand->stride(d) <= kMaxBlasInt,
                    "matmul: operand of shape ", operand->sizes(), " is too large for OpenBLAS");
   switch (c.dtype()) {
-    case kFloat32:
-      return gemm_typed<float>(a, b, c, beta);
-    case kFloat64:
-      return gemm_typed<double>(a, b, c, beta);
-    default:
-      MINIDL_INTERNAL_ASSERT(false, "cpu::gemm: unsupported dtype ", c.dtype());
+    case kFloat32: return gemm_typed<float>(a, b, c, beta);
+    case kFloat64: return gemm_typed<double>(a, b, c, beta);
+    default: MINIDL_INTERNAL_ASSERT(false, "cpu::gemm: unsupported dtype ", c.dtype());
   }
 }
 

@@ -70,16 +70,11 @@ int to_int(int64_t value) { return static_cast<int>(value); }  // sizes are chec
 
 cudnnDataType_t cudnn_data_type(DType dtype) {
   switch (dtype) {
-    case kFloat32:
-      return CUDNN_DATA_FLOAT;
-    case kFloat64:
-      return CUDNN_DATA_DOUBLE;
-    case kFloat16:
-      return CUDNN_DATA_HALF;
-    case kBFloat16:
-      return CUDNN_DATA_BFLOAT16;
-    default:
-      MINIDL_INTERNAL_ASSERT(false, "cuda conv2d: unsupported dtype ", dtype);
+    case kFloat32: return CUDNN_DATA_FLOAT;
+    case kFloat64: return CUDNN_DATA_DOUBLE;
+    case kFloat16: return CUDNN_DATA_HALF;
+    case kBFloat16: return CUDNN_DATA_BFLOAT16;
+    default: MINIDL_INTERNAL_ASSERT(false, "cuda conv2d: unsupported dtype ", dtype);
   }
   return CUDNN_DATA_FLOAT;
 }

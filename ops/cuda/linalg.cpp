@@ -46,16 +46,11 @@ CublasOperand cublas_operand(const Tensor& matrices) {
 
 cudaDataType_t cuda_data_type(DType dtype) {
   switch (dtype) {
-    case kFloat32:
-      return CUDA_R_32F;
-    case kFloat64:
-      return CUDA_R_64F;
-    case kFloat16:
-      return CUDA_R_16F;
-    case kBFloat16:
-      return CUDA_R_16BF;
-    default:
-      MINIDL_INTERNAL_ASSERT(false, "cuda::gemm: unsupported dtype ", dtype);
+    case kFloat32: return CUDA_R_32F;
+    case kFloat64: return CUDA_R_64F;
+    case kFloat16: return CUDA_R_16F;
+    case kBFloat16: return CUDA_R_16BF;
+    default: MINIDL_INTERNAL_ASSERT(false, "cuda::gemm: unsupported dtype ", dtype);
   }
   return CUDA_R_32F;
 }

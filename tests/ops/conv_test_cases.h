@@ -67,12 +67,9 @@ inline Tensor wiggly(const Shape& sizes, double phase = 0.0) {
 inline Tensor make_input(const ConvCase& c) {
   const Shape& s = c.input;  // [N, C, H, W]
   switch (c.layout) {
-    case InputLayout::Contiguous:
-      return wiggly(s);
-    case InputLayout::Permuted:
-      return wiggly({s[0], s[2], s[3], s[1]}).permute({0, 3, 1, 2});
-    case InputLayout::Strided:
-      return wiggly({s[0], s[1], s[2], 2 * s[3]}).slice(3, 0, 2 * s[3], 2);
+    case InputLayout::Contiguous: return wiggly(s);
+    case InputLayout::Permuted: return wiggly({s[0], s[2], s[3], s[1]}).permute({0, 3, 1, 2});
+    case InputLayout::Strided: return wiggly({s[0], s[1], s[2], 2 * s[3]}).slice(3, 0, 2 * s[3], 2);
   }
   return {};
 }

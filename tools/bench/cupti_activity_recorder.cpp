@@ -69,18 +69,12 @@ RecordedActivities& recorded() {
 
 const char* memcpy_name(uint8_t copy_kind) {
   switch (copy_kind) {
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
-      return "memcpy HtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
-      return "memcpy DtoH";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
-      return "memcpy DtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
-      return "memcpy HtoH";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
-      return "memcpy PtoP";
-    default:
-      return "memcpy";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "memcpy HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "memcpy DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "memcpy DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "memcpy HtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "memcpy PtoP";
+    default: return "memcpy";
   }
 }
 
@@ -114,8 +108,7 @@ void add_record(RecordedActivities& into, const CUpti_Activity& record) {
       activity = {"memset", set.start, set.end, DeviceActivityKind::kMemset};
       break;
     }
-    default:
-      return;  // not a kind this recorder enables
+    default: return;  // not a kind this recorder enables
   }
   if (activity.start_ns == 0 || activity.end_ns < activity.start_ns) {
     ++into.untimed_records;
