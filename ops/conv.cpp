@@ -8,9 +8,9 @@
 #include <string>
 
 #include "minidl/core/autograd/function.h"
+#include "minidl/core/dispatch.h"
 #include "minidl/ops/autocast_policy.h"
 #include "minidl/ops/conv_kernels.h"
-#include "minidl/ops/dispatch.h"
 #include "minidl/ops/flop_counter.h"
 #include "minidl/ops/reduce.h"
 

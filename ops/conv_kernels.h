@@ -2,7 +2,7 @@
 // The kernel interface of conv2d (ops/conv.cpp), implemented by ops/cpu/conv.cpp (im2col +
 // OpenBLAS GEMM) and ops/cuda/conv.cpp (cuDNN, on the current stream of the tensors' device,
 // without synchronising the host); dispatched by kernels_for (Note [Kernel tables] in
-// ops/dispatch.h). Conventions:
+// core/dispatch.h). Conventions:
 // - Arguments are validated by ops/conv.cpp and never degenerate (N, C_in and C_out are > 0).
 // - Inputs may have any layout. The output and the input's gradient take the input's memory
 //   format (channels-last when input.suggest_memory_format() is ChannelsLast, else NCHW); the

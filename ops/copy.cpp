@@ -3,10 +3,10 @@
 // devices, staged here around the CUDA transfers of ops/cuda/transfer.h.
 #include "minidl/core/autograd/function.h"
 #include "minidl/core/cuda/build.h"
+#include "minidl/core/dispatch.h"
 #include "minidl/ops/broadcast.h"
 #include "minidl/ops/copy_kernels.h"
 #include "minidl/ops/cuda/transfer.h"
-#include "minidl/ops/dispatch.h"
 
 namespace minidl {
 

@@ -1,7 +1,7 @@
 #pragma once
 // The kernel interface of copies and fills within one device (Tensor::copy_, to, clone, fill_;
 // ops/copy.cpp), implemented by ops/cpu/copy.cpp and ops/cuda/copy.cu; dispatched by
-// kernels_for (Note [Kernel tables] in ops/dispatch.h). Copies between the host and a device,
+// kernels_for (Note [Kernel tables] in core/dispatch.h). Copies between the host and a device,
 // or between devices, are CUDA's alone (ops/cuda/transfer.h).
 //
 // Both kernels walk dst in its memory order, merging what is contiguous (Note [Element-wise

@@ -7,8 +7,8 @@
 #include <cmath>
 
 #include "minidl/core/autograd/function.h"
+#include "minidl/core/dispatch.h"
 #include "minidl/core/generator.h"
-#include "minidl/ops/dispatch.h"
 #include "minidl/ops/dropout_kernels.h"
 #include "minidl/ops/elementwise.h"
 

@@ -1,6 +1,6 @@
 #pragma once
 // The kernel interface of ops/dropout.h, implemented by ops/cpu/dropout.cpp and
-// ops/cuda/dropout.cu; dispatched by kernels_for (Note [Kernel tables] in ops/dispatch.h).
+// ops/cuda/dropout.cu; dispatched by kernels_for (Note [Kernel tables] in core/dispatch.h).
 //
 // `out` and `input` are contiguous floating-point tensors of the same shape; out[i] =
 // input[i] / (1 - p) when element i survives (counter start.offset + i under start.seed,

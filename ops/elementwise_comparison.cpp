@@ -3,8 +3,8 @@
 #include <vector>
 
 #include "minidl/core/autograd/function.h"
+#include "minidl/core/dispatch.h"
 #include "minidl/ops/broadcast.h"
-#include "minidl/ops/dispatch.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/elementwise_kernels.h"
 #include "minidl/ops/elementwise_op.h"

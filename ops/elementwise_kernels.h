@@ -1,7 +1,7 @@
 #pragma once
 // The kernel interface of the element-wise ops (ops/elementwise_*.cpp), implemented by
 // ops/cpu/elementwise.cpp and ops/cuda/elementwise.cu with the functors of
-// ops/elementwise_math.h; dispatched by kernels_for (Note [Kernel tables] in ops/dispatch.h).
+// ops/elementwise_math.h; dispatched by kernels_for (Note [Kernel tables] in core/dispatch.h).
 //
 // Every operand already has out's sizes: inputs may be broadcast views (zero strides) or any
 // other strided layout; out may alias an input element for element (in-place ops). dtypes are

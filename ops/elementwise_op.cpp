@@ -2,9 +2,9 @@
 
 #include <cmath>
 
+#include "minidl/core/dispatch.h"
 #include "minidl/ops/broadcast.h"
 #include "minidl/ops/dense_layout.h"
-#include "minidl/ops/dispatch.h"
 #include "minidl/ops/elementwise_kernels.h"
 
 namespace minidl::elementwise {

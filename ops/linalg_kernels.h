@@ -1,7 +1,7 @@
 #pragma once
 // The kernel interface of the matrix products (ops/linalg.cpp), implemented by
 // ops/cpu/linalg.cpp (OpenBLAS) and ops/cuda/linalg.cpp (cuBLAS, on the current stream of the
-// tensors' device); dispatched by kernels_for (Note [Kernel tables] in ops/dispatch.h).
+// tensors' device); dispatched by kernels_for (Note [Kernel tables] in core/dispatch.h).
 #include "minidl/core/tensor.h"
 
 namespace minidl {

@@ -11,8 +11,8 @@
 #include <utility>
 
 #include "minidl/core/autograd/function.h"
+#include "minidl/core/dispatch.h"
 #include "minidl/ops/autocast_policy.h"
-#include "minidl/ops/dispatch.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/loss_kernels.h"
 #include "minidl/ops/reduce.h"

@@ -1,7 +1,7 @@
 #pragma once
 // The kernel interface of softmax and the losses (ops/loss.cpp), implemented by
 // ops/cpu/loss.cpp and ops/cuda/loss.cu; dispatched by kernels_for (Note [Kernel tables] in
-// ops/dispatch.h). Conventions:
+// core/dispatch.h). Conventions:
 // - softmax-family tensors are contiguous and viewed as [outer, C, inner]: the softmax runs
 //   over C for each (outer, inner) pair. Outputs have the input's dtype and are overwritten.
 // - "acc" tensors (per-row losses, logsumexp) are float32, or float64 for float64 inputs.

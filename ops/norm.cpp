@@ -11,7 +11,7 @@
 #include <cmath>
 
 #include "minidl/core/autograd/function.h"
-#include "minidl/ops/dispatch.h"
+#include "minidl/core/dispatch.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/norm_kernels.h"
 

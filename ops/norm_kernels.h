@@ -1,7 +1,7 @@
 #pragma once
 // The kernel interface of batch_norm (ops/norm.cpp), implemented by ops/cpu/norm.cpp and
 // ops/cuda/norm.cu with the math of ops/norm_math.h; dispatched by kernels_for (Note [Kernel
-// tables] in ops/dispatch.h). Conventions:
+// tables] in core/dispatch.h). Conventions:
 // - input, output, grad_output and grad_input are dense in `layout` (ops/norm_math.h) and have
 //   the input's dtype; outputs are overwritten.
 // - Per-channel tensors ([C]: mean, invstd, running statistics, weight, bias, gradient sums) are

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "minidl/core/autograd/function.h"
-#include "minidl/ops/dispatch.h"
+#include "minidl/core/dispatch.h"
 #include "minidl/ops/pool_kernels.h"
 
 namespace minidl {

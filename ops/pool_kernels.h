@@ -1,7 +1,7 @@
 #pragma once
 // The kernel interface of ops/pool.h, implemented by ops/cpu/pool.cpp (parallel over the N * C
 // planes) and ops/cuda/pool.cu; dispatched by kernels_for (Note [Kernel tables] in
-// ops/dispatch.h). Conventions:
+// core/dispatch.h). Conventions:
 // - Every tensor is 4-D [N, C, H, W] and may have any strides; outputs are written through
 //   their strides (the op layer creates them in the input's memory format) and overwritten.
 // - indices: int64 [N, C, out_h, out_w], position h * W + w of each window's maximum.

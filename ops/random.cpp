@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "minidl/core/autograd/function.h"
+#include "minidl/core/dispatch.h"
 #include "minidl/core/generator.h"
-#include "minidl/ops/dispatch.h"
 #include "minidl/ops/random_kernels.h"
 
 namespace minidl {

@@ -1,6 +1,6 @@
 #pragma once
 // The kernel interface of ops/random.h, implemented by ops/cpu/random.cpp and
-// ops/cuda/random.cu; dispatched by kernels_for (Note [Kernel tables] in ops/dispatch.h).
+// ops/cuda/random.cu; dispatched by kernels_for (Note [Kernel tables] in core/dispatch.h).
 //
 // `out` is contiguous and floating point; element i draws from counter start.offset + i (Note
 // [Philox counters in minidl], core/philox.h), so both backends give the same values for the

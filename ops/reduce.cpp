@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "minidl/core/autograd/function.h"
+#include "minidl/core/dispatch.h"
 #include "minidl/ops/autocast_policy.h"
-#include "minidl/ops/dispatch.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/reduce_kernels.h"
 

@@ -9,7 +9,7 @@
 #include <algorithm>
 
 #include "minidl/core/autograd/function.h"
-#include "minidl/ops/dispatch.h"
+#include "minidl/core/dispatch.h"
 #include "minidl/ops/shape_kernels.h"
 
 namespace minidl {

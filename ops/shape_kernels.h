@@ -1,7 +1,7 @@
 #pragma once
 // The kernel interface of gathering and encoding (index_select and its backward, one_hot;
 // ops/shape.cpp), implemented by ops/cpu/shape.cpp and ops/cuda/shape.cu; dispatched by
-// kernels_for (Note [Kernel tables] in ops/dispatch.h). All tensors are contiguous and on one
+// kernels_for (Note [Kernel tables] in core/dispatch.h). All tensors are contiguous and on one
 // device; x is viewed as [outer, x.size(dim), inner] around `dim`.
 //
 // Indices and labels are checked by the kernels. On the CPU an out-of-range value is a

@@ -10,9 +10,11 @@
 #include "minidl/core/autograd/grad_mode.h"
 #include "minidl/core/cuda/build.h"
 #include "minidl/core/cuda/graph.h"
+#include "minidl/core/dispatch.h"
 #include "minidl/core/error.h"
 #include "minidl/core/logging.h"
 #include "minidl/ops/elementwise.h"
+#include "minidl/optim/amp_kernels.h"
 #include "minidl/optim/cpu/amp_kernel.h"
 #include "minidl/optim/cuda/amp_kernel.h"
 
@@ -161,11 +163,8 @@ void GradScaler::unscale_(optim::Optimizer& optimizer) {
     record.found_inf = zeros({}, TensorOptions(kFloat32).device(scale_.device()));
   else
     record.found_inf.zero_();
-  if (scale_.is_cpu()) {
-    cpu::amp_unscale_and_check(grads, scale_, record.found_inf);
-  } else if constexpr (cuda::kBuilt) {
-    cuda::amp_unscale_and_check(grads, scale_, record.found_inf);
-  }
+  kernels_for<optim::AmpKernels>(scale_.device())
+      .unscale_and_check(grads, scale_, record.found_inf);
   record.stage = Stage::Unscaled;
 }
 
@@ -196,6 +195,8 @@ void GradScaler::update() {
   MINIDL_CHECK(found_inf.defined(), "GradScaler update: no inf/NaN check was recorded since ",
                "the last update(); expected step(optimizer) (or unscale_) before update()");
   const optim::ScaleUpdateParameters parameters = update_parameters();
+  // Not a kernel table: the CUDA update also writes the host mirror of the skip counter, which
+  // the host reads instead of the device tensor, and a captured update re-checks it at replays.
   if (scale_.is_cpu()) {
     cpu::amp_update_scale(scale_, growth_tracker_, consecutive_skips_, found_inf, parameters);
     check_consecutive_skips(*consecutive_skips_.data_ptr<int32_t>());

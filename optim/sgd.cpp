@@ -181,6 +181,8 @@ void SGD::run_step(const Tensor& found_inf) {
   }
 
   // Pass 2: CPU parameters now, CUDA parameters gathered into one launch per (device, dtype).
+  // No kernel table (Note [Kernel tables] in core/dispatch.h): the backends take differently
+  // shaped work, one parameter per CPU call and every parameter of a (device, dtype) per launch.
   std::map<std::pair<int, DType>, FusedBatch> fused_batches;
   for (PendingUpdate& update : pending) {
     const Tensor& param = update.param;

@@ -1,6 +1,7 @@
-#include "minidl/data/cpu/batch_augment.h"
-
+// The CPU loop of augment_batch (data/transforms/batch_augment_kernels.h): samples split over
+// minidl's CPU threads, each sample's output written in memory order.
 #include "minidl/core/parallel.h"
+#include "minidl/data/transforms/batch_augment_kernels.h"
 
 namespace minidl::cpu {
 
@@ -28,8 +29,6 @@ void augment_samples(Out* out, const In* images, const int64_t* sample_indices,
   });
 }
 
-}  // namespace
-
 void augment_batch_kernel(const Tensor& out, const Tensor& images, const Tensor& sample_indices,
                           const data::BatchAugmentParams& params) {
   const int64_t* indices = sample_indices.data_ptr<int64_t>();
@@ -40,4 +39,14 @@ void augment_batch_kernel(const Tensor& out, const Tensor& images, const Tensor&
   augment_samples(out.data_ptr<uint8_t>(), images.data_ptr<uint8_t>(), indices, params);
 }
 
+}  // namespace
+
 }  // namespace minidl::cpu
+
+namespace minidl::data {
+
+const BatchAugmentKernels BatchAugmentKernels::kCpu{
+    .augment_batch = cpu::augment_batch_kernel,
+};
+
+}  // namespace minidl::data

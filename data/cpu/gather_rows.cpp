@@ -1,9 +1,13 @@
-#include "minidl/data/cpu/gather_rows.h"
-
+// The CPU loop of gather_rows (data/loader/gather_rows_kernels.h): one memcpy per row, on the
+// calling thread.
 #include <cstddef>
 #include <cstring>
 
+#include "minidl/data/loader/gather_rows_kernels.h"
+
 namespace minidl::cpu {
+
+namespace {
 
 void gather_rows_kernel(const Tensor& out, const Tensor& source, const Tensor& rows) {
   const int64_t count = rows.numel();
@@ -16,4 +20,14 @@ void gather_rows_kernel(const Tensor& out, const Tensor& source, const Tensor& r
     std::memcpy(to + j * row_bytes, from + row_indices[j] * row_bytes, row_bytes);
 }
 
+}  // namespace
+
 }  // namespace minidl::cpu
+
+namespace minidl::data {
+
+const GatherRowsKernels GatherRowsKernels::kCpu{
+    .gather_rows = cpu::gather_rows_kernel,
+};
+
+}  // namespace minidl::data

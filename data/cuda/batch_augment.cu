@@ -6,7 +6,7 @@
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/cuda.h"
 #include "minidl/core/cuda/stream.h"
-#include "minidl/data/cuda/batch_augment.h"
+#include "minidl/data/transforms/batch_augment_kernels.h"
 
 namespace minidl::cuda {
 
@@ -45,8 +45,6 @@ void launch(const Tensor& out, const Tensor& images, const Tensor& sample_indice
   MINIDL_LAUNCH_CHECK();
 }
 
-}  // namespace
-
 void augment_batch_kernel(const Tensor& out, const Tensor& images, const Tensor& sample_indices,
                           const data::BatchAugmentParams& params) {
   if (params.batch == 0) return;
@@ -55,4 +53,14 @@ void augment_batch_kernel(const Tensor& out, const Tensor& images, const Tensor&
   launch<uint8_t, uint8_t>(out, images, sample_indices, params);
 }
 
+}  // namespace
+
 }  // namespace minidl::cuda
+
+namespace minidl::data {
+
+const BatchAugmentKernels BatchAugmentKernels::kCuda{
+    .augment_batch = cuda::augment_batch_kernel,
+};
+
+}  // namespace minidl::data

@@ -8,7 +8,7 @@
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/cuda.h"
 #include "minidl/core/cuda/stream.h"
-#include "minidl/data/cuda/gather_rows.h"
+#include "minidl/data/loader/gather_rows_kernels.h"
 
 namespace minidl::cuda {
 
@@ -43,8 +43,6 @@ void launch(const Tensor& out, const Tensor& source, const Tensor& rows, int64_t
   MINIDL_LAUNCH_CHECK();
 }
 
-}  // namespace
-
 void gather_rows_kernel(const Tensor& out, const Tensor& source, const Tensor& rows) {
   const int64_t count = rows.numel();
   if (count == 0 || source.size(0) == 0) return;  // no rows can be valid in an empty source
@@ -62,4 +60,14 @@ void gather_rows_kernel(const Tensor& out, const Tensor& source, const Tensor& r
     launch<uint8_t>(out, source, rows, row_bytes, stream);
 }
 
+}  // namespace
+
 }  // namespace minidl::cuda
+
+namespace minidl::data {
+
+const GatherRowsKernels GatherRowsKernels::kCuda{
+    .gather_rows = cuda::gather_rows_kernel,
+};
+
+}  // namespace minidl::data

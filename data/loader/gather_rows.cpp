@@ -1,9 +1,8 @@
 #include "minidl/data/loader/gather_rows.h"
 
-#include "minidl/core/cuda/build.h"
+#include "minidl/core/dispatch.h"
 #include "minidl/core/error.h"
-#include "minidl/data/cpu/gather_rows.h"
-#include "minidl/data/cuda/gather_rows.h"
+#include "minidl/data/loader/gather_rows_kernels.h"
 
 namespace minidl::data {
 
@@ -17,17 +16,9 @@ Tensor gather_rows(const Tensor& source, const Tensor& rows) {
   Shape out_sizes = source.sizes();
   out_sizes[0] = rows.size(0);
   Tensor out = empty(out_sizes, source.options());
-  const Tensor contiguous_source = source.contiguous();
-  const Tensor contiguous_rows = rows.contiguous();
-  if (source.is_cpu()) {
-    cpu::gather_rows_kernel(out, contiguous_source, contiguous_rows);
-    return out;
-  }
-  if constexpr (cuda::kBuilt) {
-    cuda::gather_rows_kernel(out, contiguous_source, contiguous_rows);
-    return out;
-  }
-  MINIDL_INTERNAL_ASSERT(false, "a CUDA tensor exists in a build without CUDA");
+  kernels_for<GatherRowsKernels>(source.device())
+      .gather_rows(out, source.contiguous(), rows.contiguous());
+  return out;
 }
 
 }  // namespace minidl::data

@@ -1,9 +1,8 @@
 #include "minidl/data/transforms/batch_augment.h"
 
-#include "minidl/core/cuda/build.h"
+#include "minidl/core/dispatch.h"
 #include "minidl/core/error.h"
-#include "minidl/data/cpu/batch_augment.h"
-#include "minidl/data/cuda/batch_augment.h"
+#include "minidl/data/transforms/batch_augment_kernels.h"
 
 namespace minidl::data {
 
@@ -104,17 +103,9 @@ Tensor augment_batch(const Tensor& images, const Tensor& sample_indices, int64_t
   const DType out_dtype = params.normalize ? kFloat32 : images.dtype();
   Tensor out = empty({params.batch, params.channels, params.out_h, params.out_w},
                      TensorOptions(out_dtype).device(images.device()));
-  const Tensor contiguous_images = images.contiguous();
-  const Tensor contiguous_indices = sample_indices.contiguous();
-  if (images.is_cpu()) {
-    cpu::augment_batch_kernel(out, contiguous_images, contiguous_indices, params);
-    return out;
-  }
-  if constexpr (cuda::kBuilt) {
-    cuda::augment_batch_kernel(out, contiguous_images, contiguous_indices, params);
-    return out;
-  }
-  MINIDL_INTERNAL_ASSERT(false, "a CUDA tensor exists in a build without CUDA");
+  kernels_for<BatchAugmentKernels>(images.device())
+      .augment_batch(out, images.contiguous(), sample_indices.contiguous(), params);
+  return out;
 }
 
 Tensor random_crop_batch(const Tensor& images, const Tensor& sample_indices, int64_t epoch,

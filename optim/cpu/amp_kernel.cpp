@@ -1,10 +1,14 @@
 #include "minidl/optim/cpu/amp_kernel.h"
 
 #include <atomic>
+#include <vector>
 
 #include "minidl/core/parallel.h"
+#include "minidl/optim/amp_kernels.h"
 
 namespace minidl::cpu {
+
+namespace {
 
 void amp_unscale_and_check(const std::vector<Tensor>& grads, const Tensor& scale,
                            const Tensor& found_inf) {
@@ -25,6 +29,8 @@ void amp_unscale_and_check(const std::vector<Tensor>& grads, const Tensor& scale
   if (any_non_finite.load()) *found_inf.data_ptr<float>() = 1.0f;
 }
 
+}  // namespace
+
 void amp_update_scale(const Tensor& scale, const Tensor& growth_tracker,
                       const Tensor& consecutive_skips, const Tensor& found_inf,
                       const optim::ScaleUpdateParameters& parameters) {
@@ -34,3 +40,11 @@ void amp_update_scale(const Tensor& scale, const Tensor& growth_tracker,
 }
 
 }  // namespace minidl::cpu
+
+namespace minidl::optim {
+
+const AmpKernels AmpKernels::kCpu{
+    .unscale_and_check = cpu::amp_unscale_and_check,
+};
+
+}  // namespace minidl::optim

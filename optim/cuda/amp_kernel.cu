@@ -24,6 +24,7 @@
 #include "minidl/core/cuda/pinned_allocator.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/ops/cuda/loops.cuh"
+#include "minidl/optim/amp_kernels.h"
 #include "minidl/optim/captured_device_table.h"
 #include "minidl/optim/cuda/amp_kernel.h"
 
@@ -118,10 +119,11 @@ Tensor upload_table(const std::vector<std::byte>& image, Device device) {
   return table;
 }
 
-}  // namespace
-
 // ---- launchers ----
 
+// One multi-tensor launch per gradient dtype (one for a float32 model), the inf/NaN check fused
+// into the unscale. The table of gradient pointers goes to the device through pinned memory,
+// asynchronously.
 void amp_unscale_and_check(const std::vector<Tensor>& grads, const Tensor& scale,
                            const Tensor& found_inf) {
   const int device = scale.device().index;
@@ -171,6 +173,8 @@ void amp_unscale_and_check(const std::vector<Tensor>& grads, const Tensor& scale
   }
 }
 
+}  // namespace
+
 void amp_update_scale(const Tensor& scale, const Tensor& growth_tracker,
                       const Tensor& consecutive_skips, const Tensor& found_inf,
                       const optim::ScaleUpdateParameters& parameters, int32_t* skips_mirror) {
@@ -195,3 +199,11 @@ std::shared_ptr<int32_t> make_host_mirror_int32(int32_t initial) {
 }
 
 }  // namespace minidl::cuda
+
+namespace minidl::optim {
+
+const AmpKernels AmpKernels::kCuda{
+    .unscale_and_check = cuda::amp_unscale_and_check,
+};
+
+}  // namespace minidl::optim

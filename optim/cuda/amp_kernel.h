@@ -1,23 +1,14 @@
 #pragma once
-// GradScaler's CUDA kernels (the math is in optim/amp_math.h; the CPU twins are in
-// optim/cpu/amp_kernel.h). Everything runs on the current stream of the tensors' device and
-// never waits for the device.
+// GradScaler's CUDA scale update and its host mirror (the math is in optim/amp_math.h; the CPU
+// update is in optim/cpu/amp_kernel.h). The unscale is a kernel table: optim/amp_kernels.h.
+// Everything runs on the current stream of the tensors' device and never waits for the device.
 #include <cstdint>
 #include <memory>
-#include <vector>
 
 #include "minidl/core/tensor.h"
 #include "minidl/optim/amp_math.h"
 
 namespace minidl::cuda {
-
-// Multiplies every gradient (dense; float32, float16 or bfloat16; all on scale's device) by
-// 1 / scale and sets found_inf (float32, one element) to 1 when any unscaled element is inf or
-// NaN, in one multi-tensor launch per gradient dtype (one for a float32 model): the check is
-// fused into the unscale. found_inf is not cleared here: the caller zeroes it once per step.
-// The table of gradient pointers goes to the device through pinned memory, asynchronously.
-void amp_unscale_and_check(const std::vector<Tensor>& grads, const Tensor& scale,
-                           const Tensor& found_inf);
 
 // One single-thread launch: updates scale, growth_tracker and consecutive_skips (on the device)
 // from found_inf, and writes consecutive_skips to `skips_mirror` as well (see
