@@ -10,13 +10,13 @@
 #                      does find_package(minidl) from that prefix; and a missing dependency of
 #                      the package fails find_package naming it.
 #   MODE=subdirectory  the consumer does add_subdirectory(third_party/minidl), a link to the
-#                      source tree, with MINIDL_CUDA as in the build under test (so ccache can
-#                      serve its compilations).
+#                      source tree, with MINIDL_CUDA and MINIDL_WARNINGS_AS_ERRORS as in the
+#                      build under test (so ccache can serve its compilations).
 #
 # Run by CTest (tests/CMakeLists.txt), as
 #   cmake -DMODE=... -DMINIDL_SOURCE_DIR=... -DMINIDL_BUILD_DIR=... -DWORK_DIR=...
 #         -DGENERATOR=... -DMAKE_PROGRAM=... -DCXX_COMPILER=... -DBUILD_TYPE=... -DMINIDL_CUDA=...
-#         -P install_test.cmake
+#         [-DMINIDL_WARNINGS_AS_ERRORS=...] -P install_test.cmake
 cmake_policy(VERSION 3.25)
 foreach(var MODE MINIDL_SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER BUILD_TYPE MINIDL_CUDA)
   if(NOT DEFINED ${var})
@@ -120,8 +120,13 @@ else()
   endif()
   file(MAKE_DIRECTORY "${project_dir}/third_party")
   file(CREATE_LINK "${MINIDL_SOURCE_DIR}" "${project_dir}/third_party/minidl" SYMBOLIC)
+  # The build under test's settings that change minidl's compile commands: with them equal,
+  # ccache serves the consumer's compilation of minidl (a cold CUDA build takes too long).
+  if(NOT DEFINED MINIDL_WARNINGS_AS_ERRORS)
+    set(MINIDL_WARNINGS_AS_ERRORS OFF)
+  endif()
   run_step("configure consumer" "${CMAKE_COMMAND}" ${configure_args} -B "${consumer_build}"
-           -DMINIDL_CUDA=${MINIDL_CUDA})
+           -DMINIDL_CUDA=${MINIDL_CUDA} -DMINIDL_WARNINGS_AS_ERRORS=${MINIDL_WARNINGS_AS_ERRORS})
 endif()
 
 run_step("build consumer" "${CMAKE_COMMAND}" --build "${consumer_build}")
