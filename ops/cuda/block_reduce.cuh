@@ -66,22 +66,31 @@ __device__ __forceinline__ Acc warp_all_reduce(const Op& op, Acc acc) {
   return acc;
 }
 
-// Merges the accumulators of a row; the result is valid in threadIdx.x == 0.
+namespace detail {
+
+// Hands each warp's accumulator (as its lane 0 holds it) to lane w of every warp of the row,
+// lane w getting warp w's and the lanes past the last warp the identity, through shared memory.
 template <class Op, class Acc>
-__device__ Acc row_reduce(const Op& op, Acc acc) {
-  if (blockDim.x == 1) return acc;
-  acc = warp_reduce(op, acc);
-  if (blockDim.x == kWarpSize) return acc;
+__device__ Acc exchange_warp_results(const Op& op, Acc acc) {
   __shared__ alignas(16) unsigned char storage[kWarpSize * sizeof(Acc)];
   Acc* per_warp = reinterpret_cast<Acc*>(storage);
   const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
   __syncthreads();  // an earlier call's readers are done with per_warp
   if (lane == 0) per_warp[warp] = acc;
   __syncthreads();
-  if (warp == 0) {
-    acc = lane < static_cast<int>(blockDim.x / kWarpSize) ? per_warp[lane] : op.identity();
-    acc = warp_reduce(op, acc);
-  }
+  return lane < static_cast<int>(blockDim.x / kWarpSize) ? per_warp[lane] : op.identity();
+}
+
+}  // namespace detail
+
+// Merges the accumulators of a row; the result is valid in threadIdx.x == 0.
+template <class Op, class Acc>
+__device__ Acc row_reduce(const Op& op, Acc acc) {
+  if (blockDim.x == 1) return acc;
+  acc = warp_reduce(op, acc);
+  if (blockDim.x == kWarpSize) return acc;
+  acc = detail::exchange_warp_results(op, acc);
+  if (threadIdx.x < kWarpSize) acc = warp_reduce(op, acc);
   return acc;
 }
 
@@ -91,14 +100,7 @@ __device__ Acc row_all_reduce(const Op& op, Acc acc) {
   if (blockDim.x == 1) return acc;
   acc = warp_all_reduce(op, acc);
   if (blockDim.x == kWarpSize) return acc;
-  __shared__ alignas(16) unsigned char storage[kWarpSize * sizeof(Acc)];
-  Acc* per_warp = reinterpret_cast<Acc*>(storage);
-  const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
-  __syncthreads();  // an earlier call's readers are done with per_warp
-  if (lane == 0) per_warp[warp] = acc;
-  __syncthreads();
-  acc = lane < static_cast<int>(blockDim.x / kWarpSize) ? per_warp[lane] : op.identity();
-  return warp_all_reduce(op, acc);
+  return warp_all_reduce(op, detail::exchange_warp_results(op, acc));
 }
 
 // Merges, for each threadIdx.x of a (kColumns, kRows) block, the accumulators of its kRows
