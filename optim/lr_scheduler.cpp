@@ -1,9 +1,11 @@
 #include "minidl/optim/lr_scheduler.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <numbers>
 #include <string>
+#include <string_view>
 
 #include "minidl/core/error.h"
 
@@ -30,12 +32,44 @@ void set_momentum(OptimizerOptions& options, double momentum, const char* schedu
 
 // ---- LRScheduler ----
 
-LRScheduler::LRScheduler(Optimizer& optimizer) : optimizer_(&optimizer) {
+namespace {
+
+std::atomic<uint64_t> schedulers_made{0};
+
+}  // namespace
+
+LRScheduler::LRScheduler(Optimizer& optimizer)
+    : optimizer_(&optimizer), made_at_(schedulers_made++) {
   for (const OptimizerParamGroup& group : optimizer.param_groups())
     base_lrs_.push_back(group.options().get_lr());
 }
 
 std::optional<double> LRScheduler::momentum_at(int64_t, size_t) const { return std::nullopt; }
+
+double LRScheduler::chained_lr(double, int64_t epoch, size_t group) const {
+  return lr_at(epoch, group);
+}
+
+double LRScheduler::next_lr(int64_t epoch, size_t group) const { return lr_at(epoch, group); }
+
+void LRScheduler::set_base_lrs(const std::vector<double>& base_lrs) {
+  MINIDL_INTERNAL_ASSERT(base_lrs.size() == base_lrs_.size(), name(), ": rebased to ",
+                         base_lrs.size(), " lrs, made for ", base_lrs_.size(), " param groups");
+  base_lrs_ = base_lrs;
+}
+
+void LRScheduler::rebase(LRScheduler& scheduler, const std::vector<double>& base_lrs) {
+  scheduler.set_base_lrs(base_lrs);
+}
+
+void LRScheduler::adopt_base_lrs_of_first_made(const std::vector<const LRScheduler*>& held) {
+  MINIDL_INTERNAL_ASSERT(!held.empty(), name(), " holds no scheduler");
+  const LRScheduler* first = *std::min_element(
+      held.begin(), held.end(),
+      [](const LRScheduler* a, const LRScheduler* b) { return a->made_at_ < b->made_at_; });
+  made_at_ = first->made_at_;
+  set_base_lrs(std::vector<double>(first->base_lrs_));  // a copy: set_base_lrs may rebase `first`
+}
 
 void LRScheduler::initial_step() { apply(0); }
 
@@ -50,7 +84,7 @@ void LRScheduler::apply(int64_t epoch) {
   std::vector<double> lrs;
   std::vector<std::optional<double>> momenta;
   for (size_t g = 0; g < groups.size(); ++g) {
-    lrs.push_back(lr_at(epoch, g));
+    lrs.push_back(next_lr(epoch, g));
     momenta.push_back(momentum_at(epoch, g));
   }
   for (size_t g = 0; g < groups.size(); ++g) {
@@ -69,10 +103,20 @@ ScalarMap LRScheduler::state_dict() const {
   return state;
 }
 
+namespace {
+
+// Whether `key` says where a scheduler stands rather than what it schedules: "last_epoch" and
+// "last_lrs.<g>", its own or those of a scheduler it holds ("schedulers.1.last_lrs.0").
+bool is_position_key(std::string_view key) {
+  return key == "last_epoch" || key.ends_with(".last_epoch") || key.starts_with("last_lrs.") ||
+         key.find(".last_lrs.") != std::string_view::npos;
+}
+
+}  // namespace
+
 ScalarMap LRScheduler::schedule() const {
   ScalarMap schedule = state_dict();
-  schedule.erase("last_epoch");
-  std::erase_if(schedule, [](const auto& entry) { return entry.first.rfind("last_lrs.", 0) == 0; });
+  std::erase_if(schedule, [](const auto& entry) { return is_position_key(entry.first); });
   return schedule;
 }
 
@@ -111,6 +155,10 @@ double StepLR::lr_at(int64_t epoch, size_t group) const {
   return base_lrs_[group] * std::pow(gamma_, static_cast<double>(epoch / step_size_));
 }
 
+double StepLR::chained_lr(double lr, int64_t epoch, size_t) const {
+  return epoch == 0 || epoch % step_size_ != 0 ? lr : lr * gamma_;
+}
+
 void StepLR::save_settings(ScalarMap& state) const {
   state["step_size"] = static_cast<double>(step_size_);
   state["gamma"] = gamma_;
@@ -137,6 +185,12 @@ double MultiStepLR::lr_at(int64_t epoch, size_t group) const {
   return base_lrs_[group] * std::pow(gamma_, static_cast<double>(passed));
 }
 
+double MultiStepLR::chained_lr(double lr, int64_t epoch, size_t) const {
+  const auto [first, last] = std::equal_range(milestones_.begin(), milestones_.end(), epoch);
+  if (first == last) return lr;
+  return lr * std::pow(gamma_, static_cast<double>(last - first));
+}
+
 void MultiStepLR::save_settings(ScalarMap& state) const {
   state["gamma"] = gamma_;
   state["num_milestones"] = static_cast<double>(milestones_.size());
@@ -156,6 +210,84 @@ void MultiStepLR::load_settings(ScalarMapReader& reader) {
   milestones_ = std::move(milestones);
 }
 
+// ---- ExponentialLR ----
+
+namespace {
+
+void check_exponential(double gamma, const char* where) {
+  MINIDL_CHECK(gamma > 0 && std::isfinite(gamma), where, ": expected a finite gamma > 0, got ",
+               gamma);
+}
+
+void check_polynomial(int64_t total_iters, double power, const char* where) {
+  MINIDL_CHECK(total_iters >= 1, where, ": expected total_iters >= 1, got ", total_iters);
+  // A negative power makes the lr infinite at total_iters (PyTorch: ZeroDivisionError).
+  MINIDL_CHECK(power >= 0 && std::isfinite(power), where, ": expected a finite power >= 0, got ",
+               power);
+}
+
+}  // namespace
+
+ExponentialLR::ExponentialLR(Optimizer& optimizer, double gamma)
+    : LRScheduler(optimizer), gamma_(gamma) {
+  check_exponential(gamma, "ExponentialLR");
+  initial_step();
+}
+
+double ExponentialLR::lr_at(int64_t epoch, size_t group) const {
+  return base_lrs_[group] * std::pow(gamma_, static_cast<double>(epoch));
+}
+
+double ExponentialLR::chained_lr(double lr, int64_t epoch, size_t) const {
+  return epoch == 0 ? lr : lr * gamma_;
+}
+
+void ExponentialLR::save_settings(ScalarMap& state) const { state["gamma"] = gamma_; }
+
+void ExponentialLR::load_settings(ScalarMapReader& reader) {
+  const double gamma = reader.number("gamma");
+  check_exponential(gamma, "ExponentialLR load_state_dict");
+  gamma_ = gamma;
+}
+
+// ---- PolynomialLR ----
+
+PolynomialLR::PolynomialLR(Optimizer& optimizer, int64_t total_iters, double power)
+    : LRScheduler(optimizer), total_iters_(total_iters), power_(power) {
+  check_polynomial(total_iters, power, "PolynomialLR");
+  initial_step();
+}
+
+double PolynomialLR::lr_at(int64_t epoch, size_t group) const {
+  // PyTorch's _get_closed_form_lr, in its order of operations.
+  const double total = static_cast<double>(total_iters_);
+  return base_lrs_[group] *
+         std::pow(1.0 - static_cast<double>(std::min(total_iters_, epoch)) / total, power_);
+}
+
+double PolynomialLR::chained_lr(double lr, int64_t epoch, size_t) const {
+  if (epoch == 0 || epoch > total_iters_) return lr;
+  // PyTorch's get_lr: the ratio of this epoch's factor to the last one's (0 at total_iters).
+  const double total = static_cast<double>(total_iters_);
+  const double decay = std::pow(
+      (1.0 - static_cast<double>(epoch) / total) / (1.0 - static_cast<double>(epoch - 1) / total),
+      power_);
+  return lr * decay;
+}
+
+void PolynomialLR::save_settings(ScalarMap& state) const {
+  state["total_iters"] = static_cast<double>(total_iters_);
+  state["power"] = power_;
+}
+
+void PolynomialLR::load_settings(ScalarMapReader& reader) {
+  const int64_t total_iters = reader.integer("total_iters");
+  const double power = reader.number("power");
+  check_polynomial(total_iters, power, "PolynomialLR load_state_dict");
+  total_iters_ = total_iters;
+  power_ = power;
+}
+
 // ---- CosineAnnealingLR ----
 
 CosineAnnealingLR::CosineAnnealingLR(Optimizer& optimizer, int64_t T_max, double eta_min)
@@ -170,6 +302,19 @@ double CosineAnnealingLR::lr_at(int64_t epoch, size_t group) const {
                         (1 + std::cos(std::numbers::pi * static_cast<double>(epoch) /
                                       static_cast<double>(T_max_))) /
                         2;
+}
+
+double CosineAnnealingLR::chained_lr(double lr, int64_t epoch, size_t group) const {
+  if (epoch == 0) return lr;
+  // PyTorch's get_lr, in its order of operations. Where the closed form turns up again from
+  // eta_min (one epoch after T_max, 3 T_max, ...), the ratio of cosines would divide by zero,
+  // so it adds the closed form's first step instead.
+  const double pi = std::numbers::pi, T_max = static_cast<double>(T_max_);
+  if ((epoch - 1 - T_max_) % (2 * T_max_) == 0)
+    return lr + (base_lrs_[group] - eta_min_) * (1 - std::cos(pi / T_max)) / 2;
+  return (1 + std::cos(pi * static_cast<double>(epoch) / T_max)) /
+             (1 + std::cos(pi * static_cast<double>(epoch - 1) / T_max)) * (lr - eta_min_) +
+         eta_min_;
 }
 
 void CosineAnnealingLR::save_settings(ScalarMap& state) const {
@@ -214,6 +359,11 @@ LinearWarmup::LinearWarmup(std::unique_ptr<LRScheduler> wrapped, int64_t warmup_
       warmup_steps_(warmup_steps),
       start_factor_(start_factor) {
   check_warmup(warmup_steps, start_factor, "LinearWarmup");
+  MINIDL_CHECK(wrapped_->base_lrs().size() == base_lrs_.size(), "LinearWarmup: the wrapped ",
+               wrapped_->name(), " was made for ", wrapped_->base_lrs().size(),
+               " param groups, but the optimizer has ", base_lrs_.size());
+  // The lrs found by the wrapped scheduler, before it set its own.
+  adopt_base_lrs_of_first_made({wrapped_.get()});
   initial_step();
 }
 
@@ -227,6 +377,23 @@ double LinearWarmup::factor_at(int64_t epoch) const {
 double LinearWarmup::lr_at(int64_t epoch, size_t group) const {
   const double scaled = wrapped_ ? wrapped_->lr_at(epoch, group) : base_lrs_[group];
   return scaled * factor_at(epoch);
+}
+
+double LinearWarmup::chained_lr(double lr, int64_t epoch, size_t group) const {
+  MINIDL_CHECK(start_factor_ > 0, "LinearWarmup: cannot chain a warmup with start_factor 0 ",
+               "(chaining divides by the factor of the epoch before); expected start_factor > 0");
+  const double scaled = wrapped_ ? wrapped_->chained_lr(lr, epoch, group) : lr;
+  // PyTorch LinearLR's get_lr with end_factor 1, in its order of operations.
+  if (epoch == 0) return scaled * start_factor_;
+  if (epoch > warmup_steps_) return scaled;
+  const double rise = 1.0 - start_factor_;
+  return scaled * (1.0 + rise / (static_cast<double>(warmup_steps_) * start_factor_ +
+                                 static_cast<double>(epoch - 1) * rise));
+}
+
+void LinearWarmup::set_base_lrs(const std::vector<double>& base_lrs) {
+  LRScheduler::set_base_lrs(base_lrs);
+  if (wrapped_) rebase(*wrapped_, base_lrs);
 }
 
 std::optional<double> LinearWarmup::momentum_at(int64_t epoch, size_t group) const {

@@ -16,6 +16,8 @@
 // Closed forms (e = last_epoch, b = base_lr):
 //   StepLR             b * gamma^floor(e / step_size)
 //   MultiStepLR        b * gamma^(number of milestones <= e)
+//   ExponentialLR      b * gamma^e
+//   PolynomialLR       b * (1 - min(e, total_iters) / total_iters)^power
 //   CosineAnnealingLR  eta_min + (b - eta_min) * (1 + cos(pi * e / T_max)) / 2
 //   LinearWarmup       b * f(e), or f(e) * (the wrapped scheduler's lr at e), with
 //                      f(e) = start_factor + (1 - start_factor) * min(e, W) / W,
@@ -24,7 +26,9 @@
 // These are PyTorch's closed forms (its _get_closed_form_lr; for LinearWarmup, LinearLR's with
 // end_factor 1). PyTorch's step() reaches the same values through recursive updates, so the two
 // agree to rounding unless something else changes the lr between steps; here the lr never
-// depends on what it was before.
+// depends on what it was before. Those recursive updates are chained_lr(): what
+// ChainedScheduler (optim/scheduler_composition.h) applies one scheduler after another, where
+// the lr does depend on what it was before, as in PyTorch.
 //
 // state_dict() is a ScalarMap (JSON-able: optim::to_json): "last_epoch", "base_lrs.<g>",
 // "last_lrs.<g>" and the scheduler's settings; load_state_dict() restores all of them and
@@ -35,36 +39,39 @@
 #include <optional>
 #include <vector>
 
+#include "minidl/optim/checkpointable_scheduler.h"
 #include "minidl/optim/optimizer.h"
 #include "minidl/optim/scalar_map.h"
 
 namespace minidl::optim {
 
-class LRScheduler {
+class LRScheduler : public CheckpointableScheduler {
  public:
-  virtual ~LRScheduler() = default;
-  LRScheduler(const LRScheduler&) = delete;
-  LRScheduler& operator=(const LRScheduler&) = delete;
-
   // Advances one epoch and sets each group's lr (and momentum, where a scheduler cycles it).
   void step();
-  // The lrs the last step set, one per param group.
-  const std::vector<double>& get_last_lr() const { return last_lrs_; }
+  const std::vector<double>& get_last_lr() const override { return last_lrs_; }
   int64_t last_epoch() const { return last_epoch_; }
   const std::vector<double>& base_lrs() const { return base_lrs_; }
   Optimizer& optimizer() const { return *optimizer_; }
 
   // The closed form: the lr of param group `group` at epoch `epoch`.
   virtual double lr_at(int64_t epoch, size_t group) const = 0;
+  // PyTorch's chainable form (its get_lr()): the lr of `group` at `epoch` when the lr was `lr`
+  // at the epoch before (at epoch 0: before the initial step), whatever set it. StepLR
+  // multiplies `lr` by gamma at each step_size, CosineAnnealingLR moves it by a ratio of cosines,
+  // and so on; ChainedScheduler applies its schedulers' forms one after another. The default
+  // sets lr_at(epoch) whatever `lr` was, as PyTorch's OneCycleLR does.
+  virtual double chained_lr(double lr, int64_t epoch, size_t group) const;
   // The momentum a scheduler sets at `epoch`, or none (the default: momentum is left alone).
   virtual std::optional<double> momentum_at(int64_t epoch, size_t group) const;
 
-  ScalarMap state_dict() const;
-  void load_state_dict(const ScalarMap& state);
+  ScalarMap state_dict() const override;
+  void load_state_dict(const ScalarMap& state) override;
   // What the schedule is, apart from where it stands: state_dict() without "last_epoch" and
-  // "last_lrs". Two schedulers with equal schedule() give every epoch the same lr, so a training
-  // loop compares a checkpoint's with the one a resumed run built (train::Trainer).
-  ScalarMap schedule() const;
+  // "last_lrs", its own and those of the schedulers it holds. Two schedulers with equal
+  // schedule() and last_lrs give every later epoch the same lr, so a training loop compares a
+  // checkpoint's with the one a resumed run built (train::Trainer).
+  ScalarMap schedule() const override;
 
  protected:
   // The optimizer must outlive the scheduler.
@@ -72,11 +79,23 @@ class LRScheduler {
   // Sets epoch 0. Every scheduler's constructor calls it last (virtual calls need the whole
   // object), as PyTorch's _initial_step().
   void initial_step();
+  // The lr that the step to `epoch` (last_epoch() + 1, or 0 for the initial step) sets: lr_at,
+  // unless the lr depends on the one before (ChainedScheduler).
+  virtual double next_lr(int64_t epoch, size_t group) const;
+  // For a scheduler holding `held` (made before it): takes the base lrs of the one made first
+  // and gives them to all through set_base_lrs, whatever order `held` lists them in. In PyTorch
+  // every scheduler of an optimizer takes the lr from before the first one was made
+  // (initial_lr); here each takes the lr at its own construction, after the ones made before it
+  // set theirs, so only the first one made found the lrs PyTorch's schedulers all start from.
+  void adopt_base_lrs_of_first_made(const std::vector<const LRScheduler*>& held);
+  // Replaces the base lrs; a scheduler holding others passes them on (with rebase).
+  virtual void set_base_lrs(const std::vector<double>& base_lrs);
+  // `scheduler.set_base_lrs(base_lrs)`, for a scheduler holding others (a protected member of
+  // another object is reachable only through this class).
+  static void rebase(LRScheduler& scheduler, const std::vector<double>& base_lrs);
   // The scheduler's own settings, for state_dict / load_state_dict.
   virtual void save_settings(ScalarMap& state) const = 0;
   virtual void load_settings(ScalarMapReader& reader) = 0;
-  // "StepLR", for messages.
-  virtual const char* name() const = 0;
 
   std::vector<double> base_lrs_;
 
@@ -86,6 +105,9 @@ class LRScheduler {
   Optimizer* optimizer_;
   int64_t last_epoch_ = -1;
   std::vector<double> last_lrs_;
+  // When the scheduler was made, counted over the process; for one holding others, when the
+  // first of them was.
+  uint64_t made_at_;
 };
 
 // Multiplies the lr by gamma every step_size epochs.
@@ -93,11 +115,12 @@ class StepLR : public LRScheduler {
  public:
   StepLR(Optimizer& optimizer, int64_t step_size, double gamma = 0.1);
   double lr_at(int64_t epoch, size_t group) const override;
+  double chained_lr(double lr, int64_t epoch, size_t group) const override;
+  const char* name() const override { return "StepLR"; }
 
  private:
   void save_settings(ScalarMap& state) const override;
   void load_settings(ScalarMapReader& reader) override;
-  const char* name() const override { return "StepLR"; }
   int64_t step_size_;
   double gamma_;
 };
@@ -107,13 +130,43 @@ class MultiStepLR : public LRScheduler {
  public:
   MultiStepLR(Optimizer& optimizer, std::vector<int64_t> milestones, double gamma = 0.1);
   double lr_at(int64_t epoch, size_t group) const override;
+  double chained_lr(double lr, int64_t epoch, size_t group) const override;
+  const char* name() const override { return "MultiStepLR"; }
 
  private:
   void save_settings(ScalarMap& state) const override;
   void load_settings(ScalarMapReader& reader) override;
-  const char* name() const override { return "MultiStepLR"; }
   std::vector<int64_t> milestones_;  // sorted
   double gamma_;
+};
+
+// Multiplies the lr by gamma every epoch; gamma > 0 (above 1 the lr grows).
+class ExponentialLR : public LRScheduler {
+ public:
+  ExponentialLR(Optimizer& optimizer, double gamma);
+  double lr_at(int64_t epoch, size_t group) const override;
+  double chained_lr(double lr, int64_t epoch, size_t group) const override;
+  const char* name() const override { return "ExponentialLR"; }
+
+ private:
+  void save_settings(ScalarMap& state) const override;
+  void load_settings(ScalarMapReader& reader) override;
+  double gamma_;
+};
+
+// Decays the lr to 0 along (1 - e / total_iters)^power over total_iters epochs, then holds 0.
+class PolynomialLR : public LRScheduler {
+ public:
+  explicit PolynomialLR(Optimizer& optimizer, int64_t total_iters = 5, double power = 1.0);
+  double lr_at(int64_t epoch, size_t group) const override;
+  double chained_lr(double lr, int64_t epoch, size_t group) const override;
+  const char* name() const override { return "PolynomialLR"; }
+
+ private:
+  void save_settings(ScalarMap& state) const override;
+  void load_settings(ScalarMapReader& reader) override;
+  int64_t total_iters_;
+  double power_;
 };
 
 // Half a cosine from base_lr down to eta_min over T_max epochs (and on up again after, as
@@ -122,11 +175,12 @@ class CosineAnnealingLR : public LRScheduler {
  public:
   CosineAnnealingLR(Optimizer& optimizer, int64_t T_max, double eta_min = 0);
   double lr_at(int64_t epoch, size_t group) const override;
+  double chained_lr(double lr, int64_t epoch, size_t group) const override;
+  const char* name() const override { return "CosineAnnealingLR"; }
 
  private:
   void save_settings(ScalarMap& state) const override;
   void load_settings(ScalarMapReader& reader) override;
-  const char* name() const override { return "CosineAnnealingLR"; }
   int64_t T_max_;
   double eta_min_;
 };
@@ -138,20 +192,25 @@ class CosineAnnealingLR : public LRScheduler {
 //   optim::LinearWarmup scheduler(
 //       std::make_unique<optim::CosineAnnealingLR>(optimizer, epochs), /*warmup_steps=*/5,
 //       /*start_factor=*/0.1);
+//
+// Its chained_lr is PyTorch LinearLR's (after the wrapped scheduler's own), which divides by
+// the factor of the epoch before: chaining it needs start_factor > 0, as LinearLR does.
 class LinearWarmup : public LRScheduler {
  public:
   LinearWarmup(Optimizer& optimizer, int64_t warmup_steps, double start_factor);
   LinearWarmup(std::unique_ptr<LRScheduler> wrapped, int64_t warmup_steps, double start_factor);
   double lr_at(int64_t epoch, size_t group) const override;
+  double chained_lr(double lr, int64_t epoch, size_t group) const override;
   std::optional<double> momentum_at(int64_t epoch, size_t group) const override;
   // The factor f(epoch) in [start_factor, 1].
   double factor_at(int64_t epoch) const;
   const LRScheduler* wrapped() const { return wrapped_.get(); }
+  const char* name() const override { return "LinearWarmup"; }
 
  private:
+  void set_base_lrs(const std::vector<double>& base_lrs) override;
   void save_settings(ScalarMap& state) const override;
   void load_settings(ScalarMapReader& reader) override;
-  const char* name() const override { return "LinearWarmup"; }
   std::unique_ptr<LRScheduler> wrapped_;  // null when alone
   int64_t warmup_steps_;
   double start_factor_;
@@ -238,6 +297,7 @@ class OneCycleLR : public LRScheduler {
   OneCycleLR(Optimizer& optimizer, const OneCycleLROptions& options);
   double lr_at(int64_t epoch, size_t group) const override;
   std::optional<double> momentum_at(int64_t epoch, size_t group) const override;
+  const char* name() const override { return "OneCycleLR"; }
 
  private:
   enum class Point { kInitial, kMax, kMin };  // the per-group lrs a phase runs between
@@ -254,7 +314,9 @@ class OneCycleLR : public LRScheduler {
   std::pair<const Phase*, double> locate(int64_t epoch) const;
   void save_settings(ScalarMap& state) const override;
   void load_settings(ScalarMapReader& reader) override;
-  const char* name() const override { return "OneCycleLR"; }
+  // Its base lrs are max_lr / div_factor by definition (PyTorch's OneCycleLR sets initial_lr so
+  // too), whatever a composition gives.
+  void set_base_lrs(const std::vector<double>&) override {}
 
   OneCycleLROptions options_;
   // Per group, computed as PyTorch does: initial = max / div_factor, min = initial / final_div.
