@@ -160,6 +160,35 @@ void Tensor::remove_post_accumulate_grad_hook(int handle) {
                 [handle](const auto& entry) { return entry.first == handle; });
 }
 
+int Tensor::register_hook(GradHook hook) {
+  MINIDL_CHECK(requires_grad(), "register_hook: cannot register a hook on a tensor that doesn't ",
+               "require gradient (shape ", sizes(), ", dtype ", dtype(),
+               "); call requires_grad_() on the leaf first");
+  MINIDL_CHECK(hook != nullptr, "register_hook: expected a hook, got an empty std::function");
+  AutogradMeta& meta = impl().autograd_meta();
+  const int id = meta.next_hook_id++;
+  // A non-leaf's hooks go to its grad_fn, where its gradient is complete; the node lives as
+  // long as the graph does, also after this tensor is gone (as PyTorch's).
+  auto& hooks = meta.grad_fn ? meta.grad_fn->grad_hooks : meta.grad_hooks;
+  hooks.emplace_back(id, std::move(hook));
+  return id;
+}
+
+int Tensor::register_hook(std::function<void(const Tensor& grad)> hook) {
+  MINIDL_CHECK(hook != nullptr, "register_hook: expected a hook, got an empty std::function");
+  return register_hook(GradHook([observe = std::move(hook)](const Tensor& grad) {
+    observe(grad);
+    return Tensor();
+  }));
+}
+
+void Tensor::remove_hook(int handle) {
+  if (impl().autograd == nullptr) return;
+  AutogradMeta& meta = *impl().autograd;
+  auto& hooks = meta.grad_fn ? meta.grad_fn->grad_hooks : meta.grad_hooks;
+  std::erase_if(hooks, [handle](const auto& entry) { return entry.first == handle; });
+}
+
 template <class T>
 T Tensor::item() const {
   MINIDL_CHECK(numel() == 1, "item: expected a tensor with one element, got shape ", sizes());

@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "minidl/core/device.h"
@@ -24,6 +26,9 @@ class Node;
 }
 
 using PostAccumulateGradHook = std::function<void(const Tensor& leaf)>;
+// A hook on a tensor's gradient (Tensor::register_hook): returns the gradient to use instead,
+// or an undefined tensor to keep the one it was given.
+using GradHook = std::function<Tensor(const Tensor& grad)>;
 
 // Autograd state, created on first use.
 struct AutogradMeta {
@@ -32,7 +37,10 @@ struct AutogradMeta {
   std::shared_ptr<autograd::Node> grad_fn;         // null for leaves
   std::weak_ptr<autograd::Node> grad_accumulator;  // leaves: the node that writes .grad
   std::vector<std::pair<int, PostAccumulateGradHook>> post_accumulate_grad_hooks;
-  int next_hook_id = 0;
+  // Leaves only: hooks on the incoming gradient, run before it is added to .grad. A non-leaf's
+  // hooks live on its grad_fn (autograd::Node::grad_hooks), which runs them.
+  std::vector<std::pair<int, GradHook>> grad_hooks;
+  int next_hook_id = 0;  // handles of both kinds of hook
 };
 
 struct TensorImpl {
@@ -104,6 +112,26 @@ class Tensor {
   // Called once per backward, after this leaf's .grad holds its final value. Returns a handle.
   int register_post_accumulate_grad_hook(PostAccumulateGradHook hook);
   void remove_post_accumulate_grad_hook(int handle);
+  // Runs `hook` on this tensor's gradient each time a backward pass computes it, as PyTorch's
+  // Tensor.register_hook: on a non-leaf once the gradient of its value is complete, before it
+  // flows on to the op that produced it; on a leaf before it is added to .grad. A hook that
+  // returns a defined tensor (same shape, dtype and device) replaces the gradient for what
+  // follows (later hooks, the producing op's backward, .grad); one that returns an undefined
+  // tensor, or nothing, keeps it. Hooks run in registration order, with grad mode off; return a
+  // new tensor rather than changing the given one in place. The tensor must require grad.
+  // Returns a handle for remove_hook.
+  int register_hook(GradHook hook);
+  int register_hook(std::function<void(const Tensor& grad)> hook);
+  template <class Hook>
+  requires std::is_invocable_v<Hook&, const Tensor&>
+  int register_hook(Hook hook) {  // lambdas: returning a Tensor, or void
+    if constexpr (std::is_void_v<std::invoke_result_t<Hook&, const Tensor&>>)
+      return register_hook(std::function<void(const Tensor&)>(std::move(hook)));
+    else
+      return register_hook(GradHook(std::move(hook)));
+  }
+  // Removes the hook `handle`; a handle already removed is ignored.
+  void remove_hook(int handle);
   uint64_t version() const { return impl().storage->version(); }
   void bump_version() const { impl().storage->bump_version(); }
 

@@ -27,12 +27,14 @@ class AnyModule {
   template <TensorToTensorModule ModuleType>
   AnyModule(std::shared_ptr<ModuleType> module)
       : module_(checked(module)), forward_([typed = std::move(module)](const Tensor& x) -> Tensor {
-          return typed->forward(x);
+          return typed->call_with_forward_hooks(
+              x, [&typed](const Tensor& input) -> Tensor { return typed->forward(input); });
         }) {}
 
   template <TensorToTensorModule ModuleType>
   AnyModule(const ModuleHolder<ModuleType>& holder) : AnyModule(holder.ptr()) {}
 
+  // The module's forward, between its forward hooks (Module::register_forward_hook).
   Tensor forward(const Tensor& x) const { return forward_(x); }
   const std::shared_ptr<Module>& ptr() const { return module_; }
   // The module as its own class, or null when it is of another class.

@@ -46,6 +46,13 @@ void walk_modules(ModuleType& module, const std::string& path,
     walk_modules<ModuleType>(*child.value(), child_path(path, child.key()), seen, visit);
 }
 
+// "'fc1', 'fc2'", or "none".
+std::string quoted_keys(const Module::NamedModules& modules) {
+  std::string keys;
+  for (const auto& item : modules) keys += (keys.empty() ? "'" : ", '") + item.key() + "'";
+  return keys.empty() ? "none" : keys;
+}
+
 void write_shapes(std::ostream& out, const Module::NamedTensors& tensors) {
   bool first = true;
   for (const auto& item : tensors) {
@@ -160,6 +167,26 @@ void Module::register_child(std::string entry_name, std::shared_ptr<Module> modu
   MINIDL_CHECK(module.get() != this, name(), ".register_module: a module cannot be its own ",
                "submodule ('", entry_name, "')");
   children_.insert(std::move(entry_name), std::move(module));
+}
+
+void Module::replace_child(const std::string& entry_name, std::shared_ptr<Module> module) {
+  MINIDL_CHECK(children_.contains(entry_name), name(), ".replace_module: no submodule named '",
+               entry_name, "' (submodules: ", quoted_keys(children_), ")");
+  MINIDL_CHECK(module != nullptr, name(), ".replace_module: the module for '", entry_name,
+               "' is null (an empty holder?)");
+  MINIDL_CHECK(module.get() != this, name(), ".replace_module: a module cannot be its own ",
+               "submodule ('", entry_name, "')");
+  children_[entry_name] = std::move(module);
+}
+
+void Module::unregister_module(const std::string& entry_name) {
+  MINIDL_CHECK(children_.contains(entry_name), name(), ".unregister_module: no submodule named '",
+               entry_name, "' (submodules: ", quoted_keys(children_), ")");
+  // OrderedDict has no erase: rebuild it without the entry, keeping the others' order.
+  NamedModules remaining("Submodule");
+  for (const auto& child : children_)
+    if (child.key() != entry_name) remaining.insert(child.key(), child.value());
+  children_ = std::move(remaining);
 }
 
 Module::NamedTensors Module::collect_named(bool recurse, bool want_parameters) const {
@@ -321,6 +348,53 @@ void Module::apply(const std::function<void(Module&)>& fn) {
 void Module::apply(const std::function<void(const std::string&, Module&)>& fn) {
   std::unordered_set<const Module*> seen;
   walk_modules<Module>(*this, "", seen, fn);
+}
+
+RemovableHandle Module::add_forward_pre_hook(ForwardPreHook hook) {
+  MINIDL_CHECK(hook != nullptr, name(), ".register_forward_pre_hook: expected a hook, got an ",
+               "empty std::function");
+  if (!forward_hooks_) forward_hooks_ = std::make_shared<ForwardHookLists>();
+  const int id = forward_hooks_->next_id++;
+  forward_hooks_->pre_hooks.emplace_back(id, std::move(hook));
+  return RemovableHandle(forward_hooks_, id);
+}
+
+RemovableHandle Module::add_forward_hook(ForwardHook hook) {
+  MINIDL_CHECK(hook != nullptr, name(), ".register_forward_hook: expected a hook, got an empty ",
+               "std::function");
+  if (!forward_hooks_) forward_hooks_ = std::make_shared<ForwardHookLists>();
+  const int id = forward_hooks_->next_id++;
+  forward_hooks_->hooks.emplace_back(id, std::move(hook));
+  return RemovableHandle(forward_hooks_, id);
+}
+
+// Both run over a copy of their list, as PyTorch's do over a snapshot: a hook may remove itself
+// or register another without invalidating the loop.
+Tensor Module::run_forward_pre_hooks(const Tensor& input) {
+  const std::vector<std::pair<int, ForwardPreHook>> hooks = forward_hooks_->pre_hooks;
+  Tensor current = input;
+  for (const auto& [id, hook] : hooks) {
+    std::optional<Tensor> replaced = hook(*this, current);
+    if (replaced && replaced->defined()) current = std::move(*replaced);
+  }
+  return current;
+}
+
+Tensor Module::run_forward_hooks(const Tensor& input, Tensor output) {
+  const std::vector<std::pair<int, ForwardHook>> hooks = forward_hooks_->hooks;
+  for (const auto& [id, hook] : hooks) {
+    std::optional<Tensor> replaced = hook(*this, input, output);
+    if (replaced && replaced->defined()) output = std::move(*replaced);
+  }
+  return output;
+}
+
+void Module::check_no_forward_hooks() const {
+  MINIDL_CHECK(!has_forward_hooks(), name(), ": has ", forward_hooks_->pre_hooks.size(),
+               " forward pre-hook(s) and ", forward_hooks_->hooks.size(),
+               " forward hook(s), which run only around a forward that takes one Tensor and ",
+               "returns a Tensor, but it was called with another signature; remove the hooks ",
+               "(RemovableHandle::remove) or call forward() directly to run it without them");
 }
 
 void Module::pretty_print(std::ostream& out) const { out << name(); }

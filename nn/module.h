@@ -29,11 +29,14 @@
 #include <iosfwd>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "minidl/core/tensor.h"
+#include "minidl/nn/hooks.h"
 #include "minidl/nn/ordered_dict.h"
 
 namespace minidl::nn {
@@ -71,6 +74,22 @@ class Module : public std::enable_shared_from_this<Module> {
                                               const ModuleHolder<ModuleType>& holder) {
     return register_module(std::move(name), holder.ptr());
   }
+
+  // ---- submodules after construction (as LibTorch's) ----
+  // Puts `module` in place of the submodule `name`, keeping its position in every traversal.
+  template <class ModuleType>
+  std::shared_ptr<ModuleType> replace_module(const std::string& name,
+                                             std::shared_ptr<ModuleType> module) {
+    replace_child(name, module);
+    return module;
+  }
+  template <class ModuleType>
+  std::shared_ptr<ModuleType> replace_module(const std::string& name,
+                                             const ModuleHolder<ModuleType>& holder) {
+    return replace_module(name, holder.ptr());
+  }
+  // Removes the submodule `name` (its parameters leave every traversal).
+  void unregister_module(const std::string& name);
 
   // ---- traversal ----
   // Parameters of this module (and of all descendants when `recurse`), each tensor once even
@@ -124,6 +143,68 @@ class Module : public std::enable_shared_from_this<Module> {
   // bias=true)"; operator<< prints the whole tree around it. Layers override it.
   virtual void pretty_print(std::ostream& out) const;
 
+  // ---- forward hooks (as PyTorch's, for a forward that maps one Tensor to a Tensor) ----
+  // Calling the module runs them: through its holder (`fc(x)`), as an element of a Sequential,
+  // or through an AnyModule (and so DistributedDataParallel); a direct `fc->forward(x)` does
+  // not, as PyTorch's `module.forward(x)` does not. The forward pre-hooks run first, in
+  // registration order, each as hook(module, input); one that returns a defined Tensor replaces
+  // the input (return nothing, std::nullopt or an undefined Tensor to keep it). Then forward
+  // runs on the input they left, then the forward hooks, as hook(module, input, output), each
+  // of which may replace the output likewise. Each list runs from a copy taken when its turn
+  // comes, as PyTorch's runs from a snapshot: a hook that adds or removes hooks changes the
+  // lists from then on, not the one running. A module that has hooks and is called through its
+  // holder with any other signature raises an error instead of skipping them. Hooks belong to
+  // this module object (modules are not copied or cloned). Returns a handle for removal.
+  template <class Hook>
+  RemovableHandle register_forward_pre_hook(Hook hook) {
+    static_assert(std::is_invocable_v<Hook&, Module&, const Tensor&>,
+                  "register_forward_pre_hook: the hook is called as hook(module, input)");
+    using Result = std::invoke_result_t<Hook&, Module&, const Tensor&>;
+    if constexpr (std::is_void_v<Result>) {
+      return add_forward_pre_hook(
+          [hook = std::move(hook)](Module& module, const Tensor& input) mutable {
+            hook(module, input);
+            return std::optional<Tensor>();
+          });
+    } else {
+      static_assert(std::is_convertible_v<Result, std::optional<Tensor>>,
+                    "register_forward_pre_hook: the hook returns void, a Tensor or an "
+                    "std::optional<Tensor>");
+      return add_forward_pre_hook(ForwardPreHook(std::move(hook)));
+    }
+  }
+  template <class Hook>
+  RemovableHandle register_forward_hook(Hook hook) {
+    static_assert(std::is_invocable_v<Hook&, Module&, const Tensor&, const Tensor&>,
+                  "register_forward_hook: the hook is called as hook(module, input, output)");
+    using Result = std::invoke_result_t<Hook&, Module&, const Tensor&, const Tensor&>;
+    if constexpr (std::is_void_v<Result>) {
+      return add_forward_hook([hook = std::move(hook)](Module& module, const Tensor& input,
+                                                       const Tensor& output) mutable {
+        hook(module, input, output);
+        return std::optional<Tensor>();
+      });
+    } else {
+      static_assert(std::is_convertible_v<Result, std::optional<Tensor>>,
+                    "register_forward_hook: the hook returns void, a Tensor or an "
+                    "std::optional<Tensor>");
+      return add_forward_hook(ForwardHook(std::move(hook)));
+    }
+  }
+  bool has_forward_hooks() const { return forward_hooks_ && !forward_hooks_->is_empty(); }
+
+  // What calling the module does (its holder, Sequential and AnyModule call this): the forward
+  // pre-hooks on `input`, `forward` on what they leave, then the forward hooks on its output.
+  template <class Forward>
+  Tensor call_with_forward_hooks(const Tensor& input, const Forward& forward) {
+    if (!has_forward_hooks()) return forward(input);
+    const Tensor hooked_input = run_forward_pre_hooks(input);
+    return run_forward_hooks(hooked_input, forward(hooked_input));
+  }
+  // Raises when this module has forward hooks: its holder calls this before a forward of
+  // another signature than Tensor -> Tensor, which hooks cannot wrap.
+  void check_no_forward_hooks() const;
+
   // ---- CUDA graphs ----
   // Whether a training step through this module alone (not its children) may be captured in a
   // CUDA graph and replayed: a module that draws random numbers each step says false, because a
@@ -134,6 +215,11 @@ class Module : public std::enable_shared_from_this<Module> {
 
  private:
   void register_child(std::string name, std::shared_ptr<Module> module);
+  void replace_child(const std::string& name, std::shared_ptr<Module> module);
+  RemovableHandle add_forward_pre_hook(ForwardPreHook hook);
+  RemovableHandle add_forward_hook(ForwardHook hook);
+  Tensor run_forward_pre_hooks(const Tensor& input);
+  Tensor run_forward_hooks(const Tensor& input, Tensor output);
   void check_new_name(const std::string& name, const char* what) const;
   void collect_named_modules(const std::string& prefix, NamedModules& out,
                              std::vector<const Module*>& seen) const;
@@ -143,6 +229,8 @@ class Module : public std::enable_shared_from_this<Module> {
   NamedTensors buffers_{"Buffer"};
   NamedModules children_{"Submodule"};
   bool is_training_ = true;
+  // Created by the first hook; handles refer to it weakly.
+  std::shared_ptr<ForwardHookLists> forward_hooks_;
   mutable std::once_flag name_once_;
   mutable std::string name_;
 };

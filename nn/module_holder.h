@@ -8,7 +8,11 @@
 //   nn::Linear later{nullptr};     // empty until assigned (e.g. from register_module)
 //
 // A default-constructed holder constructs the module with its default constructor when it has
-// one, and is empty otherwise.
+// one, and is empty otherwise. A holder converts to a std::shared_ptr of its module class or of
+// a base (std::shared_ptr<Module>), so containers take holders and pointers alike.
+//
+// Calling the holder, fc(x), runs the module's forward hooks around forward when forward maps
+// one Tensor to a Tensor (see Module's "forward hooks"); fc->forward(x) runs forward alone.
 #include <concepts>
 #include <cstddef>
 #include <memory>
@@ -17,8 +21,17 @@
 #include <utility>
 
 #include "minidl/core/error.h"
+#include "minidl/core/tensor.h"
 
 namespace minidl::nn {
+
+// A call of `ModuleType`'s forward that forward hooks can wrap: one Tensor in, a Tensor out.
+template <class ModuleType, class... Args>
+concept TensorToTensorCall = sizeof...(Args) == 1 &&
+                             (std::same_as<std::remove_cvref_t<Args>, Tensor> && ...) &&
+                             requires(ModuleType& module, const Tensor& input) {
+  { module.forward(input) } -> std::same_as<Tensor>;
+};
 
 template <class Contained>
 class ModuleHolder {
@@ -51,10 +64,21 @@ class ModuleHolder {
   bool is_empty() const { return impl_ == nullptr; }
   explicit operator bool() const { return impl_ != nullptr; }
 
-  // Calls the module's forward: fc(x) is fc->forward(x).
+  template <class Base>
+  requires std::is_convertible_v<Contained*, Base*>
+  operator std::shared_ptr<Base>() const { return impl_; }
+
+  // Calls the module: fc(x) is fc->forward(x) between fc's forward hooks.
   template <class... Args>
   decltype(auto) operator()(Args&&... args) const {
-    return get()->forward(std::forward<Args>(args)...);
+    Contained* module = get();
+    if constexpr (TensorToTensorCall<Contained, Args...>) {
+      return module->call_with_forward_hooks(
+          args..., [module](const Tensor& input) { return module->forward(input); });
+    } else {
+      module->check_no_forward_hooks();
+      return module->forward(std::forward<Args>(args)...);
+    }
   }
 
   // Indexes the module: sequential[0] is (*sequential)[0].

@@ -2,6 +2,7 @@
 // minidl::nn: modules, layers, initialisation, the functional API and checkpoints.
 #include "minidl/nn/any_module.h"
 #include "minidl/nn/functional.h"
+#include "minidl/nn/hooks.h"
 #include "minidl/nn/init.h"
 #include "minidl/nn/module.h"
 #include "minidl/nn/module_holder.h"
@@ -12,6 +13,8 @@
 #include "minidl/nn/modules/flatten.h"
 #include "minidl/nn/modules/linear.h"
 #include "minidl/nn/modules/loss.h"
+#include "minidl/nn/modules/module_dict.h"
+#include "minidl/nn/modules/module_list.h"
 #include "minidl/nn/modules/pooling.h"
 #include "minidl/nn/modules/sequential.h"
 #include "minidl/nn/options/batchnorm.h"

@@ -27,6 +27,46 @@ void take_last_references(std::vector<std::shared_ptr<Node>>& edges,
     if (edge && edge.use_count() == 1) orphans.push_back(std::move(edge));
 }
 
+// Runs `hooks` (Tensor::register_hook) on `grad` in registration order, each on what the
+// previous one left, and returns the gradient to use. `where` names the tensor in errors. The
+// hooks are a copy, as PyTorch's snapshot: a hook that removes itself or adds another changes
+// the next backward, not this one.
+Tensor run_grad_hooks(std::vector<std::pair<int, GradHook>> hooks, Tensor grad,
+                      const std::string& where) {
+  for (const auto& [id, hook] : hooks) {
+    Tensor replaced = hook(grad);
+    if (!replaced.defined()) continue;
+    MINIDL_CHECK(replaced.sizes() == grad.sizes() && replaced.dtype() == grad.dtype() &&
+                     replaced.device() == grad.device(),
+                 "register_hook: hook ", id, " on the gradient of ", where,
+                 " must return a gradient like the one it was given (shape ", grad.sizes(),
+                 ", dtype ", grad.dtype(), " on ", grad.device(), ") or an undefined tensor, ",
+                 "but returned shape ", replaced.sizes(), ", dtype ", replaced.dtype(), " on ",
+                 replaced.device());
+    grad = std::move(replaced);
+  }
+  return grad;
+}
+
+// Adds `grad` to leaf.grad().
+void accumulate_into(Tensor& leaf, const Tensor& grad) {
+  MINIDL_CHECK(grad.sizes() == leaf.sizes(), "backward: gradient for a leaf of shape ",
+               leaf.sizes(), " has shape ", grad.sizes());
+  Tensor current = leaf.grad();
+  if (!current.defined()) {
+    // Own the gradient, laid out as the leaf is (a channels-last leaf gets a channels-last
+    // .grad, as in PyTorch): a private temporary in that layout is taken as is; a tensor the
+    // graph may still alias (e.g. add's backward passes the same gradient to both inputs) or
+    // one in another layout is copied.
+    const MemoryFormat format = leaf.suggest_memory_format();
+    const bool private_temporary = grad.impl_ptr().use_count() == 1 &&
+                                   grad.storage().use_count() == 1 && grad.is_contiguous(format);
+    leaf.set_grad(private_temporary ? grad : copy_in_layout(grad, format));
+  } else {
+    current.add_(grad);
+  }
+}
+
 }  // namespace
 
 Node::Node(std::string name) : name_(std::move(name)), sequence_nr_(next_sequence_nr++) {}
@@ -57,7 +97,12 @@ std::vector<Tensor> Node::apply(const Tensor& grad_output) {
   MINIDL_CHECK(!released_, "backward: trying to backward through the graph a second time (", name_,
                " was already freed); call backward(gradient, /*retain_graph=*/true) the "
                "first time if you need to backward twice");
-  std::vector<Tensor> grads = backward(grad_output);
+  // Without hooks grad_output is passed on untouched: AccumulateGrad takes over a gradient no
+  // one else references instead of copying it.
+  std::vector<Tensor> grads =
+      grad_hooks.empty()
+          ? backward(grad_output)
+          : backward(run_grad_hooks(grad_hooks, grad_output, "the output of " + name_));
   MINIDL_INTERNAL_ASSERT(grads.size() == next.size(), name_, " returned ", grads.size(),
                          " gradients for ", next.size(), " inputs");
   for (size_t i = 0; i < grads.size() && i < input_sizes.size(); ++i) {
@@ -78,21 +123,12 @@ AccumulateGrad::AccumulateGrad(std::shared_ptr<TensorImpl> leaf)
 
 std::vector<Tensor> AccumulateGrad::backward(const Tensor& grad_output) {
   Tensor leaf(leaf_);
-  MINIDL_CHECK(grad_output.sizes() == leaf.sizes(), "backward: gradient for a leaf of shape ",
-               leaf.sizes(), " has shape ", grad_output.sizes());
-  Tensor current = leaf.grad();
-  if (!current.defined()) {
-    // Own the gradient, laid out as the leaf is (a channels-last leaf gets a channels-last
-    // .grad, as in PyTorch): a private temporary in that layout is taken as is; a tensor the
-    // graph may still alias (e.g. add's backward passes the same gradient to both inputs) or
-    // one in another layout is copied.
-    const MemoryFormat format = leaf.suggest_memory_format();
-    const bool private_temporary = grad_output.impl_ptr().use_count() == 1 &&
-                                   grad_output.storage().use_count() == 1 &&
-                                   grad_output.is_contiguous(format);
-    leaf.set_grad(private_temporary ? grad_output : copy_in_layout(grad_output, format));
+  const auto& hooks = leaf_->autograd_meta().grad_hooks;
+  if (hooks.empty()) {
+    accumulate_into(leaf, grad_output);
   } else {
-    current.add_(grad_output);
+    accumulate_into(
+        leaf, run_grad_hooks(hooks, grad_output, "a leaf of shape " + shape_str(leaf.sizes())));
   }
   for (const auto& [id, hook] : leaf_->autograd_meta().post_accumulate_grad_hooks) hook(leaf);
   return {};

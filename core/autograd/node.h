@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "minidl/core/tensor.h"
@@ -35,6 +36,9 @@ class Node {
   std::vector<std::shared_ptr<Node>> next;
   // The shape of each input, to check that backward returns gradients of the right shapes.
   std::vector<Shape> input_sizes;
+  // Hooks on the gradient of this node's output (Tensor::register_hook on a non-leaf): apply()
+  // runs them on the complete gradient, in registration order, before backward.
+  std::vector<std::pair<int, GradHook>> grad_hooks;
 
  protected:
   virtual std::vector<Tensor> backward(const Tensor& grad_output) = 0;
@@ -61,7 +65,8 @@ class FunctionNode final : public Node {
   BackwardFn fn_;
 };
 
-// Sink for a leaf's gradient: adds it to leaf.grad(), then runs the leaf's hooks.
+// Sink for a leaf's gradient: runs the leaf's gradient hooks (Tensor::register_hook) on it, adds
+// the result to leaf.grad(), then runs the leaf's post-accumulate-grad hooks.
 class AccumulateGrad final : public Node {
  public:
   explicit AccumulateGrad(std::shared_ptr<TensorImpl> leaf);

@@ -2,7 +2,8 @@
 // nn::Sequential: modules applied one after another, each one's output the next one's input,
 // as torch::nn::Sequential. Any module whose forward maps a Tensor to a Tensor can be an
 // element (see nn/any_module.h). Elements are registered as children named "0", "1", ...,
-// so their parameters are named "0.weight", "1.bias", ... as in PyTorch.
+// so their parameters are named "0.weight", "1.bias", ... as in PyTorch. forward calls each
+// element as its holder would, between the element's forward hooks (see nn/module.h).
 //
 //   nn::Sequential mlp{nn::Linear(784, 64), nn::ReLU(), nn::Linear(64, 10)};
 //   mlp->push_back(nn::Sigmoid());       // appends, named by its position ("3")
