@@ -24,9 +24,9 @@
 // The scale, the growth tracker, the consecutive-skip count and the found-inf flag are
 // one-element tensors on the gradients' device (created by the first scale()). On CUDA,
 // scale(), unscale_(), step() and update() never wait for the device: the inf/NaN check is
-// fused into the unscale kernel, SGD's fused kernel reads the found-inf flag on the device
-// (Optimizer::step_unless_found_inf), and the scale update is a one-thread kernel. On the CPU
-// the same math (optim/amp_math.h) runs as plain loops.
+// fused into the unscale kernel, the optimizers' fused kernels read the found-inf flag on the
+// device (MultiTensorOptimizer::step_unless_found_inf), and the scale update is a one-thread
+// kernel. On the CPU the same math (optim/amp_math.h) runs as plain loops.
 //
 // Note [Consecutive skips]
 // A run whose every step overflows is broken (a NaN loss, a diverged model); the scale would

@@ -116,6 +116,15 @@ OptimizerStateDict Optimizer::state_dict() const {
   return result;
 }
 
+Tensor Optimizer::make_loaded_state(const Tensor& param, const std::string& /*key*/,
+                                    const Tensor& value) const {
+  Tensor copy = value.sizes() == param.sizes()
+                    ? empty_strided(param.sizes(), param.strides(), param.options())
+                    : empty(value.sizes(), TensorOptions(value.dtype()).device(param.device()));
+  copy.copy_(value);
+  return copy;
+}
+
 void Optimizer::load_state_dict(const OptimizerStateDict& state_dict) {
   NoGradGuard no_grad;
   const std::string where = detail::concat(name(), " load_state_dict");
@@ -154,11 +163,7 @@ void Optimizer::load_state_dict(const OptimizerStateDict& state_dict) {
       const std::string entry_where = detail::concat(where, ": state.", position, ".", key);
       MINIDL_CHECK(value.defined(), entry_where, " is undefined");
       check_state_entry(param, key, value, entry_where);
-      Tensor copy = value.sizes() == param.sizes()
-                        ? empty_strided(param.sizes(), param.strides(), param.options())
-                        : empty(value.sizes(), TensorOptions(value.dtype()).device(param.device()));
-      copy.copy_(value);
-      loaded.emplace(key, std::move(copy));
+      loaded.emplace(key, make_loaded_state(param, key, value));
     }
   }
 

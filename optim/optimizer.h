@@ -1,6 +1,7 @@
 #pragma once
 // Optimizer: parameters in groups, each group with its own options (learning rate, weight
-// decay, ...), plus per-parameter state such as momentum buffers; the base of SGD, shaped as
+// decay, ...), plus per-parameter state such as momentum buffers; the base of every optimizer
+// (through MultiTensorOptimizer, optim/multi_tensor_optimizer.h), shaped as
 // torch.optim.Optimizer and LibTorch's torch::optim::Optimizer.
 //
 //   // No weight decay on biases and batch-norm parameters:
@@ -22,7 +23,8 @@
 
 namespace minidl::optim {
 
-// Hyper-parameters of one parameter group. Each optimizer derives its own (SGDOptions).
+// Hyper-parameters of one parameter group. Each optimizer derives its own (SGDOptions,
+// AdamOptions, ...).
 class OptimizerOptions {
  public:
   virtual ~OptimizerOptions() = default;
@@ -68,7 +70,7 @@ class Optimizer {
   virtual void step() = 0;
   // step(), skipped when `found_inf` (a one-element float32 tensor on the parameters' device,
   // written by amp::GradScaler) is nonzero. This default reads the flag on the host, which
-  // waits for the device on CUDA; SGD overrides it to decide on the device.
+  // waits for the device on CUDA; MultiTensorOptimizer overrides it to decide on the device.
   virtual void step_unless_found_inf(const Tensor& found_inf);
 
   // Drops every parameter's gradient (set_to_none, the default since PyTorch 2.0, which saves
@@ -107,6 +109,11 @@ class Optimizer {
   // Throws, naming `where`, when a loaded state entry does not fit `param`.
   virtual void check_state_entry(const Tensor& param, const std::string& key, const Tensor& value,
                                  const std::string& where) const = 0;
+  // What load_state_dict keeps for a checked state entry: a copy of `value` on the parameter's
+  // device, with the parameter's dtype and layout when it has the parameter's shape, else with
+  // its own dtype (this default).
+  virtual Tensor make_loaded_state(const Tensor& param, const std::string& key,
+                                   const Tensor& value) const;
   // "SGD", for messages.
   virtual const char* name() const = 0;
 

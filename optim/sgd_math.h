@@ -1,8 +1,8 @@
 #pragma once
-// The update of one element by SGD, written once for the CPU loop (optim/cpu/sgd_kernel.cpp)
-// and the fused CUDA kernel (optim/cuda/sgd_kernel.cu), so the CPU tests check the math the GPU
-// runs. It is torch.optim.SGD's rule, in its order, with g the gradient, p the parameter and
-// b the momentum buffer:
+// The update of one element by SGD, written once as the element functor SgdOp that both
+// backends' multi-tensor apply runs (optim/cpu/sgd_kernel.cpp, optim/cuda/sgd_kernel.cu), so the
+// CPU tests check the math the GPU runs. It is torch.optim.SGD's rule, in its order, with g the
+// gradient, p the parameter and b the momentum buffer:
 //
 //   g = g + weight_decay * p                  when weight_decay != 0
 //   b = g                                     on the first step with momentum (no dampening)
@@ -15,10 +15,11 @@
 // dtype (the decayed gradient, the stored buffer), the value is rounded to that dtype here too,
 // which matters only for 16-bit parameters.
 #include <cstdint>
-#include <type_traits>
 
 #include "minidl/core/half.h"
 #include "minidl/core/macros.h"
+#include "minidl/ops/multi_tensor_table.h"
+#include "minidl/optim/optimizer_math.h"
 
 namespace minidl::optim {
 
@@ -29,8 +30,8 @@ enum class MomentumBufferState : int32_t {
   kUpdate = 2,      // later steps: b = momentum * b + (1 - dampening) * g
 };
 
-// One parameter group's hyper-parameters, as the host has them. A plain struct of fixed layout:
-// the fused CUDA step reads an array of these from device memory.
+// One parameter group's hyper-parameters, as the host has them: the groups section of SGD's
+// multi-tensor table (ops/multi_tensor_table.h), read from device memory by the CUDA kernel.
 struct SgdGroupParameters {
   double lr = 0;
   double momentum = 0;
@@ -42,7 +43,7 @@ struct SgdGroupParameters {
 
 // float, except double for double.
 template <class T>
-using sgd_acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+using sgd_acc_t = opmath_t<T>;
 
 // The hyper-parameters converted once to Acc, as PyTorch converts its scalar arguments.
 template <class Acc>
@@ -60,15 +61,6 @@ struct SgdCoefficients {
         weight_decay(static_cast<Acc>(group.weight_decay)),
         nesterov(group.nesterov != 0) {}
 };
-
-// `value` rounded to T and back: the identity for float and double.
-template <class T, class Acc>
-MINIDL_HOST_DEVICE Acc round_through(Acc value) {
-  if constexpr (std::is_same_v<T, Acc>)
-    return value;
-  else
-    return static_cast<Acc>(T(value));
-}
 
 // Updates param[i] (and momentum_buffer[i] unless `buffer_state` is kNone) from grad[i].
 template <class T, class Acc = sgd_acc_t<T>>
@@ -90,5 +82,38 @@ MINIDL_HOST_DEVICE void sgd_update_element(T* param, const T* grad, T* momentum_
   }
   param[i] = T(p - c.lr * direction);
 }
+
+// SGD's table lists after the parameter and its gradient (optim/optimizer_math.h).
+inline constexpr int kSgdMomentumBufferList = kFirstStateList;
+
+// The element functor of SGD's multi-tensor apply (convention in ops/cpu/multi_tensor_apply.h).
+// The momentum buffer's list is null when the group has no momentum; made by this step, the
+// buffer is initialised from the gradient rather than read.
+template <class T>
+class SgdOp {
+ public:
+  using Group = SgdGroupParameters;
+
+  MINIDL_HOST_DEVICE SgdOp(const Group& group, const TensorListEntry& entry)
+      : coefficients_(group),
+        param_(static_cast<T*>(entry.data[kParamList])),
+        grad_(static_cast<const T*>(entry.data[kGradList])),
+        momentum_buffer_(static_cast<T*>(entry.data[kSgdMomentumBufferList])),
+        buffer_state_(momentum_buffer_ == nullptr ? MomentumBufferState::kNone
+                      : made_this_step(entry, kSgdMomentumBufferList)
+                          ? MomentumBufferState::kInitialize
+                          : MomentumBufferState::kUpdate) {}
+
+  MINIDL_HOST_DEVICE void operator()(int64_t i) const {
+    sgd_update_element<T>(param_, grad_, momentum_buffer_, i, coefficients_, buffer_state_);
+  }
+
+ private:
+  SgdCoefficients<sgd_acc_t<T>> coefficients_;
+  T* param_;
+  const T* grad_;
+  T* momentum_buffer_;
+  MomentumBufferState buffer_state_;
+};
 
 }  // namespace minidl::optim

@@ -6,6 +6,7 @@ markdown table with the ratios ours/PyTorch.
     python3 tools/bench_compare.py --bench build/tools/bench [--python venv/bin/python]
         [--model lenet,resnet20,resnet18] [--device cpu] [--precision fp32] [--threads 2]
         [--steps 20] [--warmup 5] [--channels-last] [--repeats 1] [--profile]
+        [--optimizer-step sgd,adamw]
 
 Step-time ratio below 1 and images/s ratio above 1 mean minidl is faster. Each configuration
 runs `--repeats` times alternating the two frameworks, and the medians are compared, so that a
@@ -16,6 +17,13 @@ where a step's time goes on the device, per step and per framework: kernel launc
 time, busy time (the union of kernels, copies and memsets) and the gap (wall - busy: the device
 idle, waiting for the host). The fields are defined in tools/bench/device_time_summary.h and
 tools/bench_pytorch.py alike.
+
+--optimizer-step sgd,adamw times the optimizer's step alone for each model's parameters (bench
+--optimizer-step; ResNet-18: 11.2M) against torch.optim in the same run: SGD with PyTorch's
+default (on the CPU its single-tensor loop) and foreach=True, AdamW with foreach=True and
+fused=True (where this PyTorch has a fused kernel for the device). The PyTorch side runs this
+script again under --python with the hidden --pytorch-optimizer-step, which builds the models of
+tools/bench_pytorch.py.
 """
 import argparse
 import json
@@ -24,6 +32,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import time
 from datetime import datetime, timezone
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -35,6 +44,95 @@ def run_json_lines(command, environment):
     if completed.returncode != 0:
         sys.exit(f"{' '.join(command)} failed ({completed.returncode}):\n{completed.stderr}")
     return [json.loads(line) for line in completed.stdout.splitlines() if line.startswith("{")]
+
+
+# torch.optim variants timed for each bench --optimizer-step name: (label, class, arguments),
+# the hyper-parameters bench uses.
+SGD_ARGUMENTS = dict(lr=0.01, momentum=0.9, nesterov=True, weight_decay=5e-4)
+PYTORCH_OPTIMIZERS = {
+    "sgd": [("SGD", "SGD", SGD_ARGUMENTS),
+            ("SGD foreach", "SGD", dict(SGD_ARGUMENTS, foreach=True))],
+    "adamw": [("AdamW foreach", "AdamW", dict(lr=1e-3, foreach=True)),
+              ("AdamW fused", "AdamW", dict(lr=1e-3, fused=True))],
+}
+
+
+def time_pytorch_optimizer_steps(args):
+    """The PyTorch half of --optimizer-step (runs under --python): one JSON line per variant."""
+    import torch  # only this half needs torch
+    sys.path.insert(0, HERE)
+    import bench_pytorch
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
+    for model_name in args.model.split(","):
+        for optimizer_name in args.optimizer_step.split(","):
+            for label, class_name, arguments in PYTORCH_OPTIMIZERS[optimizer_name]:
+                torch.manual_seed(0)
+                params = list(bench_pytorch.make_model(model_name).to(device).parameters())
+                for p in params:
+                    p.grad = torch.randn_like(p) * 1e-2
+                try:
+                    optimizer = getattr(torch.optim, class_name)(params, **arguments)
+                    optimizer.step()
+                except (RuntimeError, ValueError) as error:  # no fused kernel for the device
+                    print(json.dumps({"framework": "pytorch", "model": model_name,
+                                      "optimizer": optimizer_name, "variant": label,
+                                      "unsupported": str(error).splitlines()[0]}))
+                    continue
+                for _ in range(max(args.warmup, 1)):
+                    optimizer.step()
+                milliseconds = []
+                for _ in range(args.steps):
+                    start = time.perf_counter()
+                    optimizer.step()
+                    if device.type == "cuda":
+                        torch.cuda.synchronize()
+                    milliseconds.append((time.perf_counter() - start) * 1e3)
+                print(json.dumps({"framework": "pytorch", "model": model_name,
+                                  "optimizer": optimizer_name, "variant": label,
+                                  "torch_version": torch.__version__,
+                                  "threads": torch.get_num_threads(),
+                                  "step_ms_median": statistics.median(milliseconds)}),
+                      flush=True)
+
+
+def compare_optimizer_steps(args, environment):
+    """bench --optimizer-step against time_pytorch_optimizer_steps, medians over --repeats."""
+    common = ["--model", args.model, "--device", args.device, "--steps", str(args.steps),
+              "--warmup", str(args.warmup)]
+    ours_command = [args.bench, "--optimizer-step", args.optimizer_step] + common
+    theirs_command = [args.python, os.path.abspath(__file__), "--pytorch-optimizer-step",
+                      "--optimizer-step", args.optimizer_step, "--threads", str(args.threads)]
+    theirs_command += common
+    ours, theirs = {}, {}
+    for _ in range(args.repeats):
+        for result in run_json_lines(ours_command, environment):
+            ours.setdefault((result["model"], result["optimizer"]), []).append(result)
+        for result in run_json_lines(theirs_command, environment):
+            theirs.setdefault((result["model"], result["optimizer"], result["variant"]),
+                              []).append(result)
+    versions = [r[0]["torch_version"] for r in theirs.values() if "torch_version" in r[0]]
+    print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {platform.node()}, {args.device}, "
+          f"threads {args.threads or 'default'}, PyTorch {versions[0] if versions else '?'}, "
+          f"{args.repeats} repeat(s) of {args.steps} optimizer steps\n")
+    print("| model | parameters | optimizer | minidl ms/step | PyTorch variant | PyTorch ms/step "
+          "| ratio (ours/PyTorch) |")
+    print("|---|---|---|---|---|---|---|")
+    for model in args.model.split(","):
+        for optimizer in args.optimizer_step.split(","):
+            mine = ours[(model, optimizer)]
+            our_ms = statistics.median(r["step_ms_median"] for r in mine)
+            for label, _, _ in PYTORCH_OPTIMIZERS[optimizer]:
+                pytorch = theirs.get((model, optimizer, label), [])
+                if not pytorch or "unsupported" in pytorch[0]:
+                    reason = pytorch[0]["unsupported"] if pytorch else "no result"
+                    print(f"| {model} | {mine[0]['parameters'] / 1e6:.1f}M | {optimizer} | "
+                          f"{our_ms:.1f} | {label} | unsupported ({reason}) | - |")
+                    continue
+                their_ms = statistics.median(r["step_ms_median"] for r in pytorch)
+                print(f"| {model} | {mine[0]['parameters'] / 1e6:.1f}M | {optimizer} | "
+                      f"{our_ms:.1f} | {label} | {their_ms:.1f} | {our_ms / their_ms:.2f} |")
 
 
 def main():
@@ -54,7 +152,14 @@ def main():
     parser.add_argument("--profile", action="store_true",
                         help="also profile both (GPU only) and print kernels, kernel/busy/gap ms")
     parser.add_argument("--profile-steps", type=int, default=10)
+    parser.add_argument("--optimizer-step", default="",
+                        help="comma-separated sgd, adamw: time optimizer steps alone instead")
+    parser.add_argument("--pytorch-optimizer-step", action="store_true",
+                        help=argparse.SUPPRESS)  # the PyTorch half, run under --python
     args = parser.parse_args()
+    if args.pytorch_optimizer_step:
+        time_pytorch_optimizer_steps(args)
+        return
     if args.profile and args.device != "cuda":
         parser.error("--profile needs --device cuda: both tools profile GPU kernels")
 
@@ -62,6 +167,13 @@ def main():
     environment.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     if args.threads > 0:
         environment["OMP_NUM_THREADS"] = str(args.threads)
+    if args.optimizer_step:
+        unknown = set(args.optimizer_step.split(",")) - set(PYTORCH_OPTIMIZERS)
+        if unknown or args.profile:
+            parser.error(f"--optimizer-step takes {', '.join(PYTORCH_OPTIMIZERS)} (got "
+                         f"{args.optimizer_step}) and no --profile")
+        compare_optimizer_steps(args, environment)
+        return
     common = ["--model", args.model, "--device", args.device, "--precision", args.precision,
               "--steps", str(args.steps), "--warmup", str(args.warmup),
               "--batch-size", str(args.batch_size)]

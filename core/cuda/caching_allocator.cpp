@@ -60,7 +60,7 @@
 // Note [Memory written between replays]
 //   Reusing a block freed earlier in the same capture is safe for memory the graph both writes
 //   and reads, not for memory the host writes before each replay (the fused SGD table and the
-//   GradScaler's, optim/captured_device_table.h): the upload runs before the graph, and the
+//   GradScaler's, ops/captured_device_table.h): the upload runs before the graph, and the
 //   replay's own earlier kernels would then overwrite it with whatever the freed block held
 //   (the first GPU run's replays read such garbage pointers). allocate_replay_input therefore
 //   takes its block from a new segment of the private pool, whose bytes no allocation of any

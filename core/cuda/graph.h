@@ -25,10 +25,10 @@
 //   none of which may happen during a capture (a cuDNN choice or a missing momentum buffer is a
 //   clear error then);
 // - values the host decides each step must live in device memory that a replay hook refreshes
-//   before each replay, outside the graph: SGD's learning rate and other hyper-parameters, the
-//   addresses in its fused table and in GradScaler's unscale table (Note [Fused SGD under CUDA
-//   graph capture] in optim/sgd.cpp, optim/cuda/amp_kernel.cu). Anything else is frozen at its
-//   value during capture;
+//   before each replay, outside the graph: an optimizer's learning rate and other
+//   hyper-parameters, the addresses in its multi-tensor table and in GradScaler's unscale table
+//   (Note [Multi-tensor steps under CUDA graph capture] in optim/multi_tensor_optimizer.cpp,
+//   optim/cuda/amp_kernel.cu). Anything else is frozen at its value during capture;
 // - what cannot be captured fails with an error naming the op: copies between host and device
 //   (item(), .to(kCPU), uploads from host memory), random ops (the Philox offset advances on
 //   the host, so every replay would draw the same numbers), empty_cache();

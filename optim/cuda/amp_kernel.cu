@@ -1,5 +1,5 @@
 // GradScaler's kernels: the fused unscale + inf/NaN check over every gradient in one launch
-// (multi-tensor apply, as the fused SGD step), and the single-thread scale update.
+// (multi-tensor apply, as the optimizers' fused steps), and the single-thread scale update.
 //
 // The unscale table, built on the host for each launch (O(number of gradients)):
 //   entries  UnscaleEntry[num_tensors]   gradient pointer and numel
@@ -7,7 +7,7 @@
 // entries at offset 0, chunks at a 16-byte aligned offset. Thread blocks take chunks in a
 // grid-stride loop. Eagerly the table is uploaded for each launch; a launch being captured into
 // a CUDA graph reads a table of the graph's own instead, uploaded by a replay hook before the
-// first replay (optim/captured_device_table.h): a pinned staging block would go back to its pool
+// first replay (ops/captured_device_table.h): a pinned staging block would go back to its pool
 // while the graph kept reading it.
 #include <cuda_runtime.h>
 
@@ -23,16 +23,16 @@
 #include "minidl/core/cuda/graph.h"
 #include "minidl/core/cuda/pinned_allocator.h"
 #include "minidl/core/cuda/stream.h"
+#include "minidl/ops/captured_device_table.h"
 #include "minidl/ops/cuda/loops.cuh"
 #include "minidl/optim/amp_kernels.h"
-#include "minidl/optim/captured_device_table.h"
 #include "minidl/optim/cuda/amp_kernel.h"
 
 namespace minidl::cuda {
 
 namespace {
 
-// 64 elements per thread of a 256-thread block, as the fused SGD step.
+// 64 elements per thread of a 256-thread block, as ops/multi_tensor_table.h's chunks.
 constexpr int64_t kUnscaleChunkElements = 16384;
 constexpr size_t kSectionAlignment = 16;
 
@@ -142,8 +142,7 @@ void amp_unscale_and_check(const std::vector<Tensor>& grads, const Tensor& scale
     const void* table_address = nullptr;
     if (graph != nullptr) {
       // The gradients' addresses are the graph's for good: one upload, before the first replay.
-      auto captured =
-          std::make_shared<optim::CapturedDeviceTable>(std::move(image), scale.device());
+      auto captured = std::make_shared<CapturedDeviceTable>(std::move(image), scale.device());
       graph->add_replay_hook([captured] { captured->upload_changes(); });
       table_address = captured->device_data();
     } else {

@@ -4,13 +4,20 @@
 
 #include "kernel_table_checks.h"
 #include "minidl/optim/amp_kernels.h"
+#include "minidl/optim/multi_tensor_kernels.h"
 
 namespace minidl::optim {
 namespace {
 
 using minidl::testing::expect_complete_tables;
 
-TEST(KernelTables, EveryEntryOfEveryOptimTableIsSet) { expect_complete_tables<AmpKernels>("amp"); }
+TEST(KernelTables, EveryEntryOfEveryOptimTableIsSet) {
+  expect_complete_tables<AmpKernels>("amp");
+  expect_complete_tables<SgdKernels>("sgd");
+  expect_complete_tables<AdamKernels>("adam");
+  expect_complete_tables<RmspropKernels>("rmsprop");
+  expect_complete_tables<StepCountKernels>("step count");
+}
 
 }  // namespace
 }  // namespace minidl::optim

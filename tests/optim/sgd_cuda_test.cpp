@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "minidl/optim/fused_sgd_table.h"
+#include "minidl/ops/multi_tensor_table.h"
 #include "minidl/optim/sgd.h"
 #include "test_util.h"
 
@@ -51,7 +51,8 @@ std::vector<OptimizerParamGroup> two_groups(const std::vector<Tensor>& params) {
 TEST(SGDCuda, FusedStepMatchesTheCpuStepInOneLaunch) {
   SKIP_WITHOUT_CUDA();
   // Sizes below, at and above the chunk size (16384), and one of several chunks.
-  Twin twin({{3, 5}, {kSgdChunkElements}, {kSgdChunkElements + 7}, {7}, {64, 3, 3, 3}});
+  Twin twin(
+      {{3, 5}, {kMultiTensorChunkElements}, {kMultiTensorChunkElements + 7}, {7}, {64, 3, 3, 3}});
   const SGDOptions defaults = SGDOptions(0.1).momentum(0.9).nesterov(true).weight_decay(5e-4);
   SGD cpu_optimizer(two_groups(twin.cpu), defaults);
   SGD cuda_optimizer(two_groups(twin.cuda), defaults);

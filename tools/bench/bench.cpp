@@ -5,7 +5,7 @@
 //
 //   bench [--model lenet,resnet20,resnet18] [--device cpu|cuda|auto] [--precision fp32|bf16|fp16]
 //         [--batch-size N] [--warmup 5] [--steps 20] [--peak-tflops X] [--channels-last]
-//         [--cuda-graph on|off] [--profile] [--profile-steps 10]
+//         [--cuda-graph on|off] [--profile] [--profile-steps 10] [--optimizer-step sgd,adamw]
 //
 // Under bf16 or fp16 the forward pass and the loss run in amp::AutocastGuard, and fp16 scales
 // the loss with an amp::GradScaler, as the trainers do.
@@ -22,6 +22,14 @@
 // (the usual count: the backward pass does twice the forward's work), counted by
 // ops/flop_counter.h during one forward pass.
 //
+// --optimizer-step sgd,adamw: instead of training steps, times the optimizer's step alone, for
+// the parameters of each --model (11.2M for ResNet-18) with fixed random gradients: "sgd" is the
+// trainers' SGD (momentum 0.9, Nesterov, weight decay 5e-4), "adamw" AdamW with PyTorch's
+// defaults. One JSON line per (model, optimizer) with "benchmark": "optimizer_step", the step
+// times and "gb_per_s", the bytes the step must read and write (SGD: parameter, gradient and
+// momentum buffer, 5 floats per parameter; AdamW: parameter, gradient and two moments, 7) over
+// its median time. tools/bench_compare.py --optimizer-step sets them beside torch.optim's.
+//
 // --profile (GPU only): after the timed steps, --profile-steps more steps (replays, under
 // --cuda-graph on) run while CUPTI records every kernel, memory copy and memset
 // (tools/bench/cupti_activity_recorder.h), and the JSON gains a "profile" object: steps,
@@ -36,6 +44,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -72,6 +81,7 @@ struct Options {
   std::string cuda_graph = "on";  // on or off; applies to --device cuda only
   bool profile = false;           // GPU only
   int profile_steps = 10;
+  std::vector<std::string> optimizer_steps;  // --optimizer-step: time these optimizers alone
 };
 
 nn::AnyModule make_model(const std::string& name) {
@@ -232,6 +242,60 @@ nlohmann::ordered_json run(const Configuration& config, const Options& options) 
   return result;
 }
 
+// --optimizer-step: `optimizer_name`'s step alone over the parameters of `model_name`.
+nlohmann::ordered_json run_optimizer_step(const std::string& model_name,
+                                          const std::string& optimizer_name, Device device,
+                                          const Options& options) {
+  manual_seed(0);
+  nn::AnyModule model = make_model(model_name);
+  model.ptr()->to(device);
+  std::vector<Tensor> params = model.ptr()->parameters();
+  int64_t parameter_count = 0;
+  for (Tensor& p : params) {
+    p.set_grad(randn(p.sizes()).to(device) * 1e-2);  // kept: every step reads the same gradients
+    parameter_count += p.numel();
+  }
+  std::unique_ptr<optim::Optimizer> optimizer;
+  int64_t floats_per_parameter = 0;  // read or written by one step
+  if (optimizer_name == "sgd") {
+    optimizer = std::make_unique<optim::SGD>(
+        params, optim::SGDOptions(0.01).momentum(0.9).nesterov(true).weight_decay(5e-4));
+    floats_per_parameter = 5;  // p, buffer read and written; g read
+  } else {
+    optimizer = std::make_unique<optim::AdamW>(params, optim::AdamWOptions(1e-3));
+    floats_per_parameter = 7;  // p, exp_avg, exp_avg_sq read and written; g read
+  }
+  const bool on_gpu = device.is_cuda();
+  for (int i = 0; i < std::max(options.warmup, 1); ++i) optimizer->step();  // makes the state
+  if (on_gpu) cuda::synchronize();
+  std::vector<double> milliseconds;
+  for (int i = 0; i < options.steps; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    optimizer->step();
+    if (on_gpu) cuda::synchronize();
+    milliseconds.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
+  const double median_ms = percentile(milliseconds, 0.5);
+  const double bytes = static_cast<double>(parameter_count * floats_per_parameter * 4);
+  nlohmann::ordered_json result;
+  result["framework"] = "minidl";
+  result["benchmark"] = "optimizer_step";
+  result["model"] = model_name;
+  result["optimizer"] = optimizer_name;
+  result["device"] = device.str();
+  result["threads"] = get_num_threads();
+  result["parameters"] = parameter_count;
+  result["steps"] = options.steps;
+  result["step_ms_median"] = median_ms;
+  result["step_ms_p10"] = percentile(milliseconds, 0.1);
+  result["step_ms_p90"] = percentile(milliseconds, 0.9);
+  result["step_ms_min"] = *std::min_element(milliseconds.begin(), milliseconds.end());
+  result["gb_per_s"] = bytes / (median_ms * 1e-3) / 1e9;
+  return result;
+}
+
 std::vector<std::string> split_commas(const std::string& text) {
   std::vector<std::string> parts;
   std::stringstream stream(text);
@@ -280,6 +344,10 @@ int main(int argc, char** argv) {
   app.add_option("--profile-steps", options.profile_steps, "Steps recorded by --profile")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  std::string optimizer_steps;
+  app.add_option("--optimizer-step", optimizer_steps,
+                 "Comma-separated: sgd, adamw. Time the optimizer's step alone for each --model's "
+                 "parameters instead of training steps");
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -296,6 +364,20 @@ int main(int argc, char** argv) {
                  "(--device cuda); the CPU has no CUDA graphs");
     MINIDL_CHECK(device.is_cuda() || !options.profile, "bench: --profile needs a GPU (--device ",
                  "cuda): it records CUDA kernels with CUPTI, but the device is ", device.str());
+    if (!optimizer_steps.empty()) {
+      options.optimizer_steps = split_commas(optimizer_steps);
+      MINIDL_CHECK(!options.profile, "bench: --profile records training steps; it does not ",
+                   "apply to --optimizer-step");
+      for (const std::string& optimizer : options.optimizer_steps)
+        MINIDL_CHECK(optimizer == "sgd" || optimizer == "adamw", "bench: unknown optimizer \"",
+                     optimizer, "\" (expected sgd or adamw)");
+      for (const std::string& model : options.models)
+        for (const std::string& optimizer : options.optimizer_steps) {
+          std::printf("%s\n", run_optimizer_step(model, optimizer, device, options).dump().c_str());
+          std::fflush(stdout);
+        }
+      return 0;
+    }
     for (const std::string& model : options.models) {
       Configuration config;
       config.model = model;

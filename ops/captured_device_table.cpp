@@ -1,5 +1,5 @@
-// A device table refreshed before each replay (see optim/captured_device_table.h).
-#include "minidl/optim/captured_device_table.h"
+// A device table refreshed before each replay (see ops/captured_device_table.h).
+#include "minidl/ops/captured_device_table.h"
 
 #include <algorithm>
 #include <cstring>
@@ -9,7 +9,7 @@
 #include "minidl/core/error.h"
 #include "minidl/core/from_blob.h"
 
-namespace minidl::optim {
+namespace minidl {
 
 namespace {
 
@@ -72,4 +72,4 @@ void CapturedDeviceTable::upload_changes() {
   bytes_uploaded_ += static_cast<uint64_t>(length);
 }
 
-}  // namespace minidl::optim
+}  // namespace minidl

@@ -1,7 +1,8 @@
 #pragma once
-// A table in device memory that a captured CUDA graph reads and the host keeps writing: the
-// fused SGD step's table (its hyper-parameters change when a scheduler sets the lr) and the
-// GradScaler's unscale table. See Note [What a captured step may do] in core/cuda/graph.h.
+// A table in device memory that a captured CUDA graph reads and the host keeps writing: an
+// optimizer's multi-tensor table (its group records change when a scheduler sets the lr;
+// ops/multi_tensor_table.h) and the GradScaler's unscale table. See Note [What a captured step
+// may do] in core/cuda/graph.h.
 //
 // The graph bakes in the table's device address, never its contents. The host keeps the bytes
 // (the image); a replay hook calls upload_changes() before each replay, which copies what
@@ -18,7 +19,7 @@
 #include "minidl/core/device.h"
 #include "minidl/core/tensor.h"
 
-namespace minidl::optim {
+namespace minidl {
 
 class CapturedDeviceTable {
  public:
@@ -49,4 +50,4 @@ class CapturedDeviceTable {
   uint64_t bytes_uploaded_ = 0;
 };
 
-}  // namespace minidl::optim
+}  // namespace minidl

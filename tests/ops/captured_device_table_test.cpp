@@ -1,16 +1,22 @@
-// The table a captured CUDA graph reads (optim/captured_device_table.h), with its "device" on
+// The table a captured CUDA graph reads (ops/captured_device_table.h), with its "device" on
 // the CPU: the first upload copies everything, later ones only the bytes the host changed.
-#include "minidl/optim/captured_device_table.h"
+#include "minidl/ops/captured_device_table.h"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <vector>
 
-#include "minidl/optim/sgd_math.h"
-
-namespace minidl::optim {
+namespace minidl {
 namespace {
+
+// A group record as an optimizer's table holds them (SGD's, say).
+struct GroupRecord {
+  double lr = 0;
+  double momentum = 0;
+  double dampening = 0;
+  double weight_decay = 0;
+};
 
 std::vector<std::byte> bytes_counting_from(unsigned char first, size_t size) {
   std::vector<std::byte> image(size);
@@ -45,23 +51,23 @@ TEST(CapturedDeviceTable, WritingTheSameBytesUploadsNothing) {
 }
 
 TEST(CapturedDeviceTable, OnlyTheChangedSpanIsUploaded) {
-  // A table whose first section holds two SGD groups, as the fused step's does.
-  std::vector<SgdGroupParameters> groups(2);
+  // A table whose first section holds two groups, as an optimizer's table does.
+  std::vector<GroupRecord> groups(2);
   groups[0].lr = 0.1;
   groups[0].momentum = 0.9;
   groups[1].lr = 0.01;
-  std::vector<std::byte> image(2 * sizeof(SgdGroupParameters) + 64, std::byte{7});
-  std::memcpy(image.data(), groups.data(), 2 * sizeof(SgdGroupParameters));
+  std::vector<std::byte> image(2 * sizeof(GroupRecord) + 64, std::byte{7});
+  std::memcpy(image.data(), groups.data(), 2 * sizeof(GroupRecord));
   CapturedDeviceTable table(image, Device(kCPU));
   table.upload_changes();
   const uint64_t bytes_before = table.bytes_uploaded();
 
   groups[1].lr = 0.005;  // a scheduler's step changed one learning rate
-  table.write(0, groups.data(), 2 * sizeof(SgdGroupParameters));
+  table.write(0, groups.data(), 2 * sizeof(GroupRecord));
   table.upload_changes();
   EXPECT_EQ(table.uploads(), 2u);
   EXPECT_LE(table.bytes_uploaded() - bytes_before, sizeof(double));
-  SgdGroupParameters on_device[2];
+  GroupRecord on_device[2];
   std::memcpy(on_device, table.device_data(), sizeof on_device);
   EXPECT_EQ(on_device[0].lr, 0.1);
   EXPECT_EQ(on_device[0].momentum, 0.9);
@@ -84,4 +90,4 @@ TEST(CapturedDeviceTable, WritesBetweenTwoUploadsGoInOneCopy) {
 }
 
 }  // namespace
-}  // namespace minidl::optim
+}  // namespace minidl

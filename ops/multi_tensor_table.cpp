@@ -1,5 +1,5 @@
-// The fused SGD table: layout and upload (Note [Fused SGD table] in fused_sgd_table.h).
-#include "minidl/optim/fused_sgd_table.h"
+// The multi-tensor table: layout and upload (Note [Multi-tensor apply] in multi_tensor_table.h).
+#include "minidl/ops/multi_tensor_table.h"
 
 #include <cstring>
 #include <type_traits>
@@ -8,7 +8,7 @@
 #include "minidl/core/cuda/stream.h"
 #include "minidl/core/error.h"
 
-namespace minidl::optim {
+namespace minidl {
 
 namespace {
 
@@ -16,58 +16,57 @@ constexpr uint64_t kSectionAlignment = 16;
 // Device buffers grow in steps of this, so a slightly larger table does not re-allocate.
 constexpr int64_t kDeviceBufferGranularity = 4096;
 
-static_assert(std::is_trivially_copyable_v<SgdGroupParameters> &&
-                  std::is_trivially_copyable_v<SgdTensorEntry> &&
-                  std::is_trivially_copyable_v<SgdChunk>,
+static_assert(std::is_trivially_copyable_v<TensorListEntry> &&
+                  std::is_trivially_copyable_v<MultiTensorChunk>,
               "the table is copied to the device byte for byte");
 
 uint64_t align_up(uint64_t value, uint64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
-template <class Entry>
-void copy_section(std::vector<std::byte>& image, uint64_t offset,
-                  const std::vector<Entry>& entries) {
-  if (!entries.empty())
-    std::memcpy(image.data() + offset, entries.data(), entries.size() * sizeof(Entry));
+void copy_section(std::vector<std::byte>& image, uint64_t offset, const void* data, size_t bytes) {
+  if (bytes > 0) std::memcpy(image.data() + offset, data, bytes);
 }
 
 }  // namespace
 
-void FusedSgdTable::rebuild_chunks(const std::vector<SgdTensorEntry>& tensors) {
+void MultiTensorTable::rebuild_chunks(const std::vector<TensorListEntry>& tensors) {
   chunked_numels_.clear();
   chunks_.clear();
   for (size_t t = 0; t < tensors.size(); ++t) {
     chunked_numels_.push_back(tensors[t].numel);
-    for (int64_t begin = 0; begin < tensors[t].numel; begin += kSgdChunkElements)
+    for (int64_t begin = 0; begin < tensors[t].numel; begin += kMultiTensorChunkElements)
       chunks_.push_back({static_cast<int64_t>(t), begin});
   }
 }
 
-void FusedSgdTable::build(const std::vector<SgdGroupParameters>& groups,
-                          const std::vector<SgdTensorEntry>& tensors) {
+void MultiTensorTable::build(const void* groups, size_t group_bytes,
+                             const std::vector<TensorListEntry>& tensors) {
   bool same_sizes = chunked_numels_.size() == tensors.size();
   for (size_t t = 0; same_sizes && t < tensors.size(); ++t)
     same_sizes = chunked_numels_[t] == tensors[t].numel;
   if (!same_sizes) rebuild_chunks(tensors);
 
   layout_.groups_offset = 0;
-  layout_.tensors_offset = align_up(groups.size() * sizeof(SgdGroupParameters), kSectionAlignment);
-  layout_.chunks_offset =
-      align_up(layout_.tensors_offset + tensors.size() * sizeof(SgdTensorEntry), kSectionAlignment);
-  layout_.bytes = layout_.chunks_offset + chunks_.size() * sizeof(SgdChunk);
+  layout_.tensors_offset = align_up(group_bytes, kSectionAlignment);
+  layout_.chunks_offset = align_up(
+      layout_.tensors_offset + tensors.size() * sizeof(TensorListEntry), kSectionAlignment);
+  layout_.bytes = layout_.chunks_offset + chunks_.size() * sizeof(MultiTensorChunk);
+  layout_.num_tensors = static_cast<int64_t>(tensors.size());
   layout_.num_chunks = static_cast<int64_t>(chunks_.size());
 
   // Zero first, so padding bytes are deterministic and the comparison with the last upload
   // sees only real changes.
   image_.assign(layout_.bytes, std::byte{0});
-  copy_section(image_, layout_.groups_offset, groups);
-  copy_section(image_, layout_.tensors_offset, tensors);
-  copy_section(image_, layout_.chunks_offset, chunks_);
+  copy_section(image_, layout_.groups_offset, groups, group_bytes);
+  copy_section(image_, layout_.tensors_offset, tensors.data(),
+               tensors.size() * sizeof(TensorListEntry));
+  copy_section(image_, layout_.chunks_offset, chunks_.data(),
+               chunks_.size() * sizeof(MultiTensorChunk));
 }
 
-const void* FusedSgdTable::device_table(Device device) {
-  MINIDL_INTERNAL_ASSERT(device.is_cuda(), "the fused SGD table lives on a CUDA device");
+const void* MultiTensorTable::device_table(Device device) {
+  MINIDL_INTERNAL_ASSERT(device.is_cuda(), "a multi-tensor device table lives on a CUDA device");
   const cuda::StreamHandle stream = cuda::current_stream_handle(device.index);
   const auto needed = static_cast<int64_t>(layout_.bytes);
   const bool fresh_buffer = !device_buffer_.defined() || device_buffer_.numel() < needed ||
@@ -92,4 +91,4 @@ const void* FusedSgdTable::device_table(Device device) {
   return device_buffer_.data_ptr();
 }
 
-}  // namespace minidl::optim
+}  // namespace minidl

@@ -1,0 +1,83 @@
+#pragma once
+// The CUDA side of Note [Multi-tensor apply] (ops/multi_tensor_table.h; include from .cu files
+// only): every tensor of one (device, dtype) in one launch. The element functor convention is
+// written once in ops/cpu/multi_tensor_apply.h; the same functor runs on both backends, so the
+// CPU tests check the arithmetic the GPU runs.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "minidl/core/cuda/check.h"
+#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/stream.h"
+#include "minidl/core/error.h"
+#include "minidl/core/half.h"
+#include "minidl/ops/cuda/launch.cuh"
+#include "minidl/ops/multi_tensor_table.h"
+
+namespace minidl::cuda {
+
+// A chunk is kMultiTensorChunkElements / kMultiTensorBlockThreads = 64 elements per thread.
+inline constexpr int kMultiTensorBlockThreads = 256;
+// Resident blocks per multiprocessor: 2048 threads / 256 per block.
+inline constexpr int kMultiTensorBlocksPerMultiprocessor = 8;
+
+// ---- kernels ----
+
+// Each block takes chunks in a grid-stride loop; its threads stride through the chunk, so
+// consecutive threads touch consecutive elements. The functor is built per chunk, since the
+// chunks of one block belong to different tensors.
+template <class Functor>
+__global__ void multi_tensor_apply_kernel(const std::byte* table, MultiTensorLayout layout,
+                                          const float* skip_flag) {
+  if (skip_flag != nullptr && *skip_flag != 0.0f) return;  // GradScaler skips this step
+  const auto* groups =
+      reinterpret_cast<const typename Functor::Group*>(table + layout.groups_offset);
+  const auto* tensors = reinterpret_cast<const TensorListEntry*>(table + layout.tensors_offset);
+  const auto* chunks = reinterpret_cast<const MultiTensorChunk*>(table + layout.chunks_offset);
+  for (int64_t c = blockIdx.x; c < layout.num_chunks; c += gridDim.x) {
+    const MultiTensorChunk chunk = chunks[c];
+    const TensorListEntry entry = tensors[chunk.tensor];
+    const Functor op(groups[entry.group], entry);
+    const int64_t end = min(chunk.begin + kMultiTensorChunkElements, entry.numel);
+    for (int64_t i = chunk.begin + threadIdx.x; i < end; i += blockDim.x) op(i);
+  }
+}
+
+// ---- launchers ----
+
+// Runs Op<T> over every tensor of the table at args.table (device memory), T being args.dtype
+// (float32, float16 or bfloat16; another is an error naming `op_name`), in one launch on the
+// current stream of args.device_index. Never waits for the device; when args.skip_flag (device
+// memory) is nonzero the kernel returns without changing anything.
+template <template <class> class Op>
+void launch_multi_tensor_apply(const MultiTensorArgs& args, const char* op_name) {
+  if (args.layout.num_chunks == 0) return;
+  DeviceGuard device_guard(args.device_index);
+  // One block per chunk, at most as many as the device holds at once.
+  const unsigned blocks = resident_grid_stride_blocks(
+      args.layout.num_chunks * kMultiTensorBlockThreads, kMultiTensorBlockThreads,
+      kMultiTensorBlocksPerMultiprocessor, args.device_index);
+  const StreamHandle stream = current_stream_handle(args.device_index);
+  switch (args.dtype) {
+    case kFloat32:
+      multi_tensor_apply_kernel<Op<float>><<<blocks, kMultiTensorBlockThreads, 0, stream>>>(
+          args.table, args.layout, args.skip_flag);
+      break;
+    case kFloat16:
+      multi_tensor_apply_kernel<Op<Half>><<<blocks, kMultiTensorBlockThreads, 0, stream>>>(
+          args.table, args.layout, args.skip_flag);
+      break;
+    case kBFloat16:
+      multi_tensor_apply_kernel<Op<BFloat16>><<<blocks, kMultiTensorBlockThreads, 0, stream>>>(
+          args.table, args.layout, args.skip_flag);
+      break;
+    default:
+      MINIDL_CHECK(false, op_name, " on CUDA: expected float32, float16 or bfloat16 tensors, got ",
+                   args.dtype);
+  }
+  MINIDL_LAUNCH_CHECK();
+}
+
+}  // namespace minidl::cuda
