@@ -27,3 +27,4 @@
 #include "minidl/nn/ordered_dict.h"
 #include "minidl/nn/safetensors.h"
 #include "minidl/nn/serialize.h"
+#include "minidl/nn/utils/clip_grad.h"
