@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -13,6 +14,7 @@
 #include "minidl/core/generator.h"
 #include "minidl/core/logging.h"
 #include "minidl/distributed/init.h"
+#include "minidl/nn/utils/clip_grad.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/loss.h"
 #include "minidl/ops/reduce.h"
@@ -86,11 +88,26 @@ Trainer::Trainer(nn::AnyModule model, optim::Optimizer& optimizer, data::DataLoa
                options_.keep_checkpoints());
   MINIDL_CHECK(options_.resume() != "auto" || !options_.checkpoint_dir().empty(),
                "Trainer: resume \"auto\" needs a checkpoint directory");
+  MINIDL_CHECK(options_.accumulate_steps() >= 1, "Trainer: expected accumulate_steps >= 1, got ",
+               options_.accumulate_steps());
+  // Negated, so NaN fails too.
+  MINIDL_CHECK(options_.clip_grad_norm() >= 0 && std::isfinite(options_.clip_grad_norm()),
+               "Trainer: expected a finite clip_grad_norm >= 0 (0: no clipping), got ",
+               options_.clip_grad_norm());
   if (distributed::is_initialized() && distributed::world_size() > 1) {
     rank_ = distributed::rank();
     world_size_ = distributed::world_size();
-    ddp_.emplace(model_);  // collective: rank 0's weights on every rank
   }
+  // A captured step (train/train_step_graph.h) is one whole optimizer step on one batch; the
+  // micro-batches of an accumulated step would each need a graph of their own, with gradients
+  // that outlive them, which TrainStepGraph does not do. Refused rather than silently slower.
+  MINIDL_CHECK(options_.accumulate_steps() == 1 || !options_.cuda_graph() ||
+                   !device_of(model_).is_cuda() || world_size_ > 1,
+               "Trainer: accumulate_steps(", options_.accumulate_steps(),
+               ") cannot be combined with the CUDA-graph step (TrainerOptions::cuda_graph, on by ",
+               "default), which captures one whole optimizer step on one batch; expected ",
+               "cuda_graph(false) with gradient accumulation on a GPU");
+  if (world_size_ > 1) ddp_.emplace(model_);  // collective: rank 0's weights on every rank
 }
 
 Tensor Trainer::forward(const Tensor& images) {
@@ -140,20 +157,30 @@ std::optional<fs::path> Trainer::newest_valid_checkpoint() const {
 }
 
 void Trainer::restore(const fs::path& path) {
+  optim::CheckpointableScheduler* scheduler = checkpointed_scheduler();
   const std::optional<optim::ScalarMap> planned_schedule =
-      scheduler_ != nullptr ? std::optional(scheduler_->schedule()) : std::nullopt;
+      scheduler != nullptr ? std::optional(scheduler->schedule()) : std::nullopt;
   TrainingCheckpoint checkpoint = load_training_checkpoint(
-      path, *model_.ptr(), optimizer_, scheduler_, options_.model_name(), options_.dataset_name());
+      path, *model_.ptr(), optimizer_, scheduler, options_.model_name(), options_.dataset_name());
   const std::string precision = precision_name(options_.precision());
   MINIDL_CHECK(checkpoint.precision == precision, "checkpoint ", path.string(), " was trained in ",
                checkpoint.precision, " precision, but this run uses ", precision,
                "; resume with the same precision");
+  // Another grouping of batches or another clip would take other steps from here on.
+  MINIDL_CHECK(checkpoint.accumulate_steps == options_.accumulate_steps(), "checkpoint ",
+               path.string(), " was trained with accumulate_steps ", checkpoint.accumulate_steps,
+               ", but this run uses ", options_.accumulate_steps(),
+               "; resume with the same accumulate_steps");
+  MINIDL_CHECK(checkpoint.clip_grad_norm == options_.clip_grad_norm(), "checkpoint ", path.string(),
+               " was trained with clip_grad_norm ", checkpoint.clip_grad_norm,
+               ", but this run uses ", options_.clip_grad_norm(),
+               " (0: no clipping); resume with the same clip_grad_norm");
   // Note [Resuming changes nothing]: a resumed run takes the steps a straight run would have.
   // The checkpoint's schedule continues; one that is not the schedule this run was given (other
   // epochs, steps per epoch or learning rate) would silently become another run, so it is refused.
-  if (planned_schedule && scheduler_->schedule() != *planned_schedule)
+  if (planned_schedule && scheduler->schedule() != *planned_schedule)
     throw Error("checkpoint " + path.string() + " was trained on the schedule " +
-                optim::to_json(scheduler_->schedule()) + ", but this run's is " +
+                optim::to_json(scheduler->schedule()) + ", but this run's is " +
                 optim::to_json(*planned_schedule) +
                 "; resume with the settings of the run that wrote it (epochs, batch size, "
                 "learning rate and schedule), or start a new run");
@@ -208,37 +235,76 @@ fs::path Trainer::save_checkpoint() {
   checkpoint.world_size = world_size_;
   checkpoint.precision = precision_name(options_.precision());
   if (scaler_.is_enabled()) checkpoint.grad_scaler = scaler_.state_dict();
+  checkpoint.accumulate_steps = options_.accumulate_steps();
+  checkpoint.clip_grad_norm = options_.clip_grad_norm();
   fs::create_directories(options_.checkpoint_dir());
-  save_training_checkpoint(path, *model_.ptr(), optimizer_, scheduler_, checkpoint);
+  save_training_checkpoint(path, *model_.ptr(), optimizer_, checkpointed_scheduler(), checkpoint);
   prune_checkpoints(options_.checkpoint_dir(), options_.keep_checkpoints());
   logger().info("saved checkpoint {}", path.string());
   return path;
 }
 
-void Trainer::train_step(const data::Batch& batch, TrainStepGraph* graph) {
+Trainer::MicroBatch Trainer::micro_batch(int64_t batch_index, int64_t pass_start) const {
+  // Groups of accumulate_steps batches from the start of the epoch, the last one shorter. A
+  // pass starts between groups (checkpoints are taken there), unless a checkpoint of another
+  // world size moved its start; then its first group is cut short there.
+  const int64_t steps = options_.accumulate_steps();
+  const int64_t group_begin = std::max(batch_index / steps * steps, pass_start);
+  const int64_t group_end =
+      std::min(batch_index / steps * steps + steps, train_loader_.num_batches());
+  return {.first = batch_index == group_begin,
+          .last = batch_index + 1 >= group_end,
+          .group_size = group_end - group_begin};
+}
+
+void Trainer::train_step(const data::Batch& batch, const MicroBatch& micro, TrainStepGraph* graph) {
   const Tensor& images = checked_images(batch);
-  if (graph != nullptr)
+  if (graph != nullptr) {
+    MINIDL_INTERNAL_ASSERT(micro.first && micro.last,
+                           "a CUDA-graph step with gradient accumulation (the constructor refuses "
+                           "it)");
     graph->run(images, batch.labels);
-  else
-    run_step(images, batch.labels);
+  } else {
+    run_step(images, batch.labels, micro);
+  }
+  train_samples_ += batch.size();
+  if (!micro.last) return;
   last_step_lr_ = optimizer_.param_groups().front().options().get_lr();
   if (scheduler_ != nullptr) scheduler_->step();  // on the host: a replay reads the new lr
-  train_samples_ += batch.size();
   ++step_;
 }
 
-void Trainer::run_step(const Tensor& images, const Tensor& labels) {
-  optimizer_.zero_grad();
+void Trainer::run_step(const Tensor& images, const Tensor& labels, const MicroBatch& micro) {
+  if (micro.first) optimizer_.zero_grad();
   Tensor loss;
   {
     MixedPrecisionScope mixed_precision(options_.precision());
     loss = cross_entropy(forward(images), labels, Reduction::Mean,
                          options_.label_smoothing());  // float32 under autocast too
   }
-  scaler_.scale(loss).backward();  // the scaler passes everything through unless float16
+  // Each micro-batch's share of the group's mean, as PyTorch's recipe (loss / N).
+  const Tensor share =
+      micro.group_size > 1 ? div(loss, static_cast<double>(micro.group_size)) : loss;
+  // The scaler passes everything through unless float16.
+  if (ddp_ && !micro.last) {
+    // Gradients accumulate locally; the group's last backward averages their sum over ranks.
+    const auto local_only = ddp_->no_sync();
+    scaler_.scale(share).backward();
+  } else {
+    scaler_.scale(share).backward();
+  }
+  if (micro.last) optimizer_step();
+  train_loss_sum_.add_(loss.detach(), static_cast<double>(labels.size(0)));
+}
+
+void Trainer::optimizer_step() {
+  if (options_.clip_grad_norm() > 0) {
+    scaler_.unscale_(optimizer_);  // clip the true gradients; then step() does not unscale again
+    // The norm stays on the device: nothing here waits for it.
+    nn::utils::clip_grad_norm_(model_.ptr()->parameters(), options_.clip_grad_norm());
+  }
   scaler_.step(optimizer_);
   scaler_.update();
-  train_loss_sum_.add_(loss.detach(), static_cast<double>(labels.size(0)));
 }
 
 bool Trainer::cuda_graph_applies() const {
@@ -373,7 +439,7 @@ struct Trainer::FitRun {
       step_graph.emplace(device_of(trainer.model_).index,
                          trainer.train_loader_.options().batch_size(),
                          [&trainer](const Tensor& images, const Tensor& labels) {
-                           trainer.run_step(images, labels);
+                           trainer.run_step(images, labels, MicroBatch{});
                          });
   }
   std::optional<int> stop_signal() const { return signals ? signals->requested() : std::nullopt; }
@@ -428,14 +494,18 @@ Trainer::EpochPass Trainer::train_pass(FitRun& run) {
   train_loader_.set_start_batch(batch_);
   model_.ptr()->train();
   run.progress.start_epoch(epoch_ + 1, options_.epochs(), train_loader_.num_batches(), batch_);
+  const int64_t pass_start = batch_;
   for (const data::Batch& batch : train_loader_) {
-    train_step(batch, run.graph());
+    const MicroBatch micro = micro_batch(batch.batch_index, pass_start);
+    train_step(batch, micro, run.graph());
     batch_ = batch.batch_index + 1;
     pass.images += batch.size();
     if (run.progress.due(batch_))
       run.progress.show(batch_,
                         train_loss_sum_.item<double>() / static_cast<double>(train_samples_),
                         static_cast<double>(pass.images) / seconds_since(pass.start));
+    // Checks and stops fall between optimizer steps, so a checkpoint never holds half a group.
+    if (!micro.last) continue;
     // Every rank at the same steps: the check is collective under data parallelism.
     if (step_ % options_.log_every() == 0) check_finite_loss();
     if (run.stop_signal() || reached_max_steps()) break;
@@ -476,6 +546,8 @@ bool Trainer::end_epoch(FitRun& run, const EpochPass& pass) {
   const bool finished = batch_ == train_loader_.num_batches();
   const int64_t finished_epoch = epoch_ + 1;
   if (finished) {
+    // Before the checkpoint, which then holds the lrs the next epoch trains with.
+    if (plateau_scheduler_ != nullptr) step_plateau_scheduler(run.result.test);
     ++epoch_;
     batch_ = 0;
   }
@@ -488,6 +560,23 @@ bool Trainer::end_epoch(FitRun& run, const EpochPass& pass) {
     return false;
   }
   return true;
+}
+
+optim::CheckpointableScheduler* Trainer::checkpointed_scheduler() const {
+  if (scheduler_ != nullptr) return scheduler_;
+  return plateau_scheduler_;
+}
+
+void Trainer::step_plateau_scheduler(const Evaluation& evaluation) {
+  const bool lower_is_better = plateau_scheduler_->options().mode() == optim::PlateauMode::kMin;
+  double metric = lower_is_better ? evaluation.loss : evaluation.accuracy;
+  if (world_size_ > 1) {
+    // Ranks whose test shards differ see different metrics; one lr schedule needs one.
+    Tensor sum = tensor({metric}, kFloat64);
+    distributed::default_process_group(Device(kCPU))->all_reduce(sum);
+    metric = sum.data_ptr<double>()[0] / static_cast<double>(world_size_);
+  }
+  plateau_scheduler_->step(metric);
 }
 
 TrainingResult Trainer::summary(FitRun& run) const {

@@ -15,7 +15,10 @@
 // must arrive as float images (normalise them in the loader). One step is: zero the gradients,
 // forward and loss (under autocast with a 16-bit precision()), backward (of the scaled loss for
 // float16), optimizer step (skipped by the GradScaler when a gradient overflowed), scheduler
-// step. Nothing in it reads a value back to
+// step. With accumulate_steps(N) a step takes N batches, forward and backward on each (its loss
+// divided by N; under data parallelism all but the last backward under no_sync()), then one
+// optimizer step; with clip_grad_norm(max) the gradients are unscaled (float16) and clipped
+// (nn::utils::clip_grad_norm_) before it. Nothing in it reads a value back to
 // the host: the running loss sums on the device and is read only when a progress line is due
 // and at the end of the epoch. On a GPU, full batches replay the step from a CUDA graph
 // (TrainerOptions::cuda_graph, train/train_step_graph.h).
@@ -35,7 +38,10 @@
 // sum. The loaders' order and augmentation depend only on their seeds and the epoch, and a
 // loader can start mid-epoch (DataLoader::set_start_batch), so a run resumed from any
 // checkpoint takes the same steps on the same batches as one that never stopped: on the CPU its
-// weights and metrics come out bit for bit the same (tests/train/trainer_test.cpp).
+// weights and metrics come out bit for bit the same (tests/train/trainer_test.cpp). Checkpoints
+// fall between optimizer steps, never inside a group of accumulated batches; accumulate_steps
+// and clip_grad_norm are saved and must be the same to resume, as the precision
+// (tests/train/trainer_accumulation_test.cpp).
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -50,6 +56,7 @@
 #include "minidl/optim/grad_scaler.h"
 #include "minidl/optim/lr_scheduler.h"
 #include "minidl/optim/optimizer.h"
+#include "minidl/optim/reduce_lr_on_plateau.h"
 #include "minidl/train/metrics_log.h"
 #include "minidl/train/train_step_graph.h"
 #include "minidl/train/trainer_options.h"
@@ -82,8 +89,20 @@ class Trainer {
           data::DataLoader& test_loader, TrainerOptions options);
 
   // Stepped after every optimizer step, so its "epochs" are steps (as OneCycleLR's are);
-  // saved in and restored from checkpoints. May be null (the default).
-  void set_scheduler(optim::LRScheduler* scheduler) { scheduler_ = scheduler; }
+  // saved in and restored from checkpoints. May be null (the default). One scheduler at a time:
+  // this replaces a ReduceLROnPlateau set before.
+  void set_scheduler(optim::LRScheduler* scheduler) {
+    scheduler_ = scheduler;
+    plateau_scheduler_ = nullptr;
+  }
+  // Stepped once after each complete epoch on the evaluation, as PyTorch recipes step it on a
+  // validation metric: the test loss in mode kMin, the test accuracy in mode kMax, averaged over
+  // the ranks so that every rank takes the same decision. Saved in and restored from
+  // checkpoints; replaces a per-step scheduler set before.
+  void set_scheduler(optim::ReduceLROnPlateau* scheduler) {
+    plateau_scheduler_ = scheduler;
+    scheduler_ = nullptr;
+  }
 
   // Trains from epoch 0, or from the checkpoint options().resume() names, to options().epochs()
   // (or max_steps), evaluating after each epoch. Before the first step it checks that the
@@ -135,10 +154,22 @@ class Trainer {
                                  Clock::time_point run_start);
   void restore(const std::filesystem::path& path);
   std::filesystem::path save_checkpoint();
-  // One step; through `graph` (replayed or eager, as it decides) when there is one.
-  void train_step(const data::Batch& batch, TrainStepGraph* graph);
-  // The step's work on the current stream, for any batch size: what a graph captures.
-  void run_step(const Tensor& images, const Tensor& labels);
+  // Where a batch sits in its optimizer step's group of accumulate_steps micro-batches.
+  struct MicroBatch {
+    bool first = true;       // the gradients are zeroed before it
+    bool last = true;        // the optimizer steps after it
+    int64_t group_size = 1;  // micro-batches in its group; its loss is divided by this
+  };
+  MicroBatch micro_batch(int64_t batch_index, int64_t pass_start) const;
+  // One micro-batch, and the optimizer step after the last of a group; through `graph`
+  // (replayed or eager, as it decides) when there is one (whole steps only).
+  void train_step(const data::Batch& batch, const MicroBatch& micro, TrainStepGraph* graph);
+  // The micro-batch's work on the current stream, for any batch size: zero_grad before the
+  // first of a group, forward, backward, and after the last the optimizer step. A whole step
+  // (MicroBatch{}) is what a graph captures.
+  void run_step(const Tensor& images, const Tensor& labels, const MicroBatch& micro);
+  // Unscale (float16) and clip when asked, the optimizer step and the scaler's update.
+  void optimizer_step();
   // Whether fit() captures the step in a CUDA graph (TrainerOptions::cuda_graph).
   bool cuda_graph_applies() const;
   void print_epoch_line(const EpochMetrics& metrics, int64_t batches_done) const;
@@ -155,7 +186,13 @@ class Trainer {
 
   nn::AnyModule model_;
   optim::Optimizer& optimizer_;
+  // The scheduler set, if any: one of these two is null.
   optim::LRScheduler* scheduler_ = nullptr;
+  optim::ReduceLROnPlateau* plateau_scheduler_ = nullptr;
+  // Whichever is set, for checkpoints; null when none is.
+  optim::CheckpointableScheduler* checkpointed_scheduler() const;
+  // Steps the plateau scheduler on the evaluation just made.
+  void step_plateau_scheduler(const Evaluation& evaluation);
   data::DataLoader& train_loader_;
   data::DataLoader& test_loader_;
   TrainerOptions options_;

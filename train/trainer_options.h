@@ -107,6 +107,24 @@ class TrainerOptions {
     cuda_graph_ = value;
     return *this;
   }
+  // Gradient accumulation: each optimizer step takes this many consecutive batches of the
+  // loader (micro-batches), each one's loss divided by their number, so that with a mean loss
+  // the step is the one a batch this many times larger would take (PyTorch's recipe). An epoch's
+  // last group may be shorter; it steps all the same, its losses divided by its own size.
+  // Steps, max_steps, log_every and a scheduler count optimizer steps. Saved in checkpoints: a
+  // run resumes only with the value it was trained with. Not with the CUDA-graph step
+  // (cuda_graph(false) is needed on a GPU; see Trainer's constructor).
+  TrainerOptions& accumulate_steps(int64_t value) {
+    accumulate_steps_ = value;
+    return *this;
+  }
+  // Clip the gradients' total 2-norm to this before each optimizer step
+  // (nn::utils::clip_grad_norm_ over the model's parameters, after the GradScaler's unscale_
+  // in float16). 0: no clipping. Saved in checkpoints, as accumulate_steps.
+  TrainerOptions& clip_grad_norm(double max_norm) {
+    clip_grad_norm_ = max_norm;
+    return *this;
+  }
 
   int64_t epochs() const { return epochs_; }
   int64_t max_steps() const { return max_steps_; }
@@ -124,6 +142,8 @@ class TrainerOptions {
   DType precision() const { return precision_; }
   const amp::GradScalerOptions& grad_scaler() const { return grad_scaler_; }
   bool cuda_graph() const { return cuda_graph_; }
+  int64_t accumulate_steps() const { return accumulate_steps_; }
+  double clip_grad_norm() const { return clip_grad_norm_; }
 
  private:
   int64_t epochs_ = 1;
@@ -142,6 +162,8 @@ class TrainerOptions {
   DType precision_ = kFloat32;
   amp::GradScalerOptions grad_scaler_;
   bool cuda_graph_ = true;
+  int64_t accumulate_steps_ = 1;
+  double clip_grad_norm_ = 0;
 };
 
 }  // namespace minidl::train

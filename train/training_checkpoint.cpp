@@ -53,11 +53,27 @@ int64_t parse_count(const serialize::SafetensorsMetadata& metadata, const std::s
   return static_cast<int64_t>(value);
 }
 
+// The shortest decimal that reads back as exactly `value`.
+std::string shortest_decimal(double value) {
+  char text[64];
+  const auto [end, error] = std::to_chars(text, text + sizeof text, value);
+  MINIDL_INTERNAL_ASSERT(error == std::errc(), "formatting ", value);
+  return std::string(text, end);
+}
+
+double parse_number(const std::string& text, const std::string& key, const fs::path& path) {
+  double value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  MINIDL_CHECK(error == std::errc() && end == text.data() + text.size(), "checkpoint ",
+               path.string(), ": expected a number for \"", key, "\", found \"", text, "\"");
+  return value;
+}
+
 }  // namespace
 
 void save_training_checkpoint(const fs::path& path, const nn::Module& model,
                               const optim::Optimizer& optimizer,
-                              const optim::LRScheduler* scheduler,
+                              const optim::CheckpointableScheduler* scheduler,
                               const TrainingCheckpoint& checkpoint) {
   serialize::NamedTensorList tensors;
   for (const auto& item : model.state_dict())
@@ -84,6 +100,8 @@ void save_training_checkpoint(const fs::path& path, const nn::Module& model,
   metadata["world_size"] = std::to_string(checkpoint.world_size);
   metadata["precision"] = checkpoint.precision;
   if (checkpoint.grad_scaler) metadata["grad_scaler"] = optim::to_json(*checkpoint.grad_scaler);
+  metadata["accumulate_steps"] = std::to_string(checkpoint.accumulate_steps);
+  metadata["clip_grad_norm"] = shortest_decimal(checkpoint.clip_grad_norm);
   serialize::write_safetensors(path, tensors, metadata);
 }
 
@@ -108,7 +126,7 @@ void check_training_checkpoint_file(const fs::path& path) {
 
 TrainingCheckpoint load_training_checkpoint(const fs::path& path, nn::Module& model,
                                             optim::Optimizer& optimizer,
-                                            optim::LRScheduler* scheduler,
+                                            optim::CheckpointableScheduler* scheduler,
                                             const std::string& expected_model,
                                             const std::string& expected_dataset) {
   serialize::SafetensorsContents contents = serialize::read_safetensors(path);
@@ -147,6 +165,11 @@ TrainingCheckpoint load_training_checkpoint(const fs::path& path, nn::Module& mo
   if (const auto scaler = metadata.find("grad_scaler"); scaler != metadata.end())
     checkpoint.grad_scaler =
         optim::scalar_map_from_json(scaler->second, "checkpoint " + path.string() + " grad_scaler");
+  // Written since the options existed; a checkpoint without them was trained without either.
+  if (metadata.count("accumulate_steps"))
+    checkpoint.accumulate_steps = parse_count(metadata, "accumulate_steps", path);
+  if (const auto clip = metadata.find("clip_grad_norm"); clip != metadata.end())
+    checkpoint.clip_grad_norm = parse_number(clip->second, "clip_grad_norm", path);
 
   nn::Module::NamedTensors model_state("Tensor name");
   serialize::NamedTensorList optimizer_tensors;

@@ -14,6 +14,8 @@
 //             "world_size"                    the ranks that trained it (1 when absent)
 //             "precision"                     "fp32", "fp16" or "bf16"
 //             "grad_scaler"                   the GradScaler's state as JSON (fp16 runs only)
+//             "accumulate_steps"              batches per optimizer step (1 when absent)
+//             "clip_grad_norm"                the gradient norm clipped to (0, off, when absent)
 //
 // This file is the schema: every name above is written and read here and nowhere else, and
 // TrainingCheckpoint carries each as a typed field.
@@ -30,7 +32,7 @@
 #include "minidl/core/generator.h"
 #include "minidl/nn/module.h"
 #include "minidl/nn/safetensors.h"
-#include "minidl/optim/lr_scheduler.h"
+#include "minidl/optim/checkpointable_scheduler.h"
 #include "minidl/optim/optimizer.h"
 #include "minidl/optim/scalar_map.h"
 
@@ -51,12 +53,16 @@ struct TrainingCheckpoint {
   int64_t world_size = 1;
   std::string precision;                        // "fp32", "fp16" or "bf16"
   std::optional<optim::ScalarMap> grad_scaler;  // its state_dict, in fp16 runs
+  // How the steps were taken (TrainerOptions); resuming with others would take other steps.
+  // Checkpoints written before these options existed were trained with 1 and 0.
+  int64_t accumulate_steps = 1;
+  double clip_grad_norm = 0;
 };
 
 // Writes model, optimizer, scheduler (when not null) and `checkpoint` to `path`, atomically.
 void save_training_checkpoint(const std::filesystem::path& path, const nn::Module& model,
                               const optim::Optimizer& optimizer,
-                              const optim::LRScheduler* scheduler,
+                              const optim::CheckpointableScheduler* scheduler,
                               const TrainingCheckpoint& checkpoint);
 
 // Reads `path`, checks that it is a training checkpoint of `expected_model` on
@@ -66,7 +72,7 @@ void save_training_checkpoint(const std::filesystem::path& path, const nn::Modul
 // name the file and what was expected and found.
 TrainingCheckpoint load_training_checkpoint(const std::filesystem::path& path, nn::Module& model,
                                             optim::Optimizer& optimizer,
-                                            optim::LRScheduler* scheduler,
+                                            optim::CheckpointableScheduler* scheduler,
                                             const std::string& expected_model,
                                             const std::string& expected_dataset);
 

@@ -7,7 +7,8 @@
 int main(int argc, char** argv) {
   minidl::tools::TrainerProgram program;
   program.name = "train_cifar10";
-  program.description = "Trains a CIFAR ResNet on CIFAR-10 (or Fashion-MNIST) with SGD.";
+  program.description =
+      "Trains a CIFAR ResNet on CIFAR-10 (or Fashion-MNIST) with SGD, Adam or AdamW.";
   program.datasets = {"cifar10", "fashion-mnist"};
   program.models = {"resnet20", "resnet18"};
   program.recipe.epochs = 30;

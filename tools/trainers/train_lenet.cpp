@@ -6,7 +6,7 @@
 int main(int argc, char** argv) {
   minidl::tools::TrainerProgram program;
   program.name = "train_lenet";
-  program.description = "Trains LeNet-5 on Fashion-MNIST or MNIST with SGD.";
+  program.description = "Trains LeNet-5 on Fashion-MNIST or MNIST with SGD, Adam or AdamW.";
   program.datasets = {"fashion-mnist", "mnist"};
   program.models = {"lenet"};
   program.recipe.epochs = 6;

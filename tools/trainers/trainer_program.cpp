@@ -28,12 +28,15 @@ struct CommandLine {
   std::string model;
   int64_t epochs = 0;
   int64_t batch_size = 0;
+  std::string optimizer = "sgd";
   double lr = 0;
   double momentum = 0;
   bool nesterov = false;
   double weight_decay = 0;
   std::string schedule;
   double warmup_epochs = 0;
+  double clip_grad_norm = 0;
+  int64_t accumulate = 1;
   std::string device = "auto";
   std::string precision = "fp32";
   std::string cuda_graph = "on";
@@ -175,28 +178,45 @@ void define_options(CLI::App& app, CommandLine& line, const TrainerProgram& prog
   app.add_option("--batch-size", line.batch_size, "Images per step (per rank)")
       ->transform(integer_at_least(1))
       ->capture_default_str();
+  app.add_option("--optimizer", line.optimizer,
+                 "sgd (with --momentum, --nesterov), adam (L2 weight decay) or adamw (decoupled "
+                 "weight decay); adam and adamw take betas (0.9, 0.999) and eps 1e-8, and want "
+                 "a smaller --lr, e.g. 1e-3")
+      ->check(CLI::IsMember({"sgd", "adam", "adamw"}))
+      ->capture_default_str();
   app.add_option("--lr", line.lr, "Peak learning rate")
       ->check(finite_at_least(0, Bound::kExclusive))
       ->capture_default_str();
-  app.add_option("--momentum", line.momentum, "SGD momentum")
+  app.add_option("--momentum", line.momentum, "SGD momentum (sgd only)")
       ->check(finite_in_range(0, 1))
       ->capture_default_str();
   // A flag's default does not show in CLI11's help (and "--no-nesterov{false}" reads as one).
   app.add_flag(
       "--nesterov,!--no-nesterov", line.nesterov,
       std::string("Nesterov momentum (default: ") + (recipe.nesterov ? "on" : "off") + ")");
-  app.add_option("--weight-decay", line.weight_decay, "L2 weight decay")
+  app.add_option("--weight-decay", line.weight_decay,
+                 "Weight decay: L2 for sgd and adam, decoupled for adamw")
       ->check(finite_at_least(0, Bound::kInclusive))
       ->capture_default_str();
   app.add_option("--schedule", line.schedule,
                  "Learning-rate schedule over all steps: step (x0.1 at 50% and 75%), cosine "
-                 "(down to 0) or onecycle (warm up to --lr, then down)")
-      ->check(CLI::IsMember({"step", "cosine", "onecycle"}))
+                 "(down to 0), onecycle (warm up to --lr, then down), exponential (down to "
+                 "0.01x), polynomial (linear down to 0), or plateau (x0.1 after 2 epochs "
+                 "without a better test loss)")
+      ->check(CLI::IsMember({"step", "cosine", "onecycle", "exponential", "polynomial", "plateau"}))
       ->capture_default_str();
   app.add_option("--warmup-epochs", line.warmup_epochs,
-                 "Linear warm-up from 0.1x the learning rate over this many epochs (step and "
-                 "cosine schedules)")
+                 "Linear warm-up from 0.1x the learning rate over this many epochs (every "
+                 "schedule but onecycle and plateau)")
       ->check(finite_in_range(0, kMaxEpochs))
+      ->capture_default_str();
+  app.add_option("--clip-grad-norm", line.clip_grad_norm,
+                 "Clip the gradients' total 2-norm to this before each step (0: no clipping)")
+      ->check(finite_at_least(0, Bound::kInclusive))
+      ->capture_default_str();
+  app.add_option("--accumulate", line.accumulate,
+                 "Batches per optimizer step (gradient accumulation; each loss divided by it)")
+      ->transform(integer_in_range<int64_t>(1, 1 << 20))
       ->capture_default_str();
   app.add_option("--device", line.device, "Where to train: auto takes a GPU when there is one")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
@@ -318,9 +338,30 @@ Device choose_device(const std::string& choice) {
   return cuda::is_available() ? Device(kCUDA, cuda::current_device()) : Device(kCPU);
 }
 
-std::unique_ptr<optim::LRScheduler> make_schedule(const CommandLine& line,
-                                                  optim::Optimizer& optimizer,
-                                                  int64_t steps_per_epoch) {
+std::unique_ptr<optim::Optimizer> make_optimizer(const CommandLine& line,
+                                                 std::vector<Tensor> parameters) {
+  if (line.optimizer == "adam")
+    return std::make_unique<optim::Adam>(
+        std::move(parameters), optim::AdamOptions(line.lr).weight_decay(line.weight_decay));
+  if (line.optimizer == "adamw")
+    return std::make_unique<optim::AdamW>(
+        std::move(parameters), optim::AdamWOptions(line.lr).weight_decay(line.weight_decay));
+  return std::make_unique<optim::SGD>(std::move(parameters), optim::SGDOptions(line.lr)
+                                                                 .momentum(line.momentum)
+                                                                 .nesterov(line.nesterov)
+                                                                 .weight_decay(line.weight_decay));
+}
+
+// The plateau schedule: stepped by the Trainer after each epoch on the test loss.
+std::unique_ptr<optim::ReduceLROnPlateau> make_plateau_schedule(optim::Optimizer& optimizer) {
+  return std::make_unique<optim::ReduceLROnPlateau>(
+      optimizer, optim::ReduceLROnPlateauOptions().factor(0.1).patience(2));
+}
+
+// Every schedule but plateau, stepped after each optimizer step.
+std::unique_ptr<optim::LRScheduler> make_step_schedule(const CommandLine& line,
+                                                       optim::Optimizer& optimizer,
+                                                       int64_t steps_per_epoch) {
   // Over every epoch asked for, whatever --max-steps says: --max-steps stops a run early without
   // changing its schedule, so that resuming it takes the steps a straight run takes.
   const int64_t total_steps = std::max<int64_t>(line.epochs * steps_per_epoch, 1);
@@ -330,6 +371,11 @@ std::unique_ptr<optim::LRScheduler> make_schedule(const CommandLine& line,
   std::unique_ptr<optim::LRScheduler> schedule;
   if (line.schedule == "cosine")
     schedule = std::make_unique<optim::CosineAnnealingLR>(optimizer, total_steps);
+  else if (line.schedule == "exponential")
+    schedule = std::make_unique<optim::ExponentialLR>(
+        optimizer, std::pow(0.01, 1.0 / static_cast<double>(total_steps)));
+  else if (line.schedule == "polynomial")
+    schedule = std::make_unique<optim::PolynomialLR>(optimizer, total_steps, 1.0);
   else
     schedule = std::make_unique<optim::MultiStepLR>(
         optimizer, std::vector<int64_t>{total_steps / 2, total_steps * 3 / 4}, 0.1);
@@ -382,6 +428,10 @@ void check_combinations(const CommandLine& line) {
     throw UsageError(
         "--warmup-epochs does not combine with --schedule onecycle, which warms up "
         "by itself");
+  if (line.schedule == "plateau" && line.warmup_epochs > 0)
+    throw UsageError(
+        "--warmup-epochs does not combine with --schedule plateau, which follows the test "
+        "loss from epoch to epoch");
 }
 
 // The outputs are checked before the data loads, so that a mistyped path fails at once.
@@ -434,12 +484,18 @@ int train(const TrainerProgram& program, const CommandLine& line) {
                                    .device(device)
                                    .augment(data::AugmentOptions().normalize(spec.mean, spec.std)));
 
-  optim::SGD optimizer(model.ptr()->parameters(), optim::SGDOptions(line.lr)
-                                                      .momentum(line.momentum)
-                                                      .nesterov(line.nesterov)
-                                                      .weight_decay(line.weight_decay));
-  std::unique_ptr<optim::LRScheduler> schedule =
-      make_schedule(line, optimizer, train_loader.num_batches());
+  const std::unique_ptr<optim::Optimizer> optimizer =
+      make_optimizer(line, model.ptr()->parameters());
+  // The Trainer steps a schedule once per optimizer step: every --accumulate batches, and once
+  // more for an epoch's last, shorter group.
+  const int64_t steps_per_epoch =
+      (train_loader.num_batches() + line.accumulate - 1) / line.accumulate;
+  std::unique_ptr<optim::LRScheduler> step_schedule;
+  std::unique_ptr<optim::ReduceLROnPlateau> plateau_schedule;
+  if (line.schedule == "plateau")
+    plateau_schedule = make_plateau_schedule(*optimizer);
+  else
+    step_schedule = make_step_schedule(line, *optimizer, steps_per_epoch);
 
   train::TrainerOptions options;
   options.epochs(line.epochs)
@@ -453,12 +509,17 @@ int train(const TrainerProgram& program, const CommandLine& line) {
       .model_name(line.model)
       .dataset_name(line.dataset)
       .label_smoothing(program.recipe.label_smoothing)
+      .accumulate_steps(line.accumulate)
+      .clip_grad_norm(line.clip_grad_norm)
       .cuda_graph(line.cuda_graph == "on")
       .precision(line.precision == "fp16"   ? kFloat16
                  : line.precision == "bf16" ? kBFloat16
                                             : kFloat32);
-  train::Trainer trainer(model, optimizer, train_loader, test_loader, options);
-  trainer.set_scheduler(schedule.get());
+  train::Trainer trainer(model, *optimizer, train_loader, test_loader, options);
+  if (plateau_schedule)
+    trainer.set_scheduler(plateau_schedule.get());
+  else
+    trainer.set_scheduler(step_schedule.get());
   logger().info(
       "{}: {} on {} ({} training, {} test images), {} epochs of {} steps, batch {} x "
       "{} ranks, {}",
