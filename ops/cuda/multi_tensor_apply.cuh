@@ -25,23 +25,33 @@ inline constexpr int kMultiTensorBlocksPerMultiprocessor = 8;
 
 // ---- kernels ----
 
+// Chunk c of a table in device memory, as a kernel reads it: the functor for its tensor (built
+// per chunk, since the chunks of one block belong to different tensors) and its element range.
+template <class Functor>
+struct TableChunk {
+  __device__ TableChunk(const std::byte* table, const MultiTensorLayout& layout, int64_t c)
+      : chunk(reinterpret_cast<const MultiTensorChunk*>(table + layout.chunks_offset)[c]),
+        entry(
+            reinterpret_cast<const TensorListEntry*>(table + layout.tensors_offset)[chunk.tensor]),
+        op(reinterpret_cast<const typename Functor::Group*>(table +
+                                                            layout.groups_offset)[entry.group],
+           entry),
+        end(min(chunk.begin + kMultiTensorChunkElements, entry.numel)) {}
+  MultiTensorChunk chunk;
+  TensorListEntry entry;
+  Functor op;
+  int64_t end;  // one past the chunk's last element
+};
+
 // Each block takes chunks in a grid-stride loop; its threads stride through the chunk, so
-// consecutive threads touch consecutive elements. The functor is built per chunk, since the
-// chunks of one block belong to different tensors.
+// consecutive threads touch consecutive elements.
 template <class Functor>
 __global__ void multi_tensor_apply_kernel(const std::byte* table, MultiTensorLayout layout,
                                           const float* skip_flag) {
   if (skip_flag != nullptr && *skip_flag != 0.0f) return;  // GradScaler skips this step
-  const auto* groups =
-      reinterpret_cast<const typename Functor::Group*>(table + layout.groups_offset);
-  const auto* tensors = reinterpret_cast<const TensorListEntry*>(table + layout.tensors_offset);
-  const auto* chunks = reinterpret_cast<const MultiTensorChunk*>(table + layout.chunks_offset);
   for (int64_t c = blockIdx.x; c < layout.num_chunks; c += gridDim.x) {
-    const MultiTensorChunk chunk = chunks[c];
-    const TensorListEntry entry = tensors[chunk.tensor];
-    const Functor op(groups[entry.group], entry);
-    const int64_t end = min(chunk.begin + kMultiTensorChunkElements, entry.numel);
-    for (int64_t i = chunk.begin + threadIdx.x; i < end; i += blockDim.x) op(i);
+    const TableChunk<Functor> part(table, layout, c);
+    for (int64_t i = part.chunk.begin + threadIdx.x; i < part.end; i += blockDim.x) part.op(i);
   }
 }
 

@@ -47,20 +47,12 @@ namespace minidl::cuda {
 template <class Functor>
 __global__ void multi_tensor_reduce_kernel(const std::byte* table, MultiTensorLayout layout,
                                            typename Functor::Acc* partials) {
-  using Acc = typename Functor::Acc;
-  const auto* groups =
-      reinterpret_cast<const typename Functor::Group*>(table + layout.groups_offset);
-  const auto* tensors = reinterpret_cast<const TensorListEntry*>(table + layout.tensors_offset);
-  const auto* chunks = reinterpret_cast<const MultiTensorChunk*>(table + layout.chunks_offset);
   for (int64_t c = blockIdx.x; c < layout.num_chunks; c += gridDim.x) {
-    const MultiTensorChunk chunk = chunks[c];
-    const TensorListEntry entry = tensors[chunk.tensor];
-    const Functor op(groups[entry.group], entry);
-    const int64_t end = min(chunk.begin + kMultiTensorChunkElements, entry.numel);
-    Acc acc = op.identity();
-    for (int64_t i = chunk.begin + threadIdx.x; i < end; i += blockDim.x)
-      acc = op.combine(acc, op(i));
-    acc = row_reduce(op, acc);
+    const TableChunk<Functor> part(table, layout, c);
+    typename Functor::Acc acc = part.op.identity();
+    for (int64_t i = part.chunk.begin + threadIdx.x; i < part.end; i += blockDim.x)
+      acc = part.op.combine(acc, part.op(i));
+    acc = row_reduce(part.op, acc);
     if (threadIdx.x == 0) partials[c] = acc;
   }
 }
