@@ -44,10 +44,14 @@ SUMMARY_SECONDS = 20  # kept back for the versions' tail, the summary and the lo
 MEMCHECK_FIRST = {"ops": 120, "optim": 60, "train": 90, "core": 60}
 MEMCHECK_DEFAULT_SECONDS = 45
 MEMCHECK_LEFT_OUT = {"tools": "its CUDA tests check the CUPTI recorder, not minidl's kernels"}
-# racecheck: the ops CUDA tests whose kernels share memory within a block (reductions, softmax
-# and the losses, batch norm, pooling).
-RACECHECK_FILTER = ("ReduceCuda.*:SoftmaxCuda.*:CrossEntropyCuda.*:NllLossCuda.*:MseLossCuda.*:"
-                    "BatchNormCuda.*:PoolCuda.*")
+# racecheck, per CUDA test folder: the tests whose kernels share memory within a block (ops:
+# reductions, softmax and the losses, batch norm, pooling; nn: clip_grad_norm_'s multi-tensor
+# reduction).
+RACECHECK_FILTERS = {
+    "ops": ("ReduceCuda.*:SoftmaxCuda.*:CrossEntropyCuda.*:NllLossCuda.*:MseLossCuda.*:"
+            "BatchNormCuda.*:PoolCuda.*"),
+    "nn": "*ClipGrad*",
+}
 
 
 class Context:
@@ -156,11 +160,11 @@ def test_steps(context):
             "compute-sanitizer", "--tool", "memcheck", "--error-exitcode", "99", program],
             MEMCHECK_FIRST.get(folder, MEMCHECK_DEFAULT_SECONDS), parser="gtest",
             needs_gpu=True, env=expect_gpu))
-        if folder == "ops":
-            steps.append(Step("racecheck ops", [
+        if folder in RACECHECK_FILTERS:
+            steps.append(Step(f"racecheck {folder}", [
                 "compute-sanitizer", "--tool", "racecheck", "--error-exitcode", "99", program,
-                f"--gtest_filter={RACECHECK_FILTER}"], 90, parser="gtest", needs_gpu=True,
-                env=expect_gpu))
+                f"--gtest_filter={RACECHECK_FILTERS[folder]}"], 90, parser="gtest",
+                needs_gpu=True, env=expect_gpu))
     return steps
 
 
