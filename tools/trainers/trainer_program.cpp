@@ -226,8 +226,8 @@ void define_options(CLI::App& app, CommandLine& line, const TrainerProgram& prog
       ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
       ->capture_default_str();
   app.add_option("--cuda-graph", line.cuda_graph,
-                 "Replay the training step from a CUDA graph (GPU, one process, no dropout; "
-                 "ignored elsewhere)")
+                 "Replay the training step from a CUDA graph (GPU, one process, no dropout, "
+                 "--accumulate 1; ignored elsewhere)")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   app.add_option("--workers", line.workers, "Data-loader worker threads (0: the main thread)")
@@ -511,7 +511,9 @@ int train(const TrainerProgram& program, const CommandLine& line) {
       .label_smoothing(program.recipe.label_smoothing)
       .accumulate_steps(line.accumulate)
       .clip_grad_norm(line.clip_grad_norm)
-      .cuda_graph(line.cuda_graph == "on")
+      // A captured step is one whole optimizer step on one batch (the Trainer refuses it with
+      // accumulation), so --accumulate > 1 trains eagerly, as on the CPU.
+      .cuda_graph(line.cuda_graph == "on" && line.accumulate == 1)
       .precision(line.precision == "fp16"   ? kFloat16
                  : line.precision == "bf16" ? kBFloat16
                                             : kFloat32);
