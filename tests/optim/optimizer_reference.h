@@ -113,6 +113,21 @@ inline ::testing::AssertionResult matches_reference(const std::vector<double>& a
   return ::testing::AssertionSuccess();
 }
 
+// The reference runs' two groups: params[0] with the optimizer's defaults, params[1] with
+// `group1`.
+inline std::vector<OptimizerParamGroup> two_groups(const std::vector<Tensor>& params,
+                                                   const OptimizerOptions& group1) {
+  return {OptimizerParamGroup({params[0]}), OptimizerParamGroup({params[1]}, group1)};
+}
+
+// Steps first..last (1-based) of a reference run: that step's gradients, then a step.
+inline void run_steps(Optimizer& optimizer, std::vector<Tensor>& params, int first, int last) {
+  for (int step = first; step <= last; ++step) {
+    set_gradients(params, step);
+    optimizer.step();
+  }
+}
+
 // Runs `optimizer` (over `params`, from make_params) for the reference's steps and
 // compares the parameters after each step and every state tensor after the last.
 inline void expect_run(const ReferenceRun& run, Optimizer& optimizer, std::vector<Tensor>& params) {
