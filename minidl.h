@@ -37,6 +37,7 @@
 #include "minidl/ops/linalg.h"
 #include "minidl/ops/loss.h"
 #include "minidl/ops/norm.h"
+#include "minidl/ops/onednn.h"
 #include "minidl/ops/pool.h"
 #include "minidl/ops/random.h"
 #include "minidl/ops/reduce.h"

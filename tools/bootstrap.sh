@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache           # compilers and the build
   libopenblas-dev libspdlog-dev zlib1g-dev           # the library's own dependencies
+  libdnnl-dev                                        # CPU convolutions on oneDNN
   nlohmann-json3-dev libcli11-dev                    # checkpoints, the tools' command lines
   libopenmpi-dev openmpi-bin                         # distributed training, mpirun tests
   libgtest-dev libgmock-dev libbenchmark-dev         # tests and benchmarks

@@ -5,14 +5,15 @@
 #
 #   1. tools/bootstrap.sh (installs missing Debian packages); tools/format.sh --check
 #   2. build/: Release, Ninja, ccache, CUDA when /usr/local/cuda/bin/nvcc exists (environment
-#      MINIDL_CUDA=AUTO|ON|OFF overrides); builds everything; ctest (labels unit, gpu, e2e, mpi)
+#      MINIDL_CUDA=AUTO|ON|OFF overrides), oneDNN; builds everything; ctest (labels unit, gpu,
+#      e2e, mpi); ctest -L unit again with oneDNN switched off (MINIDL_ONEDNN=0)
 #   3. the GPU kit (tools/gpu/check_kit.sh): tools/gpu/pack.sh into build/gpu-kit-check, a fresh
 #      CPU-only configure that finds every dependency in the kit alone, and tools/gpu/run.sh test
 #      and bench --rehearse against build/ (the whole GPU sequence, its CUDA steps only checked)
 #   4. build-asan/: CPU-only, Debug, -DMINIDL_SANITIZE=address,undefined; builds the unit test
 #      programs; ctest -L unit
-#   5. build-tsan/: CPU-only, Debug, -DMINIDL_SANITIZE=thread; the loader's, thread pool's and
-#      process groups' tests, and the 2-rank MPI tests
+#   5. build-tsan/: CPU-only, Debug, -DMINIDL_SANITIZE=thread, -DMINIDL_ONEDNN=OFF (the build
+#      switch); the loader's, thread pool's and process groups' tests, and the 2-rank MPI tests
 #
 # Prints how long each phase took and ends with "N passed, N failed, N skipped" over both test
 # runs. Exits non-zero when a build or any test failed.
@@ -94,6 +95,10 @@ minidl_timed "build/: build (${MINIDL_JOBS} jobs)" cmake --build build -j "${MIN
   stop_on_build_failure "building build/"
 main_status=0
 minidl_timed "build/: ctest (all labels)" run_ctest build || main_status=$?
+# The CPU tests again with oneDNN switched off (ops/onednn.h), so that the im2col path that
+# float64, small convolutions and -DMINIDL_ONEDNN=OFF builds use passes them all too.
+MINIDL_ONEDNN=0 minidl_timed "build/: ctest -L unit, MINIDL_ONEDNN=0" run_ctest build -L unit ||
+  main_status=$?
 
 # ---- 2. the GPU kit, rehearsed without a GPU (README.md, section GPU) ----
 # Each part that fails counts as one failed test.
@@ -140,7 +145,8 @@ minidl_timed "build-asan/: ctest -L unit" run_ctest build-asan -L unit \
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=${MINIDL_ROOT}/tests/sanitizers/tsan.supp"
 echo "==== build-tsan/ (thread) ===="
 minidl_timed "build-tsan/: configure" minidl_configure "${MINIDL_ROOT}/build-tsan" \
-  -DCMAKE_BUILD_TYPE=Debug -DMINIDL_CUDA=OFF -DMINIDL_SANITIZE=thread -DMINIDL_BUILD_TOOLS=OFF ||
+  -DCMAKE_BUILD_TYPE=Debug -DMINIDL_CUDA=OFF -DMINIDL_SANITIZE=thread -DMINIDL_BUILD_TOOLS=OFF \
+  -DMINIDL_ONEDNN=OFF ||
   stop_on_build_failure "configuring build-tsan/"
 tsan_targets=(minidl_data_tests minidl_core_tests minidl_distributed_tests)
 # `ninja -t query` rather than a `targets | grep -q` pipe: grep -q exits at its match, ninja then

@@ -1,4 +1,5 @@
-// CPU convolution as im2col + OpenBLAS GEMM over chunks of samples (ops/conv_kernels.h).
+// CPU convolution (ops/conv_kernels.h): on oneDNN where it takes it (ops/cpu/onednn_conv.cpp),
+// else as im2col + OpenBLAS GEMM over chunks of samples.
 //
 // Note [Convolution as GEMM]: for a chunk of S samples, im2col lays out every receptive field
 // as one column of
@@ -30,6 +31,7 @@
 #include "minidl/ops/ceil_div.h"
 #include "minidl/ops/conv_kernels.h"
 #include "minidl/ops/cpu/blas_threads.h"
+#include "minidl/ops/cpu/onednn_conv.h"
 
 namespace minidl::cpu {
 
@@ -401,6 +403,8 @@ void visit_compute_dtype(DType dtype, Fn&& fn) {
 
 Tensor conv2d_forward(const Tensor& input, const Tensor& weight, const Tensor& bias,
                       const Conv2dParams& params) {
+  if (std::optional<Tensor> output = onednn_conv2d_forward(input, weight, bias, params))
+    return *output;
   const ConvGeometry g = geometry_of(input.sizes(), weight.sizes(), params);
   const Tensor input_ready = compute_operand(input), weight_ready = compute_operand(weight);
   const Tensor bias_ready = bias.defined() ? compute_operand(bias) : Tensor();
@@ -414,6 +418,16 @@ Tensor conv2d_forward(const Tensor& input, const Tensor& weight, const Tensor& b
 
 Conv2dGrads conv2d_backward(const Tensor& grad_output, const Tensor& input, const Tensor& weight,
                             const Conv2dParams& params, Conv2dGradRequest request) {
+  // The input's gradient from oneDNN where it takes the convolution; the rest here.
+  Conv2dGrads grads;
+  if (request.input) {
+    if (std::optional<Tensor> grad_input =
+            onednn_conv2d_input_grad(grad_output, input, weight, params)) {
+      grads.input = *grad_input;
+      request.input = false;
+      if (!request.weight && !request.bias) return grads;
+    }
+  }
   const ConvGeometry g = geometry_of(input.sizes(), weight.sizes(), params);
   const Tensor grad_output_ready = compute_operand(grad_output);
   const DType dtype = grad_output_ready.dtype();
@@ -429,7 +443,6 @@ Conv2dGrads conv2d_backward(const Tensor& grad_output, const Tensor& input, cons
       backward_kernel<T>(grad_output_ready, input_ready, weight_ready, grad_input, grad_weight, g);
     if (request.bias) bias_grad_kernel<T>(grad_output_ready, grad_bias, g);
   });
-  Conv2dGrads grads;
   if (request.input) grads.input = finish(grad_input, input.dtype(), input.suggest_memory_format());
   if (request.weight)
     grads.weight = finish(grad_weight, weight.dtype(), weight.suggest_memory_format());

@@ -1,0 +1,51 @@
+#include "minidl/ops/cpu/onednn_context.h"
+
+#include <omp.h>
+
+#include <atomic>
+
+#include "minidl/ops/onednn.h"
+
+namespace minidl {
+
+namespace {
+std::atomic<int64_t> primitives_made{0};
+}  // namespace
+
+bool onednn_available() { return true; }
+
+int64_t onednn_primitives_created() { return primitives_made.load(std::memory_order_relaxed); }
+
+namespace cpu::onednn {
+
+OneOpenMPThread::OneOpenMPThread() : saved_(omp_get_max_threads()) {
+  if (saved_ != 1) omp_set_num_threads(1);
+}
+
+OneOpenMPThread::~OneOpenMPThread() {
+  if (saved_ != 1) omp_set_num_threads(saved_);
+}
+
+const dnnl::engine& engine() {
+  static const dnnl::engine cpu(dnnl::engine::kind::cpu, 0);
+  return cpu;
+}
+
+void execute(const dnnl::primitive& primitive, const std::unordered_map<int, dnnl::memory>& args) {
+  const OneOpenMPThread one_thread;
+  thread_local dnnl::stream stream(engine());
+  primitive.execute(stream, args);
+  stream.wait();
+}
+
+dnnl::primitive_attr user_scratchpad() {
+  dnnl::primitive_attr attributes;
+  attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attributes;
+}
+
+void count_primitive() { primitives_made.fetch_add(1, std::memory_order_relaxed); }
+
+}  // namespace cpu::onednn
+
+}  // namespace minidl

@@ -1,0 +1,44 @@
+#pragma once
+// What minidl's oneDNN calls share: the CPU engine, how a primitive runs on one of minidl's
+// threads, and the count of primitives made (ops/onednn.h).
+//
+// Note [oneDNN on minidl's threads]: Debian's oneDNN runs its primitives on OpenMP (libgomp)
+// threads, and libgomp's idle threads spin after every parallel region, taking the cores that
+// minidl's own threads wait for (why minidl has its own pool, core/thread_pool.h). So, as with
+// OpenBLAS (ops/cpu/blas_threads.h), a primitive runs on the calling thread alone: execute() sets
+// OpenMP's thread count to 1 around the call, so that oneDNN runs sequentially and libgomp starts
+// no thread at all, and the caller splits the work over minidl's threads (a convolution: one
+// contiguous share of the batch per thread, ops/cpu/onednn_conv.cpp). A primitive made with
+// user_scratchpad() is then safe to run on several threads at once, each with its own scratchpad
+// (oneDNN's own scratchpad is per primitive).
+#include <oneapi/dnnl/dnnl.hpp>
+#include <unordered_map>
+
+namespace minidl::cpu::onednn {
+
+const dnnl::engine& engine();
+
+// Sets the calling thread's OpenMP thread count to 1 for its lifetime and gives back the one it
+// had, which a user's own OpenMP code may rely on. Primitives are made under it too: oneDNN sizes
+// their work for the thread count it sees when making them.
+class OneOpenMPThread {
+ public:
+  OneOpenMPThread();
+  ~OneOpenMPThread();
+  OneOpenMPThread(const OneOpenMPThread&) = delete;
+  OneOpenMPThread& operator=(const OneOpenMPThread&) = delete;
+
+ private:
+  int saved_;
+};
+
+// Runs `primitive` on the calling thread alone and returns when it has finished.
+void execute(const dnnl::primitive& primitive, const std::unordered_map<int, dnnl::memory>& args);
+
+// The attributes of every primitive minidl makes: the caller passes the scratchpad.
+dnnl::primitive_attr user_scratchpad();
+
+// Counts a primitive made, for onednn_primitives_created().
+void count_primitive();
+
+}  // namespace minidl::cpu::onednn

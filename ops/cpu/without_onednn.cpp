@@ -1,0 +1,26 @@
+// A build without oneDNN (-DMINIDL_ONEDNN=OFF, or libdnnl-dev not found): every CPU convolution
+// runs on im2col + OpenBLAS (ops/cpu/conv.cpp).
+#include "minidl/ops/cpu/onednn_conv.h"
+#include "minidl/ops/onednn.h"
+
+namespace minidl {
+
+bool onednn_available() { return false; }
+
+int64_t onednn_primitives_created() { return 0; }
+
+namespace cpu {
+
+std::optional<Tensor> onednn_conv2d_forward(const Tensor&, const Tensor&, const Tensor&,
+                                            const Conv2dParams&) {
+  return std::nullopt;
+}
+
+std::optional<Tensor> onednn_conv2d_input_grad(const Tensor&, const Tensor&, const Tensor&,
+                                               const Conv2dParams&) {
+  return std::nullopt;
+}
+
+}  // namespace cpu
+
+}  // namespace minidl

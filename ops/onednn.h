@@ -1,0 +1,25 @@
+#pragma once
+// Whether minidl's CPU convolutions run on oneDNN (Intel's Deep Neural Network Library, Debian's
+// libdnnl-dev), as torch.backends.mkldnn.enabled says for PyTorch's. oneDNN is used where it
+// takes the convolution (float32, and bfloat16 on CPUs with AVX-512); the rest, float64 among
+// them, runs on minidl's own im2col + OpenBLAS kernels (ops/cpu/conv.cpp), which are also what
+// every convolution runs on when oneDNN is switched off, at build time (-DMINIDL_ONEDNN=OFF) or
+// here.
+#include <cstdint>
+
+namespace minidl {
+
+// Whether this build of minidl has oneDNN.
+bool onednn_available();
+
+// On by default when available; the environment variable MINIDL_ONEDNN=0 starts a process with
+// it off (to compare both paths in one program, as tools/bench_compare.py does). Call between
+// ops. Switching it on in a build without oneDNN changes nothing.
+void set_onednn_enabled(bool enabled);
+bool onednn_enabled();  // available and switched on
+
+// How many oneDNN primitives (convolutions and reorders) this process has created. A training
+// loop creates its primitives in the first step and reuses them afterwards (ops/cpu/onednn_*).
+int64_t onednn_primitives_created();
+
+}  // namespace minidl
