@@ -445,21 +445,20 @@ ConvKey key_for(Direction direction, const Tensor& input, const Tensor& weight,
           bias};
 }
 
-// Whether oneDNN is on and takes this convolution. Its AVX2 and AVX-512 kernels work on blocks
-// of 8 or 16 channels; with fewer input or output channels per group the padded blocks made
-// them slower than im2col + OpenBLAS on the machine measured (LeNet's 1->6 and 6->16
-// convolutions, bench_conv, 2026-11-24), so those stay on im2col.
-bool takes(const Tensor& input, const Tensor& weight, const Conv2dParams& params) {
-  constexpr int64_t kMinChannelsPerGroup = 8;
-  return onednn_enabled() && input.size(1) / params.groups >= kMinChannelsPerGroup &&
-         weight.size(0) / params.groups >= kMinChannelsPerGroup;
+// Whether the input's gradient goes to oneDNN. Its kernels work on blocks of 8 channels, so for
+// an input of 1 channel (LeNet's conv1) the gradient is mostly padding: 20.5-23.2 ms against
+// 12.1-13.6 ms for im2col (bench_conv, LeNet conv1 backward, 2026-11-24). With 6 input channels
+// (LeNet's conv2) oneDNN was still faster (11.6 against 12.5-14.1 ms), as was every forward pass.
+bool takes_input_grad(const Tensor& input, const Conv2dParams& params) {
+  constexpr int64_t kMinInputChannelsPerGroup = 4;
+  return onednn_enabled() && input.size(1) / params.groups >= kMinInputChannelsPerGroup;
 }
 
 }  // namespace
 
 std::optional<Tensor> onednn_conv2d_forward(const Tensor& input, const Tensor& weight,
                                             const Tensor& bias, const Conv2dParams& params) {
-  if (!takes(input, weight, params)) return std::nullopt;
+  if (!onednn_enabled()) return std::nullopt;
   const std::optional<DType> dtype = compute_dtype(input.dtype());
   if (!dtype) return std::nullopt;
   const auto shares = split_batch(input.size(0));
@@ -496,7 +495,7 @@ std::optional<Tensor> onednn_conv2d_forward(const Tensor& input, const Tensor& w
 
 std::optional<Tensor> onednn_conv2d_input_grad(const Tensor& grad_output, const Tensor& input,
                                                const Tensor& weight, const Conv2dParams& params) {
-  if (!takes(input, weight, params)) return std::nullopt;
+  if (!takes_input_grad(input, params)) return std::nullopt;
   const std::optional<DType> dtype = compute_dtype(grad_output.dtype());
   if (!dtype) return std::nullopt;
   const auto shares = split_batch(input.size(0));

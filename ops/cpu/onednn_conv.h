@@ -1,9 +1,9 @@
 #pragma once
 // CPU convolutions on oneDNN (ops/cpu/onednn_conv.cpp; ops/cpu/without_onednn.cpp in a build
 // without it), called by ops/cpu/conv.cpp before its im2col path. Each answers nullopt where
-// oneDNN is switched off (ops/onednn.h) or does not take the convolution (float64, fewer than 8
-// channels per group, a geometry it refuses), and the caller then computes it itself. Arguments and
-// results follow ops/conv_kernels.h.
+// oneDNN is switched off (ops/onednn.h) or does not take the convolution (float64, a geometry it
+// refuses; for the input's gradient, fewer than 4 input channels per group), and the caller then
+// computes it itself. Arguments and results follow ops/conv_kernels.h.
 #include <optional>
 
 #include "minidl/core/tensor.h"
