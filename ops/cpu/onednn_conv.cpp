@@ -90,11 +90,6 @@ struct ConvPlan {
 
 // ---- geometry and layouts ----
 
-struct Geometry {
-  int64_t batch, in_channels, in_h, in_w, out_channels, out_h, out_w, kernel_h, kernel_w;
-  Conv2dParams params;
-};
-
 Dims activation_dims(int64_t batch, int64_t channels, int64_t h, int64_t w) {
   return {batch, channels, h, w};
 }
