@@ -9,9 +9,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <tuple>
+#include <utility>
 
 #include "minidl/core/autograd/function.h"
 #include "minidl/core/dispatch.h"
+#include "minidl/ops/cpu/onednn_batch_norm.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/norm_kernels.h"
 
@@ -113,8 +117,9 @@ class RunningStatistic {
 };
 
 struct ChannelStatistics {
-  Tensor mean;    // [C], Acc
-  Tensor invstd;  // [C], Acc
+  Tensor mean;      // [C], Acc
+  Tensor invstd;    // [C], Acc
+  Tensor variance;  // [C], float32: oneDNN's biased variance, for its backward (else undefined)
 };
 
 ChannelStatistics batch_statistics(const Tensor& x, const norm::ChannelLayout& layout,
@@ -123,7 +128,7 @@ ChannelStatistics batch_statistics(const Tensor& x, const norm::ChannelLayout& l
   const DType acc = acc_dtype(x.dtype());
   const TensorOptions acc_options = TensorOptions(acc).device(x.device());
   ChannelStatistics stats{empty({layout.channels}, acc_options),
-                          empty({layout.channels}, acc_options)};
+                          empty({layout.channels}, acc_options), Tensor()};
   RunningStatistic staged_mean(running_mean, acc), staged_var(running_var, acc);
   if (layout.numel() > 0) {
     kernels_for<NormKernels>(x.device())
@@ -135,12 +140,28 @@ ChannelStatistics batch_statistics(const Tensor& x, const norm::ChannelLayout& l
   return stats;
 }
 
+// The output and statistics of a training step on oneDNN (ops/cpu/onednn_batch_norm.h), with the
+// running statistics updated, where it takes the input (float32 channels-last on the CPU).
+std::optional<std::pair<Tensor, ChannelStatistics>> onednn_training(
+    const Tensor& x, MemoryFormat format, const Tensor& running_mean, const Tensor& running_var,
+    const Tensor& weight, const Tensor& bias, double momentum, double eps) {
+  if (!x.is_cpu() || format != MemoryFormat::ChannelsLast) return std::nullopt;
+  RunningStatistic staged_mean(running_mean, kFloat32), staged_var(running_var, kFloat32);
+  auto result = cpu::onednn_batch_norm_forward(x, weight, bias, staged_mean.get(), staged_var.get(),
+                                               momentum, eps);
+  if (!result) return std::nullopt;
+  staged_mean.commit();
+  staged_var.commit();
+  return std::pair{result->output,
+                   ChannelStatistics{result->mean, result->invstd, result->variance}};
+}
+
 // Copies of the running statistics as mean and invstd (copies, so a later training step that
 // updates the running statistics in place does not change what this step's backward uses).
 ChannelStatistics running_statistics(const Tensor& running_mean, const Tensor& running_var,
                                      DType acc, double eps) {
   NoGradGuard no_grad;
-  return {running_mean.to(acc).clone(), 1.0 / (running_var.to(acc) + eps).sqrt()};
+  return {running_mean.to(acc).clone(), 1.0 / (running_var.to(acc) + eps).sqrt(), Tensor()};
 }
 
 void apply(const Tensor& out, const Tensor& x, const ChannelStatistics& stats, const Tensor& weight,
@@ -158,9 +179,26 @@ struct BackwardState {
   norm::ChannelLayout layout;
   MemoryFormat format;
   norm::Statistics statistics;
+  double eps;
+  bool has_bias;
   DType weight_dtype, bias_dtype;
   bool input_needs_grad, weight_needs_grad, bias_needs_grad;
 };
+
+// The gradients on oneDNN, for a forward pass that ran on it (stats.variance defined); nullopt
+// where it does not take them (switched off since), and minidl's kernels compute them.
+std::optional<std::vector<Tensor>> onednn_backward(const BackwardState& state, const Tensor& dy,
+                                                   const Tensor& weight) {
+  if (!state.stats.variance.defined()) return std::nullopt;
+  const auto result =
+      cpu::onednn_batch_norm_backward(dy, state.input.get(), state.stats.mean, state.stats.variance,
+                                      weight, state.has_bias, state.eps);
+  if (!result) return std::nullopt;
+  return std::vector<Tensor>{
+      state.input_needs_grad ? result->grad_input : Tensor(),
+      state.weight_needs_grad ? result->grad_weight.to(state.weight_dtype) : Tensor(),
+      state.bias_needs_grad ? result->grad_bias.to(state.bias_dtype) : Tensor()};
+}
 
 std::vector<Tensor> batch_norm_backward(const BackwardState& state, const Tensor& grad) {
   const Tensor& x = state.input.get();
@@ -168,6 +206,7 @@ std::vector<Tensor> batch_norm_backward(const BackwardState& state, const Tensor
   const norm::ChannelLayout& layout = state.layout;
   const TensorOptions acc_options = TensorOptions(acc_dtype(x.dtype())).device(x.device());
   Tensor dy = grad.contiguous(state.format);
+  if (auto grads = onednn_backward(state, dy, weight)) return *grads;
   // The per-channel sums feed grad_weight, grad_bias, and grad_input under batch statistics.
   Tensor sum_dy, sum_dy_xmu;
   const bool batch = state.statistics == norm::Statistics::Batch;
@@ -209,11 +248,18 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   }
   const Tensor weight_acc = as_acc(weight, acc), bias_acc = as_acc(bias, acc);
   const norm::ChannelLayout layout = layout_of(x, format);
-  const ChannelStatistics stats =
-      training ? batch_statistics(x, layout, running_mean, running_var, momentum, eps)
-               : running_statistics(running_mean, running_var, acc, eps);
-  Tensor out = empty(x.sizes(), x.options(), format);
-  apply(out, x, stats, weight_acc, bias_acc, layout);
+  Tensor out;
+  ChannelStatistics stats;
+  if (auto on_onednn = training ? onednn_training(x, format, running_mean, running_var, weight_acc,
+                                                  bias_acc, momentum, eps)
+                                : std::nullopt) {
+    std::tie(out, stats) = std::move(*on_onednn);
+  } else {
+    stats = training ? batch_statistics(x, layout, running_mean, running_var, momentum, eps)
+                     : running_statistics(running_mean, running_var, acc, eps);
+    out = empty(x.sizes(), x.options(), format);
+    apply(out, x, stats, weight_acc, bias_acc, layout);
+  }
 
   if (autograd::needs_grad({input, weight, bias})) {
     BackwardState state{
@@ -223,6 +269,8 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
         layout,
         format,
         training ? norm::Statistics::Batch : norm::Statistics::Running,
+        eps,
+        bias.defined(),
         weight.defined() ? weight.dtype() : acc,
         bias.defined() ? bias.dtype() : acc,
         input.requires_grad(),

@@ -1,10 +1,11 @@
 #pragma once
-// Whether minidl's CPU convolutions run on oneDNN (Intel's Deep Neural Network Library, Debian's
-// libdnnl-dev), as torch.backends.mkldnn.enabled says for PyTorch's. oneDNN is used where it
-// takes the convolution (float32, and bfloat16 on CPUs with AVX-512); the rest, float64 among
-// them, runs on minidl's own im2col + OpenBLAS kernels (ops/cpu/conv.cpp), which are also what
-// every convolution runs on when oneDNN is switched off, at build time (-DMINIDL_ONEDNN=OFF) or
-// here.
+// Whether minidl's CPU convolutions, and its batch norm in training on float32 channels-last
+// input, run on oneDNN (Intel's Deep Neural Network Library, Debian's libdnnl-dev), as
+// torch.backends.mkldnn.enabled says for PyTorch's. oneDNN is used where it takes the
+// convolution (float32, and bfloat16 on CPUs with AVX-512); the rest, float64 among them, runs
+// on minidl's own im2col + OpenBLAS kernels (ops/cpu/conv.cpp) and batch-norm kernels
+// (ops/cpu/norm.cpp), which are also what everything runs on when oneDNN is switched off, at
+// build time (-DMINIDL_ONEDNN=OFF) or here.
 #include <cstdint>
 
 namespace minidl {
@@ -18,8 +19,9 @@ bool onednn_available();
 void set_onednn_enabled(bool enabled);
 bool onednn_enabled();  // available and switched on
 
-// How many oneDNN primitives (convolutions and reorders) this process has created. A training
-// loop creates its primitives in the first step and reuses them afterwards (ops/cpu/onednn_*).
+// How many oneDNN primitives (convolutions, batch norms and reorders) this process has created. A
+// training loop creates its primitives in the first step and reuses them afterwards
+// (ops/cpu/onednn_*).
 int64_t onednn_primitives_created();
 
 }  // namespace minidl

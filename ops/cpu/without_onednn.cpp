@@ -1,5 +1,6 @@
 // A build without oneDNN (-DMINIDL_ONEDNN=OFF, or libdnnl-dev not found): every CPU convolution
-// runs on im2col + OpenBLAS (ops/cpu/conv.cpp).
+// runs on im2col + OpenBLAS (ops/cpu/conv.cpp), every batch normalisation on ops/cpu/norm.cpp.
+#include "minidl/ops/cpu/onednn_batch_norm.h"
 #include "minidl/ops/cpu/onednn_conv.h"
 #include "minidl/ops/onednn.h"
 
@@ -18,6 +19,18 @@ std::optional<Tensor> onednn_conv2d_forward(const Tensor&, const Tensor&, const 
 
 std::optional<Tensor> onednn_conv2d_input_grad(const Tensor&, const Tensor&, const Tensor&,
                                                const Conv2dParams&) {
+  return std::nullopt;
+}
+
+std::optional<OnednnBatchNormStatistics> onednn_batch_norm_forward(const Tensor&, const Tensor&,
+                                                                   const Tensor&, const Tensor&,
+                                                                   const Tensor&, double, double) {
+  return std::nullopt;
+}
+
+std::optional<OnednnBatchNormGradients> onednn_batch_norm_backward(const Tensor&, const Tensor&,
+                                                                   const Tensor&, const Tensor&,
+                                                                   const Tensor&, bool, double) {
   return std::nullopt;
 }
 

@@ -14,12 +14,12 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <vector>
 
 #include "conv_test_cases.h"
 #include "minidl/ops/conv.h"
 #include "minidl/ops/onednn.h"
+#include "onednn_test_util.h"
 #include "test_util.h"
 
 namespace minidl {
@@ -27,23 +27,9 @@ namespace {
 
 using namespace conv_testing;
 using testing::all_close;
+using testing::process_thread_count;
+using testing::ScopedOnednn;
 using testing::ScopedThreadCount;
-
-#define SKIP_WITHOUT_ONEDNN() \
-  if (!onednn_available())    \
-  GTEST_SKIP() << "this build has no oneDNN (-DMINIDL_ONEDNN=OFF or libdnnl-dev missing)"
-
-// Switches oneDNN on or off for a scope.
-class ScopedOnednn {
- public:
-  explicit ScopedOnednn(bool enabled) : previous_(onednn_enabled()) { set_onednn_enabled(enabled); }
-  ~ScopedOnednn() { set_onednn_enabled(previous_); }
-  ScopedOnednn(const ScopedOnednn&) = delete;
-  ScopedOnednn& operator=(const ScopedOnednn&) = delete;
-
- private:
-  bool previous_;
-};
 
 // The forward result and every gradient of one convolution.
 struct Results {
@@ -194,14 +180,6 @@ TEST(OnednnConv2d, SharesOfTheBatchRepeatExactlyForEachThreadCount) {
   }
 }
 
-// The threads of this process.
-int64_t thread_count() {
-  int64_t count = 0;
-  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/task"))
-    ++count;
-  return count;
-}
-
 TEST(OnednnConv2d, StartsNoThreadsBesideMinidls) {
   SKIP_WITHOUT_ONEDNN();
   const ScopedOnednn on(true);
@@ -211,12 +189,12 @@ TEST(OnednnConv2d, StartsNoThreadsBesideMinidls) {
     const ScopedOnednn off(false);
     run(c, kFloat32, false);  // minidl's own threads are running now
   }
-  const int64_t before = thread_count();
+  const int64_t before = process_thread_count();
   const int64_t primitives = onednn_primitives_created();
   run(c, kFloat32, false);
   run(c, kFloat32, true);
   EXPECT_GT(onednn_primitives_created(), primitives);  // oneDNN did run
-  EXPECT_EQ(thread_count(), before);  // and libgomp started no thread pool of its own
+  EXPECT_EQ(process_thread_count(), before);  // and libgomp started no thread pool of its own
 }
 
 }  // namespace
