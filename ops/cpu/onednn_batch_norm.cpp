@@ -1,7 +1,7 @@
 // Batch normalisation in training on oneDNN's primitives (ops/cpu/onednn_batch_norm.h): the
 // forward pass with the batch's statistics, and its backward pass. Primitives are made once per
-// (direction, shape, affine parameters) and kept (Note [oneDNN primitive cache] in
-// ops/cpu/onednn_conv.cpp); a shape that oneDNN takes only with its reference kernel is
+// (direction, shape, affine parameters, eps) and kept (Note [oneDNN primitive cache] in
+// ops/cpu/onednn_context.h); a shape that oneDNN takes only with its reference kernel is
 // remembered as refused and left to minidl's own.
 #include "minidl/ops/cpu/onednn_batch_norm.h"
 
@@ -9,7 +9,6 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 
@@ -107,27 +106,14 @@ std::shared_ptr<const BatchNormPlan> make_plan(const Descriptor& pd, const Batch
 
 // Note [oneDNN primitive cache]: nullptr for a key oneDNN refused.
 std::shared_ptr<const BatchNormPlan> plan_for(const BatchNormKey& key) {
-  static std::mutex mutex;
-  static std::unordered_map<BatchNormKey, std::shared_ptr<const BatchNormPlan>, BatchNormKeyHash>
-      plans;
-  const std::lock_guard<std::mutex> lock(mutex);
-  const auto found = plans.find(key);
-  if (found != plans.end()) return found->second;
-  std::shared_ptr<const BatchNormPlan> plan;
-  try {
-    const onednn::OneOpenMPThread one_thread;
-    if (key.direction == Direction::Forward)
-      plan = make_plan<dnnl::batch_normalization_forward::primitive_desc,
-                       dnnl::batch_normalization_forward>(forward_descriptor(key), key);
-    else
-      plan = make_plan<dnnl::batch_normalization_backward::primitive_desc,
-                       dnnl::batch_normalization_backward>(backward_descriptor(key), key);
-  } catch (const dnnl::error& e) {
-    logger().debug("batch_norm: oneDNN does not take this input ({}); using minidl's kernels",
-                   e.what());
-  }
-  plans.emplace(key, plan);
-  return plan;
+  static onednn::PlanCache<BatchNormKey, BatchNormPlan, BatchNormKeyHash> plans("batch_norm");
+  return plans.get(key, [](const BatchNormKey& k) -> std::shared_ptr<const BatchNormPlan> {
+    if (k.direction == Direction::Forward)
+      return make_plan<dnnl::batch_normalization_forward::primitive_desc,
+                       dnnl::batch_normalization_forward>(forward_descriptor(k), k);
+    return make_plan<dnnl::batch_normalization_backward::primitive_desc,
+                     dnnl::batch_normalization_backward>(backward_descriptor(k), k);
+  });
 }
 
 // Whether oneDNN may take `t`: float32, 4-D, dense in channels-last (see the header).
@@ -148,9 +134,7 @@ BatchNormKey key_for(Direction direction, const Tensor& input, bool scale, bool 
 }
 
 // Memory for `desc` at `t`'s data (oneDNN does not own it).
-memory wrap(const memory::desc& desc, const Tensor& t) {
-  return memory(desc, onednn::engine(), t.data_ptr());
-}
+memory wrap(const memory::desc& desc, const Tensor& t) { return onednn::wrap(desc, t.data_ptr()); }
 
 // A scratchpad of the plan's size, from minidl's allocator (its block cache keeps it).
 Tensor scratchpad_for(const BatchNormPlan& plan) {
@@ -158,8 +142,7 @@ Tensor scratchpad_for(const BatchNormPlan& plan) {
 }
 
 memory wrap_scratchpad(const Tensor& bytes) {
-  return memory(memory::desc({bytes.numel()}, memory::data_type::u8, memory::format_tag::x),
-                onednn::engine(), bytes.data_ptr());
+  return onednn::scratchpad_memory(bytes.data_ptr(), static_cast<size_t>(bytes.numel()));
 }
 
 // invstd from oneDNN's variance, and the running statistics' update, with the formulas of

@@ -1,9 +1,11 @@
 #include "minidl/ops/cpu/onednn_context.h"
 
 #include <omp.h>
+#include <spdlog/spdlog.h>
 
 #include <atomic>
 
+#include "minidl/core/logging.h"
 #include "minidl/ops/onednn.h"
 
 namespace minidl {
@@ -45,6 +47,20 @@ dnnl::primitive_attr user_scratchpad() {
 }
 
 void count_primitive() { primitives_made.fetch_add(1, std::memory_order_relaxed); }
+
+dnnl::memory wrap(const dnnl::memory::desc& desc, const void* data) {
+  return dnnl::memory(desc, engine(), const_cast<void*>(data));
+}
+
+dnnl::memory scratchpad_memory(void* data, size_t bytes) {
+  const dnnl::memory::desc desc({static_cast<int64_t>(bytes)}, dnnl::memory::data_type::u8,
+                                dnnl::memory::format_tag::x);
+  return dnnl::memory(desc, engine(), data);
+}
+
+void log_refusal(const char* op, const char* why) {
+  logger().debug("{}: oneDNN does not take this input ({}); using minidl's own kernels", op, why);
+}
 
 }  // namespace cpu::onednn
 

@@ -8,11 +8,9 @@
 // is reordered into a buffer of its thread and back, as PyTorch's oneDNN convolutions do for its
 // plain tensors. Shares do not interact, so a result does not depend on the thread count.
 //
-// Note [oneDNN primitive cache]: making a primitive descriptor (oneDNN's search for an
-// implementation) costs from tens of microseconds to milliseconds, so the primitives of each
-// (direction, share size, geometry, dtype, layout) are made once and kept for the process: after
-// a training loop's first step, no step makes a primitive (onednn_primitives_created() stays).
-// A geometry oneDNN refuses is remembered as refused, and its calls go to the im2col path.
+// The primitives of each (direction, share size, geometry, dtype, layout) are made once and kept
+// (Note [oneDNN primitive cache] in ops/cpu/onednn_context.h); a geometry oneDNN refuses goes to
+// the im2col path.
 #include "minidl/ops/cpu/onednn_conv.h"
 
 #include <spdlog/spdlog.h>
@@ -20,7 +18,6 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -234,20 +231,8 @@ std::shared_ptr<const ConvPlan> make_plan(const ConvKey& k) {
 
 // Note [oneDNN primitive cache]: nullptr for a key oneDNN refused.
 std::shared_ptr<const ConvPlan> plan_for(const ConvKey& key) {
-  static std::mutex mutex;
-  static std::unordered_map<ConvKey, std::shared_ptr<const ConvPlan>, ConvKeyHash> plans;
-  const std::lock_guard<std::mutex> lock(mutex);
-  const auto found = plans.find(key);
-  if (found != plans.end()) return found->second;
-  std::shared_ptr<const ConvPlan> plan;
-  try {
-    const onednn::OneOpenMPThread one_thread;
-    plan = make_plan(key);
-  } catch (const dnnl::error& e) {
-    logger().debug("conv2d: oneDNN does not take this convolution ({}); using im2col", e.what());
-  }
-  plans.emplace(key, plan);
-  return plan;
+  static onednn::PlanCache<ConvKey, ConvPlan, ConvKeyHash> plans("conv2d");
+  return plans.get(key, make_plan);
 }
 
 // ---- running the shares ----
@@ -292,11 +277,6 @@ const ConvPlan& plan_of(const PlansBySize& plans, int64_t size) {
   return *plans.front().second;
 }
 
-// Memory for `desc` at `data` (oneDNN does not own it).
-memory wrap(const memory::desc& desc, const void* data) {
-  return memory(desc, onednn::engine(), const_cast<void*>(data));
-}
-
 constexpr size_t kAlignment = 64;
 size_t aligned(size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
 
@@ -339,15 +319,13 @@ class Carver {
 };
 
 memory scratchpad(const ConvPlan& plan, Carver& carver) {
-  const memory::desc bytes({static_cast<int64_t>(plan.scratchpad_bytes)}, memory::data_type::u8,
-                           memory::format_tag::x);
-  return memory(bytes, onednn::engine(), carver.take(plan.scratchpad_bytes));
+  return onednn::scratchpad_memory(carver.take(plan.scratchpad_bytes), plan.scratchpad_bytes);
 }
 
 // The memory the primitive reads for an input operand: the tensor's own, or the tensor reordered
 // into a buffer.
 memory input_memory(const Operand& operand, const void* data, Carver& carver) {
-  const memory user = wrap(operand.user, data);
+  const memory user = onednn::wrap(operand.user, data);
   if (!operand.reorder) return user;
   memory wanted(operand.wanted, onednn::engine(), carver.take(operand.buffer_bytes()));
   onednn::execute(*operand.reorder, {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, wanted}});
@@ -357,14 +335,14 @@ memory input_memory(const Operand& operand, const void* data, Carver& carver) {
 // The memory the primitive writes for an output operand: the tensor's own, or a buffer that
 // write_back() reorders into it.
 memory output_memory(const Operand& operand, void* data, Carver& carver) {
-  if (!operand.reorder) return wrap(operand.user, data);
+  if (!operand.reorder) return onednn::wrap(operand.user, data);
   return memory(operand.wanted, onednn::engine(), carver.take(operand.buffer_bytes()));
 }
 
 void write_back(const Operand& operand, const memory& written, void* data) {
   if (operand.reorder)
     onednn::execute(*operand.reorder,
-                    {{DNNL_ARG_FROM, written}, {DNNL_ARG_TO, wrap(operand.user, data)}});
+                    {{DNNL_ARG_FROM, written}, {DNNL_ARG_TO, onednn::wrap(operand.user, data)}});
 }
 
 // Runs fn(share index, share) for every share on minidl's threads.
@@ -380,8 +358,9 @@ void for_each_share(const std::vector<Piece>& shares, const Fn& fn) {
 Tensor prepared_weights(const Operand& operand, const Tensor& weight) {
   if (!operand.reorder) return weight;
   Tensor prepared = empty({static_cast<int64_t>(operand.wanted.get_size())}, kUInt8);
-  onednn::execute(*operand.reorder, {{DNNL_ARG_FROM, wrap(operand.user, weight.data_ptr())},
-                                     {DNNL_ARG_TO, wrap(operand.wanted, prepared.data_ptr())}});
+  onednn::execute(*operand.reorder,
+                  {{DNNL_ARG_FROM, onednn::wrap(operand.user, weight.data_ptr())},
+                   {DNNL_ARG_TO, onednn::wrap(operand.wanted, prepared.data_ptr())}});
   return prepared;
 }
 
@@ -478,10 +457,11 @@ std::optional<Tensor> onednn_conv2d_forward(const Tensor& input, const Tensor& w
     const memory written = output_memory(dst, output_share, carver);
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, input_memory(src, sample_pointer(input_ready, share.first), carver)},
-        {DNNL_ARG_WEIGHTS, wrap(weights.wanted, weight_ready.data_ptr())},
+        {DNNL_ARG_WEIGHTS, onednn::wrap(weights.wanted, weight_ready.data_ptr())},
         {DNNL_ARG_DST, written},
         {DNNL_ARG_SCRATCHPAD, scratchpad(plan, carver)}};
-    if (bias_ready.defined()) args.emplace(DNNL_ARG_BIAS, wrap(bias_desc, bias_ready.data_ptr()));
+    if (bias_ready.defined())
+      args.emplace(DNNL_ARG_BIAS, onednn::wrap(bias_desc, bias_ready.data_ptr()));
     onednn::execute(plan.primitive, args);
     write_back(dst, written, output_share);
   });
@@ -514,7 +494,7 @@ std::optional<Tensor> onednn_conv2d_input_grad(const Tensor& grad_output, const 
         plan.primitive,
         {{DNNL_ARG_DIFF_DST,
           input_memory(diff_dst, sample_pointer(grad_output_ready, share.first), carver)},
-         {DNNL_ARG_WEIGHTS, wrap(weights.wanted, weight_ready.data_ptr())},
+         {DNNL_ARG_WEIGHTS, onednn::wrap(weights.wanted, weight_ready.data_ptr())},
          {DNNL_ARG_DIFF_SRC, written},
          {DNNL_ARG_SCRATCHPAD, scratchpad(plan, carver)}});
     write_back(diff_src, written, grad_input_share);
