@@ -33,7 +33,8 @@ def ctest(text, _options):
     # "97% tests passed, 3 tests failed out of 124"; skipped tests count as passed there.
     summary = re.findall(r"^\d+% tests passed, (\d+) tests? failed out of (\d+)", text,
                          flags=re.MULTILINE)
-    failed_names = re.findall(r"^\s*\d+ - (\S+) \(([^)]*)\)$",
+    # "\t724 - Suite.Name (Failed) gpu": the test's labels follow a failed one.
+    failed_names = re.findall(r"^\s*\d+ - (\S+) \(([^)]*)\)(?:[ \t]+\S+)*$",
                               text.split("The following tests FAILED:")[-1], flags=re.MULTILINE) \
         if "The following tests FAILED:" in text else []
     skipped = len(re.findall(r"^\s*\d+ - \S+ \((Skipped|Disabled)\)$", text, flags=re.MULTILINE))

@@ -27,9 +27,10 @@ CTEST_WITH_A_FAILURE = """\
       Start  1: Suite.Passes
  1/3 Test  #1: Suite.Passes .....................   Passed    0.01 sec
  2/3 Test  #2: Suite.Fails ......................***Failed    0.02 sec
- 3/3 Test  #3: Suite.Skips ......................***Skipped   0.01 sec
+ 3/4 Test  #3: Suite.Skips ......................***Skipped   0.01 sec
+ 4/4 Test  #4: Suite.AlsoFails ..................***Failed    0.02 sec
 
-67% tests passed, 1 tests failed out of 3
+50% tests passed, 2 tests failed out of 4
 
 Total Test time (real) =   0.05 sec
 
@@ -37,7 +38,8 @@ The following tests did not run:
 \t  3 - Suite.Skips (Skipped)
 
 The following tests FAILED:
-\t  2 - Suite.Fails (Failed)
+\t  2 - Suite.Fails (Failed)        gpu unit
+\t  4 - Suite.AlsoFails (Failed)    gpu
 Errors while running CTest
 """
 
@@ -106,8 +108,9 @@ class CtestTest(unittest.TestCase):
     def test_counts_a_run_with_a_failure_and_a_skip(self):
         tests = log_parsers.parse("ctest", CTEST_WITH_A_FAILURE, {})["tests"]
         self.assertEqual((tests["passed"], tests["failed"], tests["skipped"], tests["total"]),
-                         (1, 1, 1, 3))
-        self.assertEqual(tests["failed_names"], ["Suite.Fails (Failed)"])
+                         (1, 2, 1, 4))
+        self.assertEqual(tests["failed_names"],
+                         ["Suite.Fails (Failed)", "Suite.AlsoFails (Failed)"])
         self.assertTrue(tests["complete"])
 
     def test_counts_the_results_printed_before_a_timeout(self):

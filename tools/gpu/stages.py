@@ -156,8 +156,12 @@ def test_steps(context):
             steps.append(Step(f"memcheck {folder}", [], 0,
                               skip_reason="left out: " + MEMCHECK_LEFT_OUT[folder]))
             continue
+        # --report-api-errors no: a failing CUDA call is minidl's own check's to report (it
+        # throws, and the test fails); memcheck counted as errors the calls meant to fail (the
+        # out-of-memory test's cudaMalloc, NCCL probing kernels it lacks for this GPU).
         steps.append(Step(f"memcheck {folder}", [
-            "compute-sanitizer", "--tool", "memcheck", "--error-exitcode", "99", program],
+            "compute-sanitizer", "--tool", "memcheck", "--report-api-errors", "no",
+            "--error-exitcode", "99", program],
             MEMCHECK_FIRST.get(folder, MEMCHECK_DEFAULT_SECONDS), parser="gtest",
             needs_gpu=True, env=expect_gpu))
         if folder in RACECHECK_FILTERS:
