@@ -53,7 +53,10 @@ struct Twin {
 };
 
 // One optimizer of each kind over two groups (the second with options of its own), by name.
-using MakeOptimizer = std::function<std::unique_ptr<MultiTensorOptimizer>(std::vector<Tensor>)>;
+// eps is PyTorch's default, 1e-8, but for float16 (see FusedStepsMatchTheCpuInTwoLaunchesPerStep).
+using MakeOptimizer =
+    std::function<std::unique_ptr<MultiTensorOptimizer>(std::vector<Tensor>, double eps)>;
+constexpr double kDefaultEps = 1e-8;
 
 std::vector<OptimizerParamGroup> split(const std::vector<Tensor>& params,
                                        const OptimizerOptions& second) {
@@ -70,19 +73,21 @@ struct Case {
 std::vector<Case> cases() {
   return {
       {"Adam",
-       [](std::vector<Tensor> p) -> std::unique_ptr<MultiTensorOptimizer> {
-         return std::make_unique<Adam>(split(p, AdamOptions(0.02).amsgrad(true).maximize(true)),
-                                       AdamOptions(0.01).weight_decay(0.1).betas({0.8, 0.9}));
+       [](std::vector<Tensor> p, double eps) -> std::unique_ptr<MultiTensorOptimizer> {
+         return std::make_unique<Adam>(
+             split(p, AdamOptions(0.02).amsgrad(true).maximize(true).eps(eps)),
+             AdamOptions(0.01).weight_decay(0.1).betas({0.8, 0.9}).eps(eps));
        }},
       {"AdamW",
-       [](std::vector<Tensor> p) -> std::unique_ptr<MultiTensorOptimizer> {
-         return std::make_unique<AdamW>(split(p, AdamWOptions(0.05).weight_decay(0)),
-                                        AdamWOptions(0.01).amsgrad(true));
+       [](std::vector<Tensor> p, double eps) -> std::unique_ptr<MultiTensorOptimizer> {
+         return std::make_unique<AdamW>(split(p, AdamWOptions(0.05).weight_decay(0).eps(eps)),
+                                        AdamWOptions(0.01).amsgrad(true).eps(eps));
        }},
       {"RMSprop",
-       [](std::vector<Tensor> p) -> std::unique_ptr<MultiTensorOptimizer> {
-         return std::make_unique<RMSprop>(split(p, RMSpropOptions(0.005).momentum(0.5)),
-                                          RMSpropOptions(0.01).centered(true).weight_decay(0.1));
+       [](std::vector<Tensor> p, double eps) -> std::unique_ptr<MultiTensorOptimizer> {
+         return std::make_unique<RMSprop>(
+             split(p, RMSpropOptions(0.005).momentum(0.5).eps(eps)),
+             RMSpropOptions(0.01).centered(true).weight_decay(0.1).eps(eps));
        }},
   };
 }
@@ -117,8 +122,13 @@ TEST(AdamCuda, FusedStepsMatchTheCpuInTwoLaunchesPerStep) {
                  {64, 3, 3, 3},
                  {5 * kMultiTensorChunkElements + 1}},
                 dtype);
-      std::unique_ptr<MultiTensorOptimizer> cpu_optimizer = c.make(twin.cpu);
-      std::unique_ptr<MultiTensorOptimizer> cuda_optimizer = c.make(twin.cuda);
+      // eps 1e-8 rounds to 0 in float16, where the single-tensor step both devices follow keeps
+      // its denominator (as PyTorch's does), so an element whose v is 0 (a zero gradient, or
+      // one so small that its square underflows) divides by 0 on both devices: nan or inf,
+      // which all_close cannot compare. 2^-10 is a float16 and keeps every value finite.
+      const double eps = dtype == kFloat16 ? 0x1p-10 : kDefaultEps;
+      std::unique_ptr<MultiTensorOptimizer> cpu_optimizer = c.make(twin.cpu, eps);
+      std::unique_ptr<MultiTensorOptimizer> cuda_optimizer = c.make(twin.cuda, eps);
       for (int step = 0; step < 4; ++step) {
         twin.set_gradients(step);
         cpu_optimizer->step();
@@ -166,7 +176,7 @@ TEST(AdamCuda, AFoundInfFlagSkipsTheStepAndItsCountOnTheDevice) {
   for (const Case& c : cases()) {
     SCOPED_TRACE(c.name);
     Twin twin({{100}, {3, 4}});
-    std::unique_ptr<MultiTensorOptimizer> optimizer = c.make(twin.cuda);
+    std::unique_ptr<MultiTensorOptimizer> optimizer = c.make(twin.cuda, kDefaultEps);
     twin.set_gradients(0);
     Tensor found_inf = full({}, 0.0, kGpu);
     optimizer->step_unless_found_inf(found_inf);  // clean: counted
@@ -198,8 +208,8 @@ TEST(AdamCuda, ACapturedStepReplaysAsEagerStepsWithTheLrChangingBetweenReplays) 
     Twin eager({{5}, {40000}, {3, 7}});
     cuda::synchronize();  // the parameters were made on the default stream
     cuda::StreamGuard on_stream(stream);
-    std::unique_ptr<MultiTensorOptimizer> graphed_optimizer = c.make(graphed.cuda);
-    std::unique_ptr<MultiTensorOptimizer> eager_optimizer = c.make(eager.cuda);
+    std::unique_ptr<MultiTensorOptimizer> graphed_optimizer = c.make(graphed.cuda, kDefaultEps);
+    std::unique_ptr<MultiTensorOptimizer> eager_optimizer = c.make(eager.cuda, kDefaultEps);
     CosineAnnealingLR graphed_schedule(*graphed_optimizer, 6);
     CosineAnnealingLR eager_schedule(*eager_optimizer, 6);
     // Fixed gradients: the graph reads these tensors at every replay.
