@@ -57,7 +57,19 @@ struct WorkerStage::SharedState {
   int64_t next_to_deliver = plan->first_batch();
   std::map<int64_t, FinishedBatch> finished;
   std::vector<WorkerStatus> workers;
-  std::vector<std::atomic<int64_t>> current_sample;  // per worker: the sample it is reading
+  // Per worker: the sample it is reading, -1 before its batch's first read (while it allocates
+  // the batch, pinned when pin_memory is on, and selects its GPU).
+  std::vector<std::atomic<int64_t>> current_sample;
+
+  // What worker w is doing, for the messages about a batch that is late.
+  std::string activity(size_t w) const {
+    const int64_t sample = current_sample[w].load(std::memory_order_relaxed);
+    if (sample < 0)
+      return detail::concat(
+          "worker ", w, " has not read a sample of its batch yet (it is allocating ",
+          options.pin_memory ? "the batch's pinned memory" : "the batch", " or selecting its GPU)");
+    return detail::concat("worker ", w, " is stuck reading sample ", sample);
+  }
 
   bool may_claim() const {
     return next_to_claim < plan->num_batches() &&
@@ -83,6 +95,7 @@ void run_worker(const std::shared_ptr<SharedState>& state, int worker) {
         if (state->stopping || state->next_to_claim >= state->plan->num_batches()) break;
         k = state->next_to_claim++;
         state->workers[static_cast<size_t>(worker)].batch = k;
+        state->current_sample[static_cast<size_t>(worker)].store(-1, std::memory_order_relaxed);
       }
       FinishedBatch result;
       try {
@@ -167,9 +180,7 @@ std::optional<Batch> WorkerStage::next() {
     if (!state.batch_finished.wait_for(lock, timeout, is_finished)) {
       std::string culprit = "no worker has started it";
       for (size_t w = 0; w < state.workers.size(); ++w)
-        if (state.workers[w].batch == k)
-          culprit = detail::concat("worker ", w, " is stuck reading sample ",
-                                   state.current_sample[w].load(std::memory_order_relaxed));
+        if (state.workers[w].batch == k) culprit = state.activity(w);
       MINIDL_CHECK(false, "DataLoader: batch ", k, " of epoch ", state.plan->epoch(),
                    " was not ready after ", timeout.count(), " ms (DataLoaderOptions::timeout); ",
                    culprit);
@@ -213,10 +224,9 @@ void WorkerStage::shut_down() noexcept {
       threads_[w].join();
     } else {
       logger().warn(
-          "DataLoader: worker {} is still reading sample {} after {} ms; leaving it behind "
-          "(detached) so that shutdown does not hang. It stops when that read returns.",
-          w, state.current_sample[w].load(std::memory_order_relaxed),
-          state.options.timeout.count());
+          "DataLoader: {} ms after shutdown began, {}; leaving it behind (detached) so that "
+          "shutdown does not hang. It stops on its own once that returns.",
+          state.options.timeout.count(), state.activity(w));
       threads_[w].detach();
     }
   }

@@ -255,12 +255,23 @@ TEST(DataLoader, RejectsBadOptions) {
 
 // ---- endings ----
 
-// Counts reads, and can be told to throw at one index or block at one until released.
+// Counts reads, and can be told to throw at one index or block at one until released, or to
+// block in image_spec() on any thread but the one that made it (a worker's start on a batch).
 class InstrumentedDataset final : public Dataset {
  public:
   explicit InstrumentedDataset(std::shared_ptr<const Dataset> base) : base_(std::move(base)) {}
   int64_t size() const override { return base_->size(); }
-  ImageSpec image_spec() const override { return base_->image_spec(); }
+  ImageSpec image_spec() const override {
+    if (block_spec_in_workers_ && std::this_thread::get_id() != owner_) {
+      ++active_reads_;
+      struct Done {
+        std::atomic<int>& active;
+        ~Done() { --active; }
+      } done{active_reads_};
+      wait_for_release();
+    }
+    return base_->image_spec();
+  }
   int64_t read(int64_t index, int64_t epoch, void* image) const override {
     ++reads_;
     ++active_reads_;
@@ -269,15 +280,13 @@ class InstrumentedDataset final : public Dataset {
       ~Done() { --active; }
     } done{active_reads_};
     if (index == throw_at_) throw Error("corrupt record for sample " + std::to_string(index));
-    if (index == block_at_) {
-      std::unique_lock lock(mutex_);
-      released_.wait(lock, [&] { return release_; });
-    }
+    if (index == block_at_) wait_for_release();
     return base_->read(index, epoch, image);
   }
 
   int64_t throw_at_ = -1;
   int64_t block_at_ = -1;
+  bool block_spec_in_workers_ = false;
   mutable std::atomic<int64_t> reads_{0};
   mutable std::atomic<int> active_reads_{0};
   void release() {
@@ -289,7 +298,13 @@ class InstrumentedDataset final : public Dataset {
   }
 
  private:
+  void wait_for_release() const {
+    std::unique_lock lock(mutex_);
+    released_.wait(lock, [&] { return release_; });
+  }
+
   std::shared_ptr<const Dataset> base_;
+  const std::thread::id owner_ = std::this_thread::get_id();
   mutable std::mutex mutex_;
   mutable std::condition_variable released_;
   bool release_ = false;
@@ -370,13 +385,26 @@ TEST_P(ThrowingWorker, RethrowsInTheCallerWithTheMessageAndSampleIndex) {
 
 INSTANTIATE_TEST_SUITE_P(Workers, ThrowingWorker, ::testing::Values(0, 1, 4));
 
+// Releases the blocked reads of a loader's abandoned workers and expects them to end.
+void release_and_expect_no_reads_left(InstrumentedDataset& dataset) {
+  dataset.release();
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (dataset.active_reads_.load() != 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(1ms);
+  EXPECT_EQ(dataset.active_reads_.load(), 0);
+  std::this_thread::sleep_for(10ms);  // let them finish returning, before the dataset is released
+}
+
 TEST(DataLoader, AStuckWorkerBecomesAnErrorNotAHang) {
   auto dataset = std::make_shared<InstrumentedDataset>(synthetic(200));
   dataset->block_at_ = 13;
   const auto start = std::chrono::steady_clock::now();
   {
     // Short, to keep the suite fast, yet far longer than building a batch of 8 small images.
-    DataLoader loader(dataset, DataLoaderOptions(8).num_workers(2).timeout(300ms));
+    // Pageable batches: on a GPU machine running many tests at once, a worker's first pinned
+    // allocation alone has taken longer than 300 ms (the next test covers that case).
+    DataLoader loader(dataset,
+                      DataLoaderOptions(8).num_workers(2).timeout(300ms).pin_memory(false));
     std::vector<int64_t> delivered;
     try {
       for (const Batch& batch : loader) delivered.push_back(batch.batch_index);
@@ -395,12 +423,22 @@ TEST(DataLoader, AStuckWorkerBecomesAnErrorNotAHang) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
   EXPECT_EQ(dataset->active_reads_.load(), 1);
   // Once its read returns, the abandoned worker stops on its own.
-  dataset->release();
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (dataset->active_reads_.load() != 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(1ms);
-  EXPECT_EQ(dataset->active_reads_.load(), 0);
-  std::this_thread::sleep_for(10ms);  // let it finish returning, before the dataset is released
+  release_and_expect_no_reads_left(*dataset);
+}
+
+TEST(DataLoader, ALateBatchWhoseWorkerHasReadNothingSaysSo) {
+  auto dataset = std::make_shared<InstrumentedDataset>(synthetic(40));
+  dataset->block_spec_in_workers_ = true;  // each worker stops before its batch's first read
+  {
+    DataLoader loader(dataset,
+                      DataLoaderOptions(8).num_workers(1).timeout(100ms).pin_memory(false));
+    EXPECT_ERROR_CONTAINS(
+        loader.begin(),
+        "batch 0 of epoch 0 was not ready after 100 ms (DataLoaderOptions::timeout); worker 0 "
+        "has not read a sample of its batch yet (it is allocating the batch or selecting its GPU)");
+  }
+  EXPECT_EQ(dataset->reads_.load(), 0);
+  release_and_expect_no_reads_left(*dataset);
 }
 
 }  // namespace
