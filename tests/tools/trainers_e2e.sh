@@ -87,9 +87,15 @@ errors)
     --limit-train 64 --limit-test 64 --batch-size 32 --no-progress --checkpoint-dir resnet
   expect_status 1 "${trainer[@]}" --resume "$(ls resnet/checkpoint-*.safetensors)"
   expect_stderr "holds the model \"resnet20\", but this run trains \"lenet\""
-  expect_status 1 "${trainer[@]}" --device cuda
-  expect_stderr "train_lenet: error: --device cuda:"
-  expect_stderr "use --device cpu (or auto)"
+  if [[ ${MINIDL_EXPECT_GPU:-0} == 1 ]]; then  # a GPU machine (the GPU kit sets it)
+    expect_status 0 "$tools/train_lenet" "${small[@]}" --epochs 1 --max-steps 2 --no-progress \
+      --checkpoint-dir cuda --device cuda
+    [[ $(json_field out.txt device) == cuda:0 ]] || fail "--device cuda trained on $(json_field out.txt device)"
+  else
+    expect_status 1 "${trainer[@]}" --device cuda
+    expect_stderr "train_lenet: error: --device cuda:"
+    expect_stderr "use --device cpu (or auto)"
+  fi
   expect_status 0 "$tools/train_lenet" "${small[@]}" --max-steps 2 --precision fp16 --no-progress \
     --checkpoint-dir fp16
   expect_status 1 "${trainer[@]}" --resume "$(ls fp16/checkpoint-*.safetensors)"
@@ -171,7 +177,8 @@ sys.exit(0 if len(lrs) == 2 and min(lrs) > 0 and abs(lrs[-1] - 0.1 / 25 / 1e4) <
 help)
   expect_status 0 "$tools/train_lenet" --help
   for option in --data-dir --dataset --model --epochs --batch-size --lr --momentum --nesterov \
-                --weight-decay --schedule --warmup-epochs --device --precision --workers --seed \
+                --weight-decay --schedule --warmup-epochs --device --precision --cuda-graph \
+                --deterministic --workers --seed \
                 --checkpoint-dir --checkpoint-every --resume --metrics --max-steps --limit-train \
                 --limit-test --log-level --no-progress; do
     grep -q -- "$option" out.txt || fail "--help does not document $option"

@@ -40,6 +40,7 @@ struct CommandLine {
   std::string device = "auto";
   std::string precision = "fp32";
   std::string cuda_graph = "on";
+  std::string deterministic = "on";
   int workers = 1;
   uint64_t seed = 0;
   std::string checkpoint_dir;
@@ -230,6 +231,13 @@ void define_options(CLI::App& app, CommandLine& line, const TrainerProgram& prog
                  "--accumulate 1; ignored elsewhere)")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
+  app.add_option("--deterministic", line.deterministic,
+                 "on: cuDNN's deterministic convolution algorithms only "
+                 "(torch.backends.cudnn.deterministic), so that a run on a GPU repeats bit for "
+                 "bit and a resumed run ends as a straight one; off: cuDNN may pick faster "
+                 "algorithms that accumulate in a varying order (the CPU repeats either way)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
   app.add_option("--workers", line.workers, "Data-loader worker threads (0: the main thread)")
       ->transform(integer_in_range<int>(0, 64))
       ->capture_default_str();
@@ -417,6 +425,7 @@ void print_summary(const CommandLine& line, const Device& device,
   summary["device"] = device.str();
   summary["precision"] = line.precision;
   summary["cuda_graph"] = result.graph_replays > 0;
+  summary["deterministic"] = line.deterministic == "on";
   summary["world_size"] = distributed::world_size();
   std::printf("%s\n", summary.dump().c_str());
   std::fflush(stdout);
@@ -460,6 +469,7 @@ int train(const TrainerProgram& program, const CommandLine& line) {
   set_log_level(line.log_level);
   if (!main_rank && log_level() < LogLevel::Warn) set_log_level(LogLevel::Warn);
   const Device device = choose_device(line.device);
+  set_cudnn_deterministic(line.deterministic == "on");
   const DatasetSpec spec = dataset_spec(line.dataset);
   const auto train_set = first_samples(read_split(line, data::Split::Train), line.limit_train);
   const auto test_set = first_samples(read_split(line, data::Split::Test), line.limit_test);
