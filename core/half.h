@@ -42,7 +42,15 @@ struct Half {
     return h;
   }
 
+  // On the device, one conversion instruction each way: the bit-level code below made every
+  // float16 kernel of a ResNet-18 step up to 3x slower than its bfloat16 twin (measured
+  // 2026-11-24 on an H100). Both round to nearest even; a NaN may keep another payload.
   static MINIDL_HOST_DEVICE uint16_t from_float(float value) {
+#if defined(__CUDA_ARCH__)
+    uint16_t h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(value));
+    return h;
+#else
     const uint32_t f = detail::float_bits(value);
     const uint32_t sign = (f >> 16) & 0x8000u;
     const uint32_t abs = f & 0x7fffffffu;
@@ -58,9 +66,15 @@ struct Half {
     const uint32_t mantissa_odd = (abs >> 13) & 1u;
     const uint32_t rounded = abs + 0xc8000fffu + mantissa_odd;  // rebias exponent, round to even
     return static_cast<uint16_t>(sign | (rounded >> 13));
+#endif
   }
 
   static MINIDL_HOST_DEVICE float to_float(uint16_t h) {
+#if defined(__CUDA_ARCH__)
+    float value;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(value) : "h"(h));
+    return value;
+#else
     const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
     const uint32_t exponent = (h >> 10) & 0x1fu;
     const uint32_t mantissa = h & 0x3ffu;
@@ -70,6 +84,7 @@ struct Half {
       return sign ? -magnitude : magnitude;
     }
     return detail::bits_float(sign | ((exponent + 112u) << 23) | (mantissa << 13));
+#endif
   }
 };
 

@@ -1,11 +1,16 @@
 // The CUDA element copy and fill (ops/cuda/copy.cu, walked in the destination's memory order:
 // Note [Element-wise geometry]) against the CPU's: layout-changing copies with and without a
 // dtype change, broadcast and permuted sources, fills into strided views, a copy large enough
-// for the grid-stride loop to wrap, and the limit on unmergeable dimensions.
+// for the grid-stride loop to wrap, the limit on unmergeable dimensions, and float16
+// conversions (the device's conversion instructions against the CPU's bit-level code).
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <vector>
 
+#include "minidl/core/half.h"
 #include "test_util.h"
 
 namespace minidl {
@@ -72,6 +77,55 @@ TEST(CopyCuda, ALargeLayoutChangeCoversEveryElement) {
   // 6.4 million elements: more than the grid's threads, so the grid-stride loop wraps.
   const Tensor nchw = wiggly({32, 64, 56, 56}, 0.4);
   expect_copy_matches_cpu(nchw, kBFloat16, MemoryFormat::ChannelsLast);
+}
+
+// The raw 16-bit patterns of a float16 tensor on the CPU.
+std::vector<uint16_t> half_bits(const Tensor& t) {
+  const Tensor host = t.cpu().contiguous();
+  std::vector<uint16_t> bits(static_cast<size_t>(host.numel()));
+  std::memcpy(bits.data(), host.data_ptr(), bits.size() * sizeof(uint16_t));
+  return bits;
+}
+
+TEST(CopyCuda, Float16ConversionsMatchTheCpuBitForBit) {
+  SKIP_WITHOUT_CUDA();
+  // Every float16 to float32.
+  std::vector<Half> every_half(1 << 16);
+  for (uint32_t i = 0; i < every_half.size(); ++i)
+    every_half[i] = Half::from_bits(static_cast<uint16_t>(i));
+  const Tensor halves = from_host(every_half.data(), {1 << 16}, kFloat16);
+  const std::vector<float> cpu_floats = to_vector<float>(halves.to(kFloat32));
+  const std::vector<float> gpu_floats = to_vector<float>(halves.cuda().to(kFloat32));
+  for (size_t i = 0; i < cpu_floats.size(); ++i) {
+    if (std::isnan(cpu_floats[i])) {
+      EXPECT_TRUE(std::isnan(gpu_floats[i])) << "float16 bits " << i;
+      continue;
+    }
+    ASSERT_EQ(std::memcmp(&cpu_floats[i], &gpu_floats[i], sizeof(float)), 0)
+        << "float16 bits " << i << ": " << gpu_floats[i] << " vs " << cpu_floats[i];
+  }
+  // float32 to float16 over every exponent and sign: mantissas whose dropped 13 bits are a tie
+  // (0x1000), just below or above one, or none, so rounding to even, subnormals, overflow to
+  // infinity and NaN are all met.
+  std::vector<float> floats;
+  for (uint32_t high = 0; high < (1u << 19); ++high)
+    for (uint32_t low : {0x0000u, 0x0001u, 0x0fffu, 0x1000u, 0x1001u, 0x1fffu}) {
+      const uint32_t bits = (high << 13) | low;
+      float value;
+      std::memcpy(&value, &bits, sizeof value);
+      floats.push_back(value);
+    }
+  const Tensor source = from_host(floats.data(), {static_cast<int64_t>(floats.size())}, kFloat32);
+  const std::vector<uint16_t> cpu_halves = half_bits(source.to(kFloat16));
+  const std::vector<uint16_t> gpu_halves = half_bits(source.cuda().to(kFloat16));
+  for (size_t i = 0; i < floats.size(); ++i) {
+    const bool cpu_nan = (cpu_halves[i] & 0x7fffu) > 0x7c00u;
+    if (cpu_nan) {
+      EXPECT_GT(gpu_halves[i] & 0x7fffu, 0x7c00u) << floats[i];
+      continue;
+    }
+    ASSERT_EQ(gpu_halves[i], cpu_halves[i]) << "float32 " << floats[i];
+  }
 }
 
 TEST(CopyCuda, TooManyUnmergeableDimensionsIsAnError) {
