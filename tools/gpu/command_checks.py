@@ -27,7 +27,8 @@ import sys
 
 CHECK_SECONDS = 60
 SANITIZER_OPTIONS_WITH_VALUES = {"--tool", "--error-exitcode", "--print-limit",
-                                 "--racecheck-report", "--log-file", "--target-processes"}
+                                 "--racecheck-report", "--log-file", "--target-processes",
+                                 "--report-api-errors"}
 # Options whose values must exist before the command runs.
 INPUT_PATH_OPTIONS = {"--bench", "--python", "--test-dir", "--data-dir"}
 
