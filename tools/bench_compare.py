@@ -1,16 +1,25 @@
 #!/usr/bin/env python3
-"""Runs tools/bench (minidl) and tools/bench_pytorch.py (PyTorch eager) on the same models,
-batches, precision and layout, one after the other on the same machine, and prints one
+"""Runs tools/bench (minidl) and tools/bench_pytorch.py (PyTorch, eager or compiled) on the same
+models, batches, precision and layout, one after the other on the same machine, and prints one
 markdown table with the ratios ours/PyTorch.
 
     python3 tools/bench_compare.py --bench build/tools/bench [--python venv/bin/python]
         [--model lenet,resnet20,resnet18] [--device cpu] [--precision fp32] [--threads 2]
         [--steps 20] [--warmup 5] [--channels-last] [--repeats 1] [--profile]
+        [--pytorch-mode eager,reduce-overhead,max-autotune] [--tf32 on|off]
         [--optimizer-step sgd,adamw]
 
 Step-time ratio below 1 and images/s ratio above 1 mean minidl is faster. Each configuration
 runs `--repeats` times alternating the two frameworks, and the medians are compared, so that a
 machine whose load drifts during the run penalises both alike.
+
+--pytorch-mode: comma-separated PyTorch modes, each a row against the same minidl run: eager,
+or torch.compile's default, reduce-overhead or max-autotune (tools/bench_pytorch.py --mode).
+Compilation happens in PyTorch's untimed warm-up; its wall time is the "PyTorch warm-up s"
+column. --tf32 goes to both sides alike (off by default: float32 arithmetic on both).
+
+Peak memory is each side's peak over its whole run of the configuration (warm-up, CUDA-graph
+capture or compilation, and the timed steps), allocated and reserved, in MiB.
 
 --profile (GPU only) passes --profile (and --profile-steps) to both and prints a second table of
 where a step's time goes on the device, per step and per framework: kernel launches, kernel
@@ -36,6 +45,7 @@ import time
 from datetime import datetime, timezone
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+PYTORCH_MODES = ["eager", "default", "reduce-overhead", "max-autotune"]
 
 
 def run_json_lines(command, environment):
@@ -152,6 +162,11 @@ def main():
     parser.add_argument("--profile", action="store_true",
                         help="also profile both (GPU only) and print kernels, kernel/busy/gap ms")
     parser.add_argument("--profile-steps", type=int, default=10)
+    parser.add_argument("--pytorch-mode", default="eager",
+                        help="comma-separated: eager, default, reduce-overhead, max-autotune "
+                             "(torch.compile's modes); a row each")
+    parser.add_argument("--tf32", default="off", choices=["on", "off"],
+                        help="float32 convolutions and matrix products may use TF32, both sides")
     parser.add_argument("--optimizer-step", default="",
                         help="comma-separated sgd, adamw: time optimizer steps alone instead")
     parser.add_argument("--pytorch-optimizer-step", action="store_true",
@@ -162,6 +177,11 @@ def main():
         return
     if args.profile and args.device != "cuda":
         parser.error("--profile needs --device cuda: both tools profile GPU kernels")
+    modes = args.pytorch_mode.split(",")
+    unknown_modes = [mode for mode in modes if mode not in PYTORCH_MODES]
+    if unknown_modes:
+        parser.error(f"--pytorch-mode: unknown {', '.join(unknown_modes)} (expected "
+                     f"{', '.join(PYTORCH_MODES)})")
 
     environment = dict(os.environ)
     environment.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -176,7 +196,7 @@ def main():
         return
     common = ["--model", args.model, "--device", args.device, "--precision", args.precision,
               "--steps", str(args.steps), "--warmup", str(args.warmup),
-              "--batch-size", str(args.batch_size)]
+              "--batch-size", str(args.batch_size), "--tf32", args.tf32]
     if args.channels_last:
         common.append("--channels-last")
     if args.profile:
@@ -186,39 +206,48 @@ def main():
     if args.threads > 0:
         theirs_command += ["--threads", str(args.threads)]
 
-    ours, theirs = {}, {}
+    ours, theirs = {}, {}  # model -> results; (model, mode) -> results
     for _ in range(args.repeats):
         for result in run_json_lines(ours_command, environment):
             ours.setdefault(result["model"], []).append(result)
-        for result in run_json_lines(theirs_command, environment):
-            theirs.setdefault(result["model"], []).append(result)
+        for mode in modes:
+            for result in run_json_lines(theirs_command + ["--mode", mode], environment):
+                theirs.setdefault((result["model"], mode), []).append(result)
 
     def median(results, key):
         return statistics.median(result[key] for result in results)
 
-    torch_version = theirs[next(iter(theirs))][0].get("torch_version", "?")
+    def mib(results, key):
+        return f"{median(results, key) / 2**20:.0f}" if key in results[0] else "-"
+
+    torch_version = next(iter(theirs.values()))[0].get("torch_version", "?")
     print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {platform.node()}, "
-          f"{args.device}, {args.precision}, threads {args.threads or 'default'}, "
+          f"{args.device}, {args.precision}, TF32 {args.tf32}, threads {args.threads or 'default'}, "
           f"PyTorch {torch_version}, {args.repeats} repeat(s) of {args.steps} steps\n")
-    print("| model | batch | minidl ms/step | PyTorch ms/step | ratio (ours/PyTorch) "
-          "| minidl img/s | PyTorch img/s | minidl peak alloc MB | PyTorch peak alloc MB |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| model | batch | PyTorch mode | minidl ms/step | PyTorch ms/step "
+          "| ratio (ours/PyTorch) | minidl img/s | PyTorch img/s | PyTorch warm-up s "
+          "| minidl peak alloc MB | PyTorch peak alloc MB "
+          "| minidl peak reserved MB | PyTorch peak reserved MB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for model in args.model.split(","):
-        mine, pytorch = ours[model], theirs[model]
-        our_ms, their_ms = median(mine, "step_ms_median"), median(pytorch, "step_ms_median")
-        memory = ["-", "-"]
-        if "peak_allocated_bytes" in mine[0]:
-            memory = [f"{median(mine, 'peak_allocated_bytes') / 2**20:.0f}",
-                      f"{median(pytorch, 'peak_allocated_bytes') / 2**20:.0f}"]
-        print(f"| {model} | {mine[0]['batch_size']} | {our_ms:.1f} | {their_ms:.1f} | "
-              f"{our_ms / their_ms:.2f} | {median(mine, 'images_per_sec'):.0f} | "
-              f"{median(pytorch, 'images_per_sec'):.0f} | {memory[0]} | {memory[1]} |")
+        mine = ours[model]
+        our_ms = median(mine, "step_ms_median")
+        for mode in modes:
+            pytorch = theirs[(model, mode)]
+            their_ms = median(pytorch, "step_ms_median")
+            print(f"| {model} | {mine[0]['batch_size']} | {mode} | {our_ms:.2f} | "
+                  f"{their_ms:.2f} | {our_ms / their_ms:.2f} | "
+                  f"{median(mine, 'images_per_sec'):.0f} | "
+                  f"{median(pytorch, 'images_per_sec'):.0f} | "
+                  f"{median(pytorch, 'warmup_seconds'):.1f} | "
+                  f"{mib(mine, 'peak_allocated_bytes')} | {mib(pytorch, 'peak_allocated_bytes')} | "
+                  f"{mib(mine, 'peak_reserved_bytes')} | {mib(pytorch, 'peak_reserved_bytes')} |")
     if args.profile:
-        print_profile_table(args.model.split(","), ours, theirs)
+        print_profile_table(args.model.split(","), modes, ours, theirs)
 
 
-def print_profile_table(models, ours, theirs):
-    """Per step, medians over the repeats: minidl's figure, then PyTorch's."""
+def print_profile_table(models, modes, ours, theirs):
+    """Per step, medians over the repeats: minidl's figure, then PyTorch's in each mode."""
     columns = [("kernels_per_step", "kernels", "{:.1f}"),
                ("kernel_ms_per_step", "kernel ms", "{:.2f}"),
                ("busy_ms_per_step", "busy ms", "{:.2f}"),
@@ -226,14 +255,16 @@ def print_profile_table(models, ours, theirs):
     header = "".join(f" minidl {title} | PyTorch {title} |" for _, title, _ in columns)
     print("\nPer step on the device (--profile): busy = kernels, copies and memsets; "
           "gap = wall - busy, the device idle\n")
-    print(f"| model |{header}")
-    print("|---|" + "---|" * (2 * len(columns)))
+    print(f"| model | PyTorch mode |{header}")
+    print("|---|---|" + "---|" * (2 * len(columns)))
     for model in models:
-        cells = []
-        for key, _, number in columns:
-            for results in (ours[model], theirs[model]):
-                cells.append(number.format(statistics.median(r["profile"][key] for r in results)))
-        print(f"| {model} | " + " | ".join(cells) + " |")
+        for mode in modes:
+            cells = []
+            for key, _, number in columns:
+                for results in (ours[model], theirs[(model, mode)]):
+                    cells.append(number.format(
+                        statistics.median(r["profile"][key] for r in results)))
+            print(f"| {model} | {mode} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -1,10 +1,27 @@
 #!/usr/bin/env python3
-"""PyTorch eager twin of tools/bench: the same models, batches, precisions and layouts, timed the
+"""PyTorch twin of tools/bench: the same models, batches, precisions and layouts, timed the
 same way, printed as the same JSON lines (with "framework": "pytorch").
 
     python3 tools/bench_pytorch.py [--model lenet,resnet20,resnet18] [--device cpu|cuda]
         [--precision fp32|bf16|fp16] [--batch-size N] [--warmup 5] [--steps 20]
         [--threads N] [--channels-last] [--peak-tflops X] [--profile] [--profile-steps 10]
+        [--mode eager|default|reduce-overhead|max-autotune] [--tf32 on|off]
+
+--mode: eager (the default) runs the model as it is; the others run torch.compile(model,
+mode=...) with that mode ("default" is torch.compile's default mode; "reduce-overhead" adds
+CUDA graphs, the trick of tools/bench's captured step; "max-autotune" adds Triton fusion and
+autotuned matrix products). The model is compiled, as PyTorch's tutorials do; the loss, the
+backward pass's bookkeeping and the optimizer step stay eager. Compilation happens in the
+warm-up steps (at least 3 under a compile mode, so that reduce-overhead has recorded its
+graphs), which are not timed; the JSON reports their wall time as "warmup_seconds".
+
+--tf32 on lets float32 convolutions and matrix products use TF32 (torch.backends.cudnn.allow_tf32
+and torch.backends.cuda.matmul.allow_tf32); off, the default, keeps float32 arithmetic, as
+tools/bench's --tf32 off does.
+
+Peak memory (CUDA): torch.cuda.max_memory_allocated and max_memory_reserved over the warm-up
+(compilation and graph recording included) and the timed steps: the statistics are reset just
+before the warm-up, where tools/bench resets minidl's.
 
 A step is zero_grad, forward, cross-entropy, backward and SGD (momentum 0.9, Nesterov, weight
 decay 5e-4), on random data of the real shape; under bf16/fp16 the forward pass and loss run in
@@ -130,6 +147,7 @@ def make_model(name, in_channels=3):
 EXPECTED_PARAMETERS = {"lenet": 61_706, "resnet20": 269_722, "resnet18": 11_173_962}
 IMAGE_SHAPES = {"lenet": (1, 28, 28), "resnet20": (3, 32, 32), "resnet18": (3, 32, 32)}
 AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+MODES = ["eager", "default", "reduce-overhead", "max-autotune"]
 
 
 def percentile(values, fraction):
@@ -266,24 +284,38 @@ def run(model_name, batch_size, device, precision, channels_last, args):
         model(images)
     forward_flops = counter.get_total_flops()
 
+    forward = model if args.mode == "eager" else torch.compile(model, mode=args.mode)
+
     def step():
         optimizer.zero_grad(set_to_none=True)
         with torch.autocast(device.type, dtype=autocast_dtype, enabled=autocast_enabled):
-            loss = F.cross_entropy(model(images), labels)
+            loss = F.cross_entropy(forward(images), labels)
         scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
 
-    on_gpu = device.type == "cuda"
-    for _ in range(args.warmup):
+    def timed_step():
+        if args.mode == "reduce-overhead":
+            # A new iteration for the CUDA graph trees: the last step's outputs may be
+            # overwritten (the loss is consumed within the step).
+            torch.compiler.cudagraph_mark_step_begin()
         step()
-    if on_gpu:
+
+    on_gpu = device.type == "cuda"
+    if on_gpu:  # the peak from here on: warm-up (and compilation) and timed steps
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
+    warmup = max(args.warmup, 3) if args.mode != "eager" else args.warmup
+    warmup_start = time.perf_counter()
+    for _ in range(warmup):
+        timed_step()
+    if on_gpu:
+        torch.cuda.synchronize()
+    warmup_seconds = time.perf_counter() - warmup_start
     milliseconds = []
     for _ in range(args.steps):
         start = time.perf_counter()
-        step()
+        timed_step()
         if on_gpu:
             torch.cuda.synchronize()
         milliseconds.append((time.perf_counter() - start) * 1e3)
@@ -294,7 +326,9 @@ def run(model_name, batch_size, device, precision, channels_last, args):
     result = {
         "framework": "pytorch", "model": model_name, "batch_size": batch_size,
         "device": "cuda:0" if on_gpu else "cpu", "precision": precision,
-        "channels_last": channels_last, "steps": args.steps, "step_ms_median": median_ms,
+        "channels_last": channels_last, "mode": args.mode, "tf32": args.tf32 == "on",
+        "warmup_steps": warmup, "warmup_seconds": warmup_seconds,
+        "steps": args.steps, "step_ms_median": median_ms,
         "step_ms_p10": percentile(milliseconds, 0.1), "step_ms_p90": percentile(milliseconds, 0.9),
         "step_ms_min": min(milliseconds), "step_ms_max": max(milliseconds),
         "images_per_sec": batch_size / (median_ms * 1e-3), "gflop_per_step": step_flops / 1e9,
@@ -306,7 +340,7 @@ def run(model_name, batch_size, device, precision, channels_last, args):
         result["peak_allocated_bytes"] = torch.cuda.max_memory_allocated()
         result["peak_reserved_bytes"] = torch.cuda.max_memory_reserved()
     if args.profile:
-        result["profile"] = profile_device_time(step, args.profile_steps)
+        result["profile"] = profile_device_time(timed_step, args.profile_steps)
     return result
 
 
@@ -327,15 +361,20 @@ def main():
                              "torch.profiler: kernel time, device-busy time and idle gaps per "
                              "step (GPU only)")
     parser.add_argument("--profile-steps", type=int, default=10)
+    parser.add_argument("--mode", default="eager", choices=MODES,
+                        help="eager, or torch.compile's mode (default, reduce-overhead, "
+                             "max-autotune)")
+    parser.add_argument("--tf32", default="off", choices=["on", "off"],
+                        help="on: float32 convolutions and matrix products may use TF32")
     args = parser.parse_args()
     if args.profile_steps <= 0:
         parser.error(f"--profile-steps: expected a positive number, got {args.profile_steps}")
     if args.threads > 0:
         torch.set_num_threads(args.threads)
-    # float32 means float32, as in minidl (whose TF32 is opt-in, set_allow_tf32): PyTorch lets
-    # cuDNN convolutions use TF32 by default, which would make the fp32 GPU rows unlike.
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    # Both switches follow --tf32, as minidl's set_allow_tf32 does: PyTorch lets cuDNN
+    # convolutions use TF32 by default, which with --tf32 off would make the fp32 GPU rows unlike.
+    torch.backends.cuda.matmul.allow_tf32 = args.tf32 == "on"
+    torch.backends.cudnn.allow_tf32 = args.tf32 == "on"
     if args.device == "auto":
         args.device = "cuda" if torch.cuda.is_available() else "cpu"
     device = torch.device(args.device)

@@ -38,16 +38,18 @@ run_ctest() {
   shift
   ctest --test-dir "${dir}" --output-on-failure --no-tests=error --timeout 600 \
     -j "${MINIDL_JOBS}" "$@" 2>&1 | tee "${dir}/ctest.log" || status=$?
-  # "100% tests passed, 0 tests failed out of 57"; skipped tests count as passed there and are
-  # listed after it as "(Skipped)".
-  local summary total failed skipped
-  summary=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "${dir}/ctest.log" | tail -n 1 || true)
+  # "100% tests passed, 0 tests failed out of 57" (CTest 4: "100% tests passed out of 57");
+  # skipped tests count as passed there and are listed after it as "(Skipped)".
+  local summary total failed=0 skipped
+  summary=$(grep -E '^[0-9]+% tests passed(, [0-9]+ tests? failed)? out of [0-9]+' "${dir}/ctest.log" | tail -n 1 || true)
   if [[ -z ${summary} ]]; then
     echo "test.sh: CTest in ${dir} printed no summary" >&2
     total_failed=$((total_failed + 1))
     return 1
   fi
-  failed=$(sed -E 's/.* ([0-9]+) tests? failed out of.*/\1/' <<<"${summary}")
+  if [[ ${summary} == *failed* ]]; then
+    failed=$(sed -E 's/.* ([0-9]+) tests? failed out of.*/\1/' <<<"${summary}")
+  fi
   total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"${summary}")
   skipped=$(grep -cE '\((Skipped|Disabled)\)$' "${dir}/ctest.log" || true)
   total_passed=$((total_passed + total - failed - skipped))

@@ -297,6 +297,36 @@ TEST(GraphPool, ABlockWaitingForTheEndOfACaptureIsNotMergedWithItsNeighbour) {
   f.allocator->release_pool(pool);
 }
 
+// tools/bench resets the peak before the warm-up and the capture, not after: a captured step's
+// activations are allocated once, during the capture, and replays allocate nothing, so a reset
+// after the capture would report the weights alone (the figure the README once quoted).
+TEST(GraphPool, ACapturedStepsActivationsCountInThePeakOnlyWhenResetBeforeTheCapture) {
+  Fixture f;
+  constexpr size_t kWeights = 10 * kMiB;
+  constexpr size_t kActivations = 50 * kMiB;
+  void* weights = f.allocator->allocate(kWeights, kStreamA);
+  f.allocator->reset_peak_stats();  // where bench resets
+  const MempoolId pool = new_mempool_id();
+  FakeCapture capture(f, kStreamA, pool);
+  void* activations = f.allocator->allocate(kActivations, kStreamA);
+  f.allocator->free(activations);  // freed within the step; every replay writes it again
+  capture.end();
+
+  MemoryStats stats = f.allocator->stats();
+  EXPECT_EQ(stats.allocated_bytes, kWeights);
+  EXPECT_EQ(stats.peak_allocated_bytes, kWeights + kActivations);
+  EXPECT_EQ(stats.reserved_bytes, kWeights + kActivations);  // the pool keeps its segment
+  EXPECT_EQ(stats.peak_reserved_bytes, kWeights + kActivations);
+
+  f.allocator->reset_peak_stats();  // where bench used to reset: replays would add nothing
+  stats = f.allocator->stats();
+  EXPECT_EQ(stats.peak_allocated_bytes, kWeights);
+  EXPECT_EQ(stats.peak_reserved_bytes, kWeights + kActivations);
+
+  f.allocator->free(weights);
+  f.allocator->release_pool(pool);
+}
+
 TEST(GraphPool, MempoolIdsAreNeverZeroAndNeverRepeat) {
   const MempoolId a = new_mempool_id(), b = new_mempool_id();
   EXPECT_NE(a, 0u);

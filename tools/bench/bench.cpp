@@ -5,7 +5,8 @@
 //
 //   bench [--model lenet,resnet20,resnet18] [--device cpu|cuda|auto] [--precision fp32|bf16|fp16]
 //         [--batch-size N] [--warmup 5] [--steps 20] [--peak-tflops X] [--channels-last]
-//         [--cuda-graph on|off] [--profile] [--profile-steps 10] [--optimizer-step sgd,adamw]
+//         [--cuda-graph on|off] [--tf32 on|off] [--profile] [--profile-steps 10]
+//         [--optimizer-step sgd,adamw]
 //
 // Under bf16 or fp16 the forward pass and the loss run in amp::AutocastGuard, and fp16 scales
 // the loss with an amp::GradScaler, as the trainers do.
@@ -15,6 +16,16 @@
 // scaler's state and picks the cuDNN algorithms), one step is captured on that stream with the
 // same (static) images and labels, and the timed steps are replays. --cuda-graph off times eager
 // steps; the CPU has no graphs ("cuda_graph": false in the JSON).
+//
+// --tf32 on lets float32 convolutions and matrix products use TF32 tensor cores (set_allow_tf32,
+// torch.backends.cudnn.allow_tf32 and torch.backends.cuda.matmul.allow_tf32 in PyTorch); off,
+// the default, keeps float32 arithmetic. The JSON says which ("tf32").
+//
+// Peak memory (GPU): the caching allocator's peak allocated and reserved bytes over the whole
+// run of a configuration, from just before the warm-up steps to the last timed step: the eager
+// warm-up's activations, and the capture's, whose blocks live on in the graph's private pool
+// and are reused by every replay. (Reset after the capture instead, the peak would miss them:
+// replays allocate nothing.) tools/bench_pytorch.py resets at the same point.
 //
 // Each step is timed on the host from its start to the end of its work (on CUDA the host waits
 // for the device after each timed step: a benchmark may synchronise, the trainers do not).
@@ -79,6 +90,7 @@ struct Options {
   double peak_tflops = 0;
   bool channels_last = false;
   std::string cuda_graph = "on";  // on or off; applies to --device cuda only
+  std::string tf32 = "off";       // on: float32 may use TF32 tensor cores
   bool profile = false;           // GPU only
   int profile_steps = 10;
   std::vector<std::string> optimizer_steps;  // --optimizer-step: time these optimizers alone
@@ -176,6 +188,10 @@ nlohmann::ordered_json run(const Configuration& config, const Options& options) 
     scaler.update();
   };
   const bool on_gpu = config.device.is_cuda();
+  if (on_gpu) {  // the peak from here on: warm-up, capture and timed steps (see the top)
+    cuda::synchronize();
+    cuda::reset_peak_memory_stats(config.device.index);
+  }
   // Capture needs a stream other than the default one; warm-up, capture and replays all run on
   // it, so the graph and the eager warm-up share one order (and that stream's cuBLAS workspace).
   std::optional<cuda::StreamGuard> on_step_stream;
@@ -197,10 +213,7 @@ nlohmann::ordered_json run(const Configuration& config, const Options& options) 
     for (int i = 0; i < warmup; ++i) graph.replay();
     timed_step = [&graph] { graph.replay(); };
   }
-  if (on_gpu) {
-    cuda::synchronize();
-    cuda::reset_peak_memory_stats(config.device.index);
-  }
+  if (on_gpu) cuda::synchronize();
   std::vector<double> milliseconds;
   for (int i = 0; i < options.steps; ++i) {
     const auto start = std::chrono::steady_clock::now();
@@ -222,6 +235,7 @@ nlohmann::ordered_json run(const Configuration& config, const Options& options) 
   result["precision"] = config.precision;
   result["channels_last"] = config.channels_last;
   result["cuda_graph"] = config.cuda_graph;
+  result["tf32"] = allow_tf32();
   result["steps"] = options.steps;
   result["step_ms_median"] = median_ms;
   result["step_ms_p10"] = percentile(milliseconds, 0.1);
@@ -338,6 +352,11 @@ int main(int argc, char** argv) {
                      "Capture the step in a CUDA graph and time its replays (GPU only)")
           ->check(CLI::IsMember({"on", "off"}))
           ->capture_default_str();
+  app.add_option("--tf32", options.tf32,
+                 "on: float32 convolutions and matrix products may use TF32 tensor cores "
+                 "(GPU); off: float32 arithmetic")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
   app.add_flag("--profile", options.profile,
                "After the timed steps, record --profile-steps more with CUPTI and report kernel "
                "time, device-busy time and idle gaps per step (GPU only)");
@@ -355,6 +374,7 @@ int main(int argc, char** argv) {
     for (const std::string& model : options.models)
       MINIDL_CHECK(model == "lenet" || model == "resnet20" || model == "resnet18",
                    "bench: unknown model \"", model, "\" (expected lenet, resnet20 or resnet18)");
+    set_allow_tf32(options.tf32 == "on");
     Device device = options.device == "cpu" ? Device(kCPU) : Device(kCUDA, 0);
     if (options.device == "auto" && !cuda::is_available()) device = Device(kCPU);
     if (device.is_cuda()) cuda::require_available("bench --device cuda");

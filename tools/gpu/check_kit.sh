@@ -8,7 +8,7 @@
 #       dependencies only in that prefix (CMAKE_FIND_ROOT_PATH, modes ONLY): the kit is enough
 #       for a build, and CMakeCache.txt shows each dependency found inside the prefix.
 #   tools/gpu/check_kit.sh rehearse [BUILD_DIR]
-#       tools/gpu/run.sh test and bench --rehearse against BUILD_DIR (built already) with that
+#       tools/gpu/run.sh test, bench and accuracy --rehearse against BUILD_DIR (built already) with that
 #       kit: every step in order, CUDA steps checked and skipped; each summary must be valid
 #       JSON of the right shape, and the log parsers' tests pass.
 set -euo pipefail
@@ -78,7 +78,7 @@ for key in ("stage", "rehearsal", "wall_seconds", "passed", "versions", "totals"
     assert key in summary, f"no {key}"
 assert summary["stage"] == stage and summary["rehearsal"] is True and summary["passed"], summary
 steps = summary["steps"]
-assert steps[0]["name"] == "setup" and len(steps) >= 10, [step["name"] for step in steps]
+assert steps[0]["name"] == "setup" and len(steps) >= 5, [step["name"] for step in steps]
 for step in steps:
     assert {"name", "command", "status", "exit_status", "wall_seconds"} <= set(step), step
     assert step["status"] in ("passed", "skipped"), step
@@ -92,7 +92,7 @@ PYTHON
 check_rehearse() {
   [[ -f ${kit}/deps.tar.xz ]] || fail "no kit in ${kit}: run tools/gpu/check_kit.sh configure first"
   local stage outdir
-  for stage in test bench; do
+  for stage in test bench accuracy; do
     outdir=${scratch}/out-${stage}
     rm -rf "${outdir}"
     MINIDL_GPU_KIT=${kit} MINIDL_GPU_WORK=${scratch}/work MINIDL_GPU_BUILD_DIR=${build} \

@@ -6,7 +6,7 @@ an exception, so that one odd log cannot lose the whole summary.
     ctest            counts of CTest's run (or of its -N listing), and the failed tests' names
     gtest            counts of one GoogleTest program's run, which may have crashed part-way, and
                      compute-sanitizer's error and hazard counts when it ran under one
-    bench_compare    tools/bench_compare.py's markdown tables, one row per model
+    bench_compare    tools/bench_compare.py's markdown tables, one row per model and PyTorch mode
     bench_json       tools/bench's JSON lines
     trainer          train_lenet/train_cifar10: the summary line, and from the --metrics file the
                      time to the target accuracy, counted as tools/time_to_accuracy.py counts it
@@ -30,8 +30,9 @@ def ctest(text, _options):
     listed = _numbers(r"^Total Tests: (\d+)$", text)
     if listed:
         return {"tests": {"listed": listed[-1]}}
-    # "97% tests passed, 3 tests failed out of 124"; skipped tests count as passed there.
-    summary = re.findall(r"^\d+% tests passed, (\d+) tests? failed out of (\d+)", text,
+    # "97% tests passed, 3 tests failed out of 124"; skipped tests count as passed there. CTest
+    # 4 leaves the failures out when there are none: "100% tests passed out of 154".
+    summary = re.findall(r"^\d+% tests passed(?:, (\d+) tests? failed)? out of (\d+)", text,
                          flags=re.MULTILINE)
     # "\t724 - Suite.Name (Failed) gpu": the test's labels follow a failed one.
     failed_names = re.findall(r"^\s*\d+ - (\S+) \(([^)]*)\)(?:[ \t]+\S+)*$",
@@ -45,7 +46,7 @@ def ctest(text, _options):
         skipped = len(re.findall(r"Test +#\d+: \S+ \.+\*+Skipped", text))
         return {"tests": {"passed": passed, "failed": failed, "skipped": skipped,
                           "total": None, "complete": False}}
-    failed, total = (int(value) for value in summary[-1])
+    failed, total = (int(value or 0) for value in summary[-1])
     return {"tests": {"passed": total - failed - skipped, "failed": failed, "skipped": skipped,
                       "total": total, "complete": True,
                       "failed_names": [f"{name} ({why})" for name, why in failed_names
@@ -98,8 +99,8 @@ def _key(title):
 
 
 def bench_compare(text, _options):
-    """Every markdown table: {table title key: {model: {column: value}}}; the first table is the
-    timing ("steps"), a second is the --profile table ("profile")."""
+    """Every markdown table: {table title key: {"<model> <PyTorch mode>": {column: value}}}; the
+    first table is the timing ("steps"), a second is the --profile table ("profile")."""
     tables, header = [], None
     for line in text.splitlines():
         if not line.startswith("|"):
@@ -112,8 +113,9 @@ def bench_compare(text, _options):
             header = [_key(cell) for cell in cells]
             tables.append({})
         elif header and len(cells) == len(header):
-            tables[-1][cells[0]] = {name: _cell(value)
-                                    for name, value in zip(header[1:], cells[1:])}
+            row = dict(zip(header, cells))
+            key = f"{row.pop('model')} {row.pop('pytorch_mode', 'eager')}"
+            tables[-1][key] = {name: _cell(value) for name, value in row.items()}
     figures = {}
     for name, table in zip(("steps", "profile"), tables):
         figures[name] = table

@@ -93,6 +93,7 @@ def bench_compare_output(arguments, ours, theirs):
 def bench_row(framework, model, step_ms, images_per_sec, peak_mib, kernels=50.0):
     return {"framework": framework, "model": model, "batch_size": 512, "step_ms_median": step_ms,
             "images_per_sec": images_per_sec, "peak_allocated_bytes": peak_mib * 2**20,
+            "peak_reserved_bytes": 2 * peak_mib * 2**20, "warmup_seconds": 12.5,
             "torch_version": "2.11.0", "profile": {
                 "kernels_per_step": kernels, "kernel_ms_per_step": 1.0, "busy_ms_per_step": 1.5,
                 "gap_ms_per_step": 0.5}}
@@ -111,6 +112,16 @@ class CtestTest(unittest.TestCase):
                          (1, 2, 1, 4))
         self.assertEqual(tests["failed_names"],
                          ["Suite.Fails (Failed)", "Suite.AlsoFails (Failed)"])
+        self.assertTrue(tests["complete"])
+
+    def test_reads_ctest_4s_summary_without_failures(self):
+        text = ("1/2 Test #1: Suite.A ....   Passed    0.01 sec\n"
+                "2/2 Test #2: Suite.B ....***Skipped   0.01 sec\n\n"
+                "100% tests passed out of 2\n\nThe following tests did not run:\n"
+                "\t  2 - Suite.B (Skipped)\n")
+        tests = log_parsers.parse("ctest", text, {})["tests"]
+        self.assertEqual((tests["passed"], tests["failed"], tests["skipped"], tests["total"]),
+                         (1, 0, 1, 2))
         self.assertTrue(tests["complete"])
 
     def test_counts_the_results_printed_before_a_timeout(self):
@@ -147,7 +158,8 @@ class BenchTest(unittest.TestCase):
         cuda = ["--device", "cuda"]
         records = [
             compare_record("lenet fp32: minidl (CUDA graph) vs PyTorch",
-                           cuda + ["--model", "lenet", "--profile"],
+                           cuda + ["--model", "lenet", "--profile",
+                                   "--pytorch-mode", "eager,reduce-overhead"],
                            bench_row("minidl", "lenet", 0.2, 1000, 10, kernels=30.0),
                            bench_row("pytorch", "lenet", 1.0, 200, 20)),
             compare_record("resnet18 b512 bf16 channels-last vs PyTorch",
@@ -157,6 +169,15 @@ class BenchTest(unittest.TestCase):
             compare_record("resnet18 b512 fp32 vs PyTorch", cuda + ["--model", "resnet18"],
                            bench_row("minidl", "resnet18", 50.0, 500, 1500),
                            bench_row("pytorch", "resnet18", 60.0, 400, 1600)),
+            compare_record("resnet18 b512 bf16 channels-last vs PyTorch max-autotune",
+                           cuda + ["--model", "resnet18", "--precision", "bf16",
+                                   "--pytorch-mode", "max-autotune"],
+                           bench_row("minidl", "resnet18", 20.0, 1200, 900),
+                           bench_row("pytorch", "resnet18", 18.0, 1500, 600)),
+            compare_record("resnet18 b512 fp32 TF32 vs PyTorch",
+                           cuda + ["--model", "resnet18", "--tf32", "on"],
+                           bench_row("minidl", "resnet18", 30.0, 800, 1500),
+                           bench_row("pytorch", "resnet18", 40.0, 600, 1600)),
             compare_record("resnet18 b512 fp16 channels-last vs PyTorch",
                            cuda + ["--model", "resnet18", "--precision", "fp16"],
                            bench_row("minidl", "resnet18", 30.0, 900, 900),
@@ -166,11 +187,21 @@ class BenchTest(unittest.TestCase):
                                                           | {"precision": "fp32"}), {})},
         ]
         lenet = records[0]["figures"]
-        self.assertEqual(lenet["steps"]["lenet"]["minidl_ms_per_step"], 0.2)
-        self.assertEqual(lenet["profile"]["lenet"]["minidl_kernels"], 30.0)
+        self.assertEqual(set(lenet["steps"]), {"lenet eager", "lenet reduce-overhead"})
+        self.assertEqual(lenet["steps"]["lenet eager"]["minidl_ms_per_step"], 0.2)
+        self.assertEqual(lenet["steps"]["lenet eager"]["pytorch_warm_up_s"], 12.5)
+        self.assertEqual(lenet["steps"]["lenet eager"]["minidl_peak_reserved_mb"], 20)
+        self.assertEqual(lenet["profile"]["lenet reduce-overhead"]["minidl_kernels"], 30.0)
         targets = stages.bench_targets(records)
         self.assertEqual(targets["lenet_fp32_graph_step_over_pytorch_eager"],
                          {"value": 0.2, "target": "<= 0.25", "met": True})
+        self.assertEqual(targets["lenet_fp32_graph_step_over_pytorch_reduce_overhead"]["value"],
+                         0.2)
+        self.assertEqual(targets["resnet18_bf16_images_per_s_over_max_autotune"],
+                         {"value": 0.8, "target": ">= 1.0", "met": False})
+        self.assertEqual(targets["resnet18_bf16_peak_memory_over_max_autotune"]["value"], 1.5)
+        self.assertEqual(targets["resnet18_fp32_tf32_step_over_pytorch"],
+                         {"value": 0.75, "target": "<= 1.0", "met": True})
         self.assertEqual(targets["lenet_fp32_eager_step_over_pytorch_eager"]["value"], 0.5)
         self.assertEqual(targets["resnet18_bf16_images_per_s_over_pytorch"],
                          {"value": 1.2, "target": ">= 1.1", "met": True})

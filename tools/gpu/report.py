@@ -5,8 +5,8 @@ summary-STAGE.json:
     stage, rehearsal, started_utc, wall_seconds, passed (no step failed or timed out),
     versions        what the machine has: GPU, driver, nvcc, cuDNN, NCCL, torch, the kit, ...
     totals          steps by status, and the tests passed/failed/skipped over all steps
-    targets         (bench) the issue's ratios, each {value, target, met}, and the times to
-                    accuracy
+    targets         (bench) the issue's ratios, each {value, target, met}; (accuracy) the times
+                    to accuracy side by side
     steps           one record per step (tools/gpu/step_runner.py)
 """
 import json

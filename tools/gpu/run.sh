@@ -4,13 +4,15 @@
 #
 #   tools/gpu/run.sh test  OUTDIR    configure and build for the GPU found, ctest by label,
 #                                    compute-sanitizer memcheck and racecheck
-#   tools/gpu/run.sh bench OUTDIR    bench_compare.py against PyTorch, bench --profile, time to
-#                                    accuracy of train_lenet and train_cifar10 (ResNet-18)
+#   tools/gpu/run.sh bench OUTDIR    bench_compare.py against PyTorch eager and torch.compile,
+#                                    whole-run peak memory, bench --profile
+#   tools/gpu/run.sh accuracy OUTDIR time to accuracy of train_lenet and train_cifar10
+#                                    (ResNet-18) next to the PyTorch twins
 #   tools/gpu/run.sh STAGE OUTDIR --rehearse   (or MINIDL_GPU_REHEARSE=1) the same sequence on
 #                                    a machine without a GPU: CUDA steps are skipped ("no GPU")
 #                                    after their command lines are checked; the rest runs small
 #
-# Each stage ends within 9 minutes (every step under `timeout` with its own budget; a failed
+# Each stage ends within 9 minutes (MINIDL_GPU_STAGE_SECONDS: fewer) (every step under `timeout` with its own budget; a failed
 # step does not stop the later ones) and writes OUTDIR/summary-STAGE.json and
 # OUTDIR/logs-STAGE.tar.xz. Exits 0 only when no step failed.
 #
@@ -22,7 +24,7 @@
 set -uo pipefail
 
 usage() {
-  echo "usage: tools/gpu/run.sh test|bench OUTDIR [--rehearse]" >&2
+  echo "usage: tools/gpu/run.sh test|bench|accuracy OUTDIR [--rehearse]" >&2
   exit 2
 }
 (($# >= 2)) || usage
@@ -31,7 +33,7 @@ outdir=$2
 rehearse=${MINIDL_GPU_REHEARSE:-0}
 [[ ${3:-} == --rehearse ]] && rehearse=1
 [[ -n ${3:-} && ${3:-} != --rehearse ]] && usage
-[[ ${stage} == test || ${stage} == bench ]] || usage
+[[ ${stage} == test || ${stage} == bench || ${stage} == accuracy ]] || usage
 
 repository=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "${repository}" || exit 2

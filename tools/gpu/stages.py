@@ -2,25 +2,29 @@
 """The steps of the GPU kit's two stages, run by tools/gpu/run.sh once it has set up the
 environment (the kit unpacked, LD_LIBRARY_PATH, MINIDL_DATA, the GPU's architecture):
 
-    python3 tools/gpu/stages.py test|bench OUTDIR [--rehearse]
+    python3 tools/gpu/stages.py test|bench|accuracy OUTDIR [--rehearse]
 
-test   configure and build for the GPU found; ctest -L gpu, unit, e2e (and mpi where mpirun
-       is); compute-sanitizer memcheck over the CUDA test programs, racecheck over the ops
-       with shared-memory kernels
-bench  tools/bench_compare.py --device cuda: LeNet fp32 (the step replayed from a CUDA graph,
-       and eager), ResNet-18 batch 512 fp32 and bf16/fp16 channels-last, with peak memory;
-       the kernel/gap profile (--profile); time to accuracy of train_lenet (0.89) and
-       train_cifar10 --dataset fashion-mnist --model resnet18 (0.94) next to the PyTorch twins
+test      configure and build for the GPU found; ctest -L gpu, unit, e2e (and mpi where mpirun
+          is); compute-sanitizer memcheck over the CUDA test programs, racecheck over the ops
+          with shared-memory kernels
+bench     tools/bench_compare.py --device cuda against PyTorch eager and torch.compile
+          (reduce-overhead, max-autotune): LeNet fp32 (the step replayed from a CUDA graph, and
+          eager), ResNet-18 batch 512 bf16/fp16 channels-last and fp32 with TF32 off and on,
+          with each side's peak memory over the whole run; the kernel/gap profile (--profile)
+accuracy  time to accuracy of train_lenet (0.89) and train_cifar10 --dataset fashion-mnist
+          --model resnet18 (0.94) next to the PyTorch twins
 
-Each stage ends within STAGE_SECONDS: steps run in the order below, each under its own budget,
-and a step is cut to what is left of the stage. Budgets are caps: measured times on an H100
-(16 cores) are far below them.
+Each stage ends within STAGE_SECONDS (MINIDL_GPU_STAGE_SECONDS sets fewer, to fit two stages
+in one call): steps run in the order below, each under its own budget, and a step is cut to
+what is left of the stage. Budgets are caps: measured times on an H100 (16 cores) are far
+below them.
 
 Environment (run.sh sets the first ones):
     MINIDL_GPU_BUILD_DIR            the CUDA build (default build-gpu in the repository)
     MINIDL_GPU_RESNET18_EPOCHS      epochs of both ResNet-18 time-to-accuracy runs (default 15)
     MINIDL_GPU_RESNET18_PRECISION   their precision (default bf16)
     MINIDL_GPU_CUDA_GRAPH           --cuda-graph of train_cifar10 (default on, its default)
+    MINIDL_GPU_STAGE_SECONDS        the stage's length, at most STAGE_SECONDS
 """
 import argparse
 import datetime
@@ -37,6 +41,7 @@ import report  # noqa: E402
 from step_runner import Step, StageRunner  # noqa: E402
 
 STAGE_SECONDS = 540  # 9 minutes
+STAGES = ("test", "bench", "accuracy")
 SUMMARY_SECONDS = 20  # kept back for the versions' tail, the summary and the log archive
 
 # compute-sanitizer memcheck runs every CUDA test program (tests/<folder>/*_cuda_test.cpp make
@@ -176,6 +181,41 @@ def bench_steps(context):
     bench = context.tool("bench")
     compare = [context.python, "tools/bench_compare.py", "--bench", bench, "--device", "cuda"]
     resnet18 = ["--model", "resnet18", "--batch-size", "512"]
+    # torch.compile's modes beside eager: reduce-overhead is CUDA graphs (our captured step's
+    # trick), max-autotune Triton fusion and autotuned GEMMs, whose compilation is the longest,
+    # so it runs in steps of its own: one that runs out of time loses no other row.
+    quick_modes = ["--pytorch-mode", "eager,reduce-overhead"]
+    lenet = compare + ["--model", "lenet", "--precision", "fp32"]
+    return build_steps(context, ["bench"]) + [
+        Step("lenet fp32: minidl (CUDA graph) vs PyTorch", lenet + quick_modes, 120,
+             parser="bench_compare", needs_gpu=True),
+        Step("lenet fp32: minidl eager (--cuda-graph off)", [
+            bench, "--device", "cuda", "--model", "lenet", "--precision", "fp32",
+            "--cuda-graph", "off"], 45, parser="bench_json", needs_gpu=True,
+            rehearsal_command=[bench, "--device", "cpu", "--model", "lenet", "--batch-size", "32",
+                               "--warmup", "1", "--steps", "2"]),
+        Step("resnet18 b512 bf16 channels-last vs PyTorch", compare + resnet18 + [
+            "--precision", "bf16", "--channels-last", *quick_modes], 150,
+             parser="bench_compare", needs_gpu=True),
+        Step("resnet18 b512 fp16 channels-last vs PyTorch", compare + resnet18 + [
+            "--precision", "fp16", "--channels-last", *quick_modes], 150,
+             parser="bench_compare", needs_gpu=True),
+        Step("resnet18 b512 fp32 vs PyTorch", compare + resnet18 + ["--precision", "fp32"], 120,
+             parser="bench_compare", needs_gpu=True),
+        Step("resnet18 b512 fp32 TF32 vs PyTorch", compare + resnet18 + [
+            "--precision", "fp32", "--tf32", "on"], 120, parser="bench_compare", needs_gpu=True),
+        Step("lenet fp32: minidl (CUDA graph) vs PyTorch max-autotune", lenet + [
+            "--pytorch-mode", "max-autotune"], 150, parser="bench_compare", needs_gpu=True),
+        Step("resnet18 b512 bf16 channels-last vs PyTorch max-autotune", compare + resnet18 + [
+            "--precision", "bf16", "--channels-last", "--pytorch-mode", "max-autotune"], 300,
+             parser="bench_compare", needs_gpu=True),
+        Step("profile lenet,resnet18 fp32 vs PyTorch", compare + [
+            "--model", "lenet,resnet18", "--precision", "fp32", "--steps", "10", "--profile"],
+            120, parser="bench_compare", needs_gpu=True),
+    ]
+
+
+def accuracy_steps(context):
     epochs = os.environ.get("MINIDL_GPU_RESNET18_EPOCHS", "15")
     precision = os.environ.get("MINIDL_GPU_RESNET18_PRECISION", "bf16")
     cuda_graph = os.environ.get("MINIDL_GPU_CUDA_GRAPH", "on")
@@ -199,26 +239,7 @@ def bench_steps(context):
                     needs_gpu=True, fresh_files=[metrics_file],
                     rehearsal_command=[program, *small, *recipe, *outputs])
 
-    return build_steps(context, ["bench", "train_lenet", "train_cifar10"]) + [
-        Step("lenet fp32: minidl (CUDA graph) vs PyTorch", compare + [
-            "--model", "lenet", "--precision", "fp32"], 90, parser="bench_compare",
-            needs_gpu=True),
-        Step("lenet fp32: minidl eager (--cuda-graph off)", [
-            bench, "--device", "cuda", "--model", "lenet", "--precision", "fp32",
-            "--cuda-graph", "off"], 45, parser="bench_json", needs_gpu=True,
-            rehearsal_command=[bench, "--device", "cpu", "--model", "lenet", "--batch-size", "32",
-                               "--warmup", "1", "--steps", "2"]),
-        Step("resnet18 b512 bf16 channels-last vs PyTorch", compare + resnet18 + [
-            "--precision", "bf16", "--channels-last"], 120, parser="bench_compare",
-            needs_gpu=True),
-        Step("resnet18 b512 fp32 vs PyTorch", compare + resnet18 + ["--precision", "fp32"], 120,
-             parser="bench_compare", needs_gpu=True),
-        Step("resnet18 b512 fp16 channels-last vs PyTorch", compare + resnet18 + [
-            "--precision", "fp16", "--channels-last"], 120, parser="bench_compare",
-            needs_gpu=True),
-        Step("profile lenet,resnet18 fp32 vs PyTorch", compare + [
-            "--model", "lenet,resnet18", "--precision", "fp32", "--steps", "10", "--profile"],
-            120, parser="bench_compare", needs_gpu=True),
+    return build_steps(context, ["train_lenet", "train_cifar10"]) + [
         trainer_step("time to 0.89: train_lenet (CUDA graph)", lenet, [], ["--cuda-graph", "on"],
                      0.89, 60, metrics["lenet-graph"], small_lenet),
         trainer_step("time to 0.89: train_lenet eager", lenet, [], ["--cuda-graph", "off"], 0.89,
@@ -329,36 +350,62 @@ def _target(value, relation, bound):
 
 
 def bench_targets(records):
-    """The issue's targets, from the bench steps' figures."""
-    def row(step, model):
-        return (_figures(records, step).get("steps") or {}).get(model) or {}
+    """The issue's targets, from the bench steps' figures (bench_compare's rows are keyed
+    "<model> <PyTorch mode>")."""
+    def row(step, key):
+        return (_figures(records, step).get("steps") or {}).get(key) or {}
 
-    lenet = row("lenet fp32: minidl (CUDA graph) vs PyTorch", "lenet")
+    lenet_step = "lenet fp32: minidl (CUDA graph) vs PyTorch"
+    lenet = row(lenet_step, "lenet eager")
+    lenet_graphs = row(lenet_step, "lenet reduce-overhead")
     eager = next(iter(_figures(records, "lenet fp32: minidl eager (--cuda-graph off)").values()),
                  {})
-    bf16 = row("resnet18 b512 bf16 channels-last vs PyTorch", "resnet18")
-    fp16 = row("resnet18 b512 fp16 channels-last vs PyTorch", "resnet18")
-    fp32 = row("resnet18 b512 fp32 vs PyTorch", "resnet18")
+    bf16_step = "resnet18 b512 bf16 channels-last vs PyTorch"
+    bf16 = row(bf16_step, "resnet18 eager")
+    bf16_autotuned = row(bf16_step + " max-autotune", "resnet18 max-autotune")
+    fp16 = row("resnet18 b512 fp16 channels-last vs PyTorch", "resnet18 eager")
+    fp32 = row("resnet18 b512 fp32 vs PyTorch", "resnet18 eager")
+    fp32_tf32 = row("resnet18 b512 fp32 TF32 vs PyTorch", "resnet18 eager")
     ours, theirs = "minidl_ms_per_step", "pytorch_ms_per_step"
 
-    def seconds(name):
-        return _figures(records, name).get("seconds_to_target")
+    def images_ratio(found):
+        return _ratio(found.get("minidl_img_per_s"), found.get("pytorch_img_per_s"))
+
+    def peak_ratio(found):
+        return _ratio(found.get("minidl_peak_alloc_mb"), found.get("pytorch_peak_alloc_mb"))
 
     return {
-        # bench_compare.py's own ratio: its ms columns have one decimal, too few for LeNet.
+        # bench_compare.py's own ratio: its ms columns have two decimals, few for LeNet.
         "lenet_fp32_graph_step_over_pytorch_eager": _target(
             lenet.get("ratio_ours_per_pytorch"), "<=", 0.25),
+        "lenet_fp32_graph_step_over_pytorch_reduce_overhead": _target(
+            lenet_graphs.get("ratio_ours_per_pytorch"), "<=", 1.0),
         "lenet_fp32_eager_step_over_pytorch_eager": {
             "value": _ratio(eager.get("step_ms_median"), lenet.get(theirs)), "target": None,
             "met": None},
-        "resnet18_bf16_images_per_s_over_pytorch": _target(
-            _ratio(bf16.get("minidl_img_per_s"), bf16.get("pytorch_img_per_s")), ">=", 1.1),
-        "resnet18_bf16_peak_memory_over_pytorch": _target(
-            _ratio(bf16.get("minidl_peak_alloc_mb"), bf16.get("pytorch_peak_alloc_mb")), "<=", 1.0),
+        "resnet18_bf16_images_per_s_over_pytorch": _target(images_ratio(bf16), ">=", 1.1),
+        "resnet18_fp16_images_per_s_over_pytorch": _target(images_ratio(fp16), ">=", 1.1),
+        "resnet18_bf16_images_per_s_over_max_autotune": _target(
+            images_ratio(bf16_autotuned), ">=", 1.0),
+        "resnet18_bf16_peak_memory_over_max_autotune": _target(
+            peak_ratio(bf16_autotuned), "<=", 1.0),
+        "resnet18_bf16_peak_memory_over_pytorch": _target(peak_ratio(bf16), "<=", 1.0),
+        "resnet18_fp32_step_over_pytorch": _target(fp32.get("ratio_ours_per_pytorch"), "<=", 1.0),
+        "resnet18_fp32_tf32_step_over_pytorch": _target(
+            fp32_tf32.get("ratio_ours_per_pytorch"), "<=", 1.0),
         "resnet18_bf16_speedup_over_own_fp32": _target(
             _ratio(fp32.get(ours), bf16.get(ours)), ">=", 2.0),
         "resnet18_fp16_speedup_over_own_fp32": _target(
             _ratio(fp32.get(ours), fp16.get(ours)), ">=", 2.0),
+    }
+
+
+def accuracy_targets(records):
+    """The times to accuracy, side by side."""
+    def seconds(name):
+        return _figures(records, name).get("seconds_to_target")
+
+    return {
         "lenet_seconds_to_0.89": {
             "minidl_cuda_graph": seconds("time to 0.89: train_lenet (CUDA graph)"),
             "minidl_eager": seconds("time to 0.89: train_lenet eager"),
@@ -371,7 +418,7 @@ def bench_targets(records):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("stage", choices=["test", "bench"])
+    parser.add_argument("stage", choices=STAGES)
     parser.add_argument("outdir")
     parser.add_argument("--rehearse", action="store_true")
     args = parser.parse_args()
@@ -380,7 +427,9 @@ def main():
     log_dir = os.path.join(context.work, f"logs-{args.stage}")
     shutil.rmtree(log_dir, ignore_errors=True)
     os.makedirs(log_dir)
-    runner = StageRunner(args.stage, log_dir, STAGE_SECONDS - SUMMARY_SECONDS, args.rehearse,
+    stage_seconds = min(STAGE_SECONDS,
+                        int(os.environ.get("MINIDL_GPU_STAGE_SECONDS") or STAGE_SECONDS))
+    runner = StageRunner(args.stage, log_dir, stage_seconds - SUMMARY_SECONDS, args.rehearse,
                          context.has_gpu, context.not_checkable(), context.repository)
     setup_seconds = float(os.environ.get("MINIDL_GPU_SETUP_SECONDS", "0"))
     runner.deadline -= setup_seconds  # run.sh's setup counts against the 9 minutes
@@ -389,7 +438,8 @@ def main():
           flush=True)
     runner.add(setup_record(context, log_dir))
     found_versions = versions(context)
-    steps = test_steps(context) if args.stage == "test" else bench_steps(context)
+    steps = {"test": test_steps, "bench": bench_steps,
+             "accuracy": accuracy_steps}[args.stage](context)
     for step in steps:
         runner.run(step)
     records = runner.records
@@ -401,6 +451,8 @@ def main():
         "versions": found_versions, "totals": report.totals(records)}
     if args.stage == "bench":
         summary["targets"] = bench_targets(records)
+    elif args.stage == "accuracy":
+        summary["targets"] = accuracy_targets(records)
     summary["steps"] = records
     path, archive = report.write(args.outdir, args.stage, summary, log_dir)
     report.print_table(summary)

@@ -41,6 +41,7 @@ struct CommandLine {
   std::string precision = "fp32";
   std::string cuda_graph = "on";
   std::string deterministic = "on";
+  std::string tf32 = "off";
   int workers = 1;
   uint64_t seed = 0;
   std::string checkpoint_dir;
@@ -238,6 +239,12 @@ void define_options(CLI::App& app, CommandLine& line, const TrainerProgram& prog
                  "algorithms that accumulate in a varying order (the CPU repeats either way)")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
+  app.add_option("--tf32", line.tf32,
+                 "on: float32 convolutions and matrix products may use TF32 tensor cores on a "
+                 "GPU (PyTorch's torch.backends.cudnn.allow_tf32 and "
+                 "torch.backends.cuda.matmul.allow_tf32); off: float32 arithmetic")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
   app.add_option("--workers", line.workers, "Data-loader worker threads (0: the main thread)")
       ->transform(integer_in_range<int>(0, 64))
       ->capture_default_str();
@@ -426,6 +433,7 @@ void print_summary(const CommandLine& line, const Device& device,
   summary["precision"] = line.precision;
   summary["cuda_graph"] = result.graph_replays > 0;
   summary["deterministic"] = line.deterministic == "on";
+  summary["tf32"] = line.tf32 == "on";
   summary["world_size"] = distributed::world_size();
   std::printf("%s\n", summary.dump().c_str());
   std::fflush(stdout);
@@ -470,6 +478,7 @@ int train(const TrainerProgram& program, const CommandLine& line) {
   if (!main_rank && log_level() < LogLevel::Warn) set_log_level(LogLevel::Warn);
   const Device device = choose_device(line.device);
   set_cudnn_deterministic(line.deterministic == "on");
+  set_allow_tf32(line.tf32 == "on");
   const DatasetSpec spec = dataset_spec(line.dataset);
   const auto train_set = first_samples(read_split(line, data::Split::Train), line.limit_train);
   const auto test_set = first_samples(read_split(line, data::Split::Test), line.limit_test);
