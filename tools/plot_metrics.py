@@ -4,7 +4,10 @@
     python3 tools/plot_metrics.py runs/metrics.jsonl -o curves.png [--title "LeNet"]
 
 The file holds one JSON object per epoch (train/metrics_log.h): epoch, train_loss,
-test_loss, test_accuracy, ... Needs matplotlib (pip install matplotlib).
+test_loss, test_accuracy, ... Runs append to it, so an epoch can appear more than once (a
+resumed run logs again the epochs after its checkpoint; a new run starts again at epoch 1): the
+last line of each epoch is the one drawn, which is the newest run's. A line that a killed run
+left half-written is skipped. Needs matplotlib (pip install matplotlib).
 """
 import argparse
 import json
@@ -12,15 +15,22 @@ import sys
 
 
 def read_metrics(path):
-    epochs = []
+    by_epoch = {}
     with open(path, encoding="utf-8") as lines:
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
-                epochs.append(json.loads(line))
+                epoch = json.loads(line)
             except json.JSONDecodeError as error:
+                if line.startswith('{"epoch":'):  # written by train/metrics_log.cpp, cut short
+                    print(f"{path}:{number}: skipping a half-written line", file=sys.stderr)
+                    continue
                 sys.exit(f"{path}:{number}: not a JSON object ({error})")
+            if not isinstance(epoch, dict) or "epoch" not in epoch:
+                sys.exit(f"{path}:{number}: every line needs \"epoch\"")
+            by_epoch[epoch["epoch"]] = epoch
+    epochs = [by_epoch[number] for number in sorted(by_epoch)]
     if not epochs:
         sys.exit(f"{path}: no epochs in the file")
     for key in ("epoch", "train_loss", "test_loss", "test_accuracy"):

@@ -1,10 +1,13 @@
 #include "minidl/train/metrics_log.h"
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
-#include <vector>
+#include <optional>
 
 #include "minidl/core/error.h"
+#include "minidl/train/output_paths.h"
 
 namespace minidl::train {
 
@@ -26,35 +29,78 @@ std::string to_json(const EpochMetrics& metrics) {
 
 namespace {
 
-// The lines of `path` whose "epoch" is at most keep_epochs (a missing file has none).
-std::vector<std::string> kept_lines(const fs::path& path, int64_t keep_epochs) {
-  std::vector<std::string> kept;
-  std::ifstream in(path);
+// What to_json writes first: a line that begins so but does not parse is one of ours that a
+// killed process left half-written, not somebody else's data.
+constexpr std::string_view kLineStart = R"({"epoch":)";
+
+bool is_metrics_line(const std::string& line) {
+  const nlohmann::json object = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (object.is_discarded()) return line.rfind(kLineStart, 0) == 0;
+  return object.is_object() && object.contains("epoch") && object["epoch"].is_number_integer() &&
+         object.contains("step") && object["step"].is_number_integer() &&
+         object.contains("test_accuracy") && object["test_accuracy"].is_number();
+}
+
+// The first line of `path` that is not a metrics line (at most 60 characters of it) and its
+// number, or nullopt when every line is one.
+std::optional<std::pair<int64_t, std::string>> first_foreign_line(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
   std::string line;
-  while (keep_epochs > 0 && std::getline(in, line)) {
-    const nlohmann::json object = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (object.is_object() && object.contains("epoch") && object["epoch"].is_number_integer() &&
-        object["epoch"].get<int64_t>() <= keep_epochs)
-      kept.push_back(line);
+  for (int64_t number = 1; std::getline(in, line); ++number) {
+    if (line.empty() || is_metrics_line(line)) continue;
+    std::string shown;
+    for (char c : line.substr(0, 60))
+      shown += std::isprint(static_cast<unsigned char>(c)) ? c : '?';
+    return std::make_pair(number, shown + (line.size() > 60 ? "..." : ""));
   }
-  return kept;
+  return std::nullopt;
+}
+
+bool ends_with_newline(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in || in.tellg() <= 0) return true;
+  in.seekg(-1, std::ios::end);
+  return in.get() == '\n';
 }
 
 }  // namespace
 
-MetricsLog::MetricsLog(const fs::path& path, int64_t keep_epochs) : path_(path) {
+void check_metrics_file(const fs::path& path, std::string_view option) {
+  check_writable_file(path, option);
+  std::error_code error;
+  if (!fs::is_regular_file(path, error)) return;  // created by the run
+  const auto foreign = first_foreign_line(path);
+  MINIDL_CHECK(!foreign, option, " ", path.string(),
+               ": the file exists and is not a metrics file (line ", foreign->first, " is \"",
+               foreign->second,
+               "\", not a JSON object with \"epoch\", \"step\" and \"test_accuracy\"); a run "
+               "only appends to a metrics file, so it leaves this one alone: give another path");
+}
+
+MetricsLog::MetricsLog(const fs::path& path, std::string_view option) : path_(path) {
+  check_metrics_file(path, option);
   if (path.has_parent_path()) fs::create_directories(path.parent_path());
-  const std::vector<std::string> kept = kept_lines(path, keep_epochs);
-  out_.open(path, std::ios::out | std::ios::trunc);
-  MINIDL_CHECK(out_.good(), "metrics file ", path.string(), ": cannot open it for writing");
-  for (const std::string& line : kept) out_ << line << '\n';
-  out_.flush();
+  const bool starts_a_line = ends_with_newline(path);
+  file_ = std::fopen(path.c_str(), "a");
+  MINIDL_CHECK(file_ != nullptr, option, " ", path.string(), ": cannot open it for appending (",
+               std::strerror(errno), ")");
+  // A line a killed run left half-written stays on a line of its own.
+  if (!starts_a_line) std::fputc('\n', file_);
+}
+
+MetricsLog::~MetricsLog() {
+  if (file_ != nullptr) std::fclose(file_);
 }
 
 void MetricsLog::append(const EpochMetrics& metrics) {
-  out_ << to_json(metrics) << '\n';
-  out_.flush();
-  MINIDL_CHECK(out_.good(), "metrics file ", path_.string(), ": writing failed");
+  const std::string line = to_json(metrics) + '\n';
+  errno = 0;
+  const bool written =
+      std::fwrite(line.data(), 1, line.size(), file_) == line.size() && std::fflush(file_) == 0;
+  const int error = errno;
+  if (!written) std::clearerr(file_);
+  MINIDL_CHECK(written, "metrics file ", path_.string(), ": writing epoch ", metrics.epoch,
+               "'s line failed (", error != 0 ? std::strerror(error) : "unknown error", ")");
 }
 
 }  // namespace minidl::train

@@ -3,10 +3,17 @@
 //   {"epoch": 3, "step": 1407, "lr": 0.05, "train_loss": 0.31, "test_loss": 0.33,
 //    "test_accuracy": 0.882, "images_per_sec": 5123.4, "seconds": 11.7, "precision": "fp32"}
 // tools/plot_metrics.py draws the loss and accuracy curves from such a file.
+//
+// The file is only ever appended to: a fresh run adds its epochs after whatever metrics lines the
+// file already holds, and a resumed run adds the epochs it trains after those of the run it
+// resumes (an epoch that an interrupted run had logged after its last checkpoint appears twice,
+// the later line being the one the resumed run's checkpoints follow). A file that holds anything
+// else is refused before training, and never changed.
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <string>
+#include <string_view>
 
 namespace minidl::train {
 
@@ -24,18 +31,27 @@ struct EpochMetrics {
 
 std::string to_json(const EpochMetrics& metrics);
 
+// `path` can take a run's metrics: it does not exist yet and can be created (check_writable_file
+// in train/output_paths.h), or it is a writable regular file that is empty or holds metrics lines
+// alone. Throws minidl::Error naming `option` ("--metrics", "TrainerOptions::metrics_path"), the
+// path, and what the file holds (its first line that is not a metrics line) otherwise.
+void check_metrics_file(const std::filesystem::path& path, std::string_view option);
+
 class MetricsLog {
  public:
-  // Opens `path` (creating its directory). A fresh run (keep_epochs == 0) empties the file; a
-  // resumed one keeps the lines of epochs 1..keep_epochs and drops any later ones, which the
-  // resumed run writes again.
-  MetricsLog(const std::filesystem::path& path, int64_t keep_epochs);
-  // Appends one line and flushes it.
+  // Opens `path` for appending, creating it (and its directory) if need be, after the checks of
+  // check_metrics_file.
+  MetricsLog(const std::filesystem::path& path, std::string_view option);
+  ~MetricsLog();
+  MetricsLog(const MetricsLog&) = delete;
+  MetricsLog& operator=(const MetricsLog&) = delete;
+  // Appends one line and flushes it. Throws minidl::Error with the system's reason ("No space
+  // left on device") when the line could not be written.
   void append(const EpochMetrics& metrics);
 
  private:
   std::filesystem::path path_;
-  std::ofstream out_;
+  std::FILE* file_ = nullptr;
 };
 
 }  // namespace minidl::train

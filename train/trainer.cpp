@@ -403,7 +403,7 @@ void Trainer::prepare_outputs() const {
                     stale.string());
   }
   if (!options_.metrics_path().empty())
-    check_writable_file(options_.metrics_path(), "TrainerOptions::metrics_path");
+    check_metrics_file(options_.metrics_path(), "TrainerOptions::metrics_path");
 }
 
 TrainingResult Trainer::finished_result(const fs::path& checkpoint, Clock::time_point run_start) {
@@ -431,7 +431,7 @@ struct Trainer::FitRun {
                  trainer.options_.log_every()) {
     const TrainerOptions& options = trainer.options_;
     if (!options.metrics_path().empty() && trainer.is_main_rank())
-      metrics_log.emplace(options.metrics_path(), trainer.epoch_);
+      metrics_log.emplace(options.metrics_path(), "TrainerOptions::metrics_path");
     if (options.handle_signals() && trainer.world_size_ == 1) signals.emplace();
     // From here to the end of fit(), the training stream of the graph is current (see
     // train/train_step_graph.h): the loaders deliver to it, evaluation runs on it.
@@ -538,7 +538,6 @@ bool Trainer::end_epoch(FitRun& run, const EpochPass& pass) {
   metrics.seconds = seconds_since(pass.start);
   metrics.precision = precision_name(options_.precision());
   print_epoch_line(metrics, batch_);
-  if (run.metrics_log) run.metrics_log->append(metrics);
   run.result.history.push_back(metrics);
 
   // An epoch cut short by max_steps stays the epoch in progress, so that a resumed run with
@@ -555,6 +554,8 @@ bool Trainer::end_epoch(FitRun& run, const EpochPass& pass) {
   const bool due = finished && finished_epoch % options_.checkpoint_every() == 0;
   if (!options_.checkpoint_dir().empty() && (last || due || run.stop_signal()))
     run.result.last_checkpoint = save_checkpoint();
+  // After the checkpoint, so that a line that cannot be written (a full disk) costs no checkpoint.
+  if (run.metrics_log) run.metrics_log->append(metrics);
   if (run.stop_signal()) {
     run.result.stop_signal = run.stop_signal();
     return false;

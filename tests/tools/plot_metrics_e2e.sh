@@ -7,6 +7,19 @@ set -uo pipefail
 metrics=$1 venv=$2 output=$3
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 [[ -s $metrics ]] || { echo "FAIL: no metrics file $metrics (run e2e.trainers.accuracy first)"; exit 1; }
+# Appended runs: the last line of each epoch is drawn, and a half-written line is skipped.
+python3 - "$root/tools" <<'PYTHON' || { echo "FAIL: read_metrics of an appended file"; exit 1; }
+import json, sys, tempfile
+sys.path.insert(0, sys.argv[1])
+import plot_metrics
+line = lambda epoch, loss: json.dumps({"epoch": epoch, "step": epoch, "train_loss": loss,
+                                       "test_loss": loss, "test_accuracy": 0.5})
+with tempfile.NamedTemporaryFile("w", suffix=".jsonl") as f:
+    f.write("\n".join([line(1, 9), line(2, 9), '{"epoch": 3, "st', line(1, 1), line(2, 2)]) + "\n")
+    f.flush()
+    epochs = plot_metrics.read_metrics(f.name)
+assert [(e["epoch"], e["train_loss"]) for e in epochs] == [(1, 1), (2, 2)], epochs
+PYTHON
 if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c "import matplotlib" 2>/dev/null; then
   python3 -m venv "$venv" && "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
     matplotlib || { echo "SKIPPED: cannot pip install matplotlib into $venv"; exit 77; }

@@ -104,6 +104,13 @@ errors)
   expect_stderr "train_lenet: usage error:"
   expect_status 2 "${trainer[@]}" --no-such-option
   expect_status 2 "$tools/train_lenet" --model resnet20
+  # --metrics pointed by mistake at a file that is not a metrics file: refused, the file unchanged.
+  cp "$(ls resnet/checkpoint-*.safetensors)" precious.safetensors
+  digest=$(cksum <precious.safetensors)
+  expect_status 1 "$tools/train_lenet" "${small[@]}" --epochs 1 --checkpoint-dir ckpt --no-progress \
+    --metrics precious.safetensors
+  expect_stderr "train_lenet: error: --metrics precious.safetensors: the file exists and is not a metrics file"
+  [[ $(cksum <precious.safetensors) == "${digest}" ]] || fail "--metrics changed precious.safetensors"
   # None of the failed runs left files behind.
   [[ ! -e ckpt && ! -e m.jsonl ]] || fail "a failed run left ckpt/ or m.jsonl behind"
   grep -q "Stack\|terminate called\|Aborted" err.txt && fail "an error printed a stack dump"

@@ -5,14 +5,18 @@
 #include "minidl/train/trainer.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cmath>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -477,22 +481,79 @@ TEST(Trainer, UnwritableOutputsFailBeforeTraining) {
   EXPECT_FALSE(fs::exists(directory / "below"));
 }
 
-TEST(MetricsLog, AResumedRunKeepsTheEpochsBeforeItsCheckpoint) {
+void write_file(const fs::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(MetricsLog, ARunAppendsAfterTheLinesAlreadyThereAndKeepsThemAll) {
   const fs::path path = scratch_directory() / "metrics.jsonl";
   {
-    MetricsLog log(path, 0);
+    MetricsLog log(path, "--metrics");
     for (int64_t epoch = 1; epoch <= 3; ++epoch) log.append(EpochMetrics{.epoch = epoch});
   }
-  EXPECT_EQ(lines_of(path).size(), 3u);
+  const std::string before = read_file(path);
   {
-    MetricsLog log(path, 2);
+    MetricsLog log(path, "--metrics");  // a resumed run, or a new one: both append
     log.append(EpochMetrics{.epoch = 3, .step = 99});
   }
   const std::vector<std::string> lines = lines_of(path);
-  ASSERT_EQ(lines.size(), 3u);
-  EXPECT_EQ(lines[2], to_json(EpochMetrics{.epoch = 3, .step = 99}));
-  MetricsLog fresh(path, 0);
-  EXPECT_TRUE(lines_of(path).empty());
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(read_file(path).substr(0, before.size()), before);
+  EXPECT_EQ(lines[3], to_json(EpochMetrics{.epoch = 3, .step = 99}));
+}
+
+TEST(MetricsLog, AFileThatHoldsAnythingElseIsRefusedAndLeftAsItWas) {
+  const fs::path directory = scratch_directory();
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"notes.txt", "remember the milk\n"},
+      {"checkpoint.safetensors", std::string("\x10\x00\x00\x00\x00\x00\x00\x00{\"a\":1}", 16)},
+      {"other.json", "{\"epoch\": 1, \"loss\": 0.5}\n"},
+      {"half-ours.jsonl", to_json(EpochMetrics{.epoch = 1}) + "\nnot ours\n"}};
+  for (const auto& [name, bytes] : files) {
+    const fs::path path = directory / name;
+    write_file(path, bytes);
+    EXPECT_ERROR_CONTAINS(MetricsLog(path, "--metrics"), "--metrics " + path.string() +
+                                                             ": the file exists and is not a "
+                                                             "metrics file (line ");
+    EXPECT_ERROR_CONTAINS(check_metrics_file(path, "--metrics"), "give another path");
+    EXPECT_EQ(read_file(path), bytes) << name;
+  }
+}
+
+TEST(MetricsLog, ALineAKilledRunLeftHalfWrittenStaysOnALineOfItsOwn) {
+  const fs::path path = scratch_directory() / "metrics.jsonl";
+  const std::string torn = to_json(EpochMetrics{.epoch = 2}).substr(0, 20);
+  write_file(path, to_json(EpochMetrics{.epoch = 1}) + "\n" + torn);
+  {
+    MetricsLog log(path, "--metrics");
+    log.append(EpochMetrics{.epoch = 2});
+  }
+  EXPECT_EQ(lines_of(path), (std::vector<std::string>{to_json(EpochMetrics{.epoch = 1}), torn,
+                                                      to_json(EpochMetrics{.epoch = 2})}));
+  check_metrics_file(path, "--metrics");  // and the next run takes the file again
+}
+
+TEST(MetricsLog, AFailedWriteGivesTheSystemsReason) {
+  const fs::path path = scratch_directory() / "metrics.jsonl";
+  MetricsLog log(path, "--metrics");
+  log.append(EpochMetrics{.epoch = 1});
+  // The file may grow no further: the next write fails as on a full disk (EFBIG, not ENOSPC).
+  const auto previous_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  rlimit limit = saved;
+  limit.rlim_cur = static_cast<rlim_t>(fs::file_size(path));
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
+  EXPECT_ERROR_CONTAINS(log.append(EpochMetrics{.epoch = 2}),
+                        "metrics file " + path.string() + ": writing epoch 2's line failed (" +
+                            std::strerror(EFBIG) + ")");
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &saved), 0);
+  std::signal(SIGXFSZ, previous_handler);
 }
 
 }  // namespace

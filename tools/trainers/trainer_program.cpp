@@ -455,7 +455,7 @@ void check_combinations(const CommandLine& line) {
 void check_outputs(const CommandLine& line) {
   if (!line.checkpoint_dir.empty())
     train::check_writable_directory(line.checkpoint_dir, "--checkpoint-dir");
-  if (!line.metrics.empty()) train::check_writable_file(line.metrics, "--metrics");
+  if (!line.metrics.empty()) train::check_metrics_file(line.metrics, "--metrics");
 }
 
 // A batch larger than the training set would make every epoch one short batch. train_size: the
