@@ -89,8 +89,11 @@ AutocastCall::AutocastCall(AutocastOp op,
   const DType target = lower ? autocast_dtype() : kFloat32;
   cast_inputs_.reserve(inputs.size());
   for (const Tensor& input : inputs) {
+    // cuDNN's fast convolutions take channels-last; on the CPU, a channels-last input stays so
+    // (as PyTorch's to() preserves a layout), which oneDNN takes without a reorder.
     const bool channels_last =
-        op == AutocastOp::Conv2d && input.defined() && input.is_cuda() && input.dim() == 4;
+        op == AutocastOp::Conv2d && input.defined() && input.dim() == 4 &&
+        (input.is_cuda() || input.suggest_memory_format() == MemoryFormat::ChannelsLast);
     cast_inputs_.push_back(cast_input(
         input, target, channels_last ? MemoryFormat::ChannelsLast : MemoryFormat::Contiguous));
   }

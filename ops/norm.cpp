@@ -141,7 +141,8 @@ ChannelStatistics batch_statistics(const Tensor& x, const norm::ChannelLayout& l
 }
 
 // The output and statistics of a training step on oneDNN (ops/cpu/onednn_batch_norm.h), with the
-// running statistics updated, where it takes the input (float32 channels-last on the CPU).
+// running statistics updated, where it takes the input (channels-last on the CPU, float32 or
+// bfloat16: ops/cpu/onednn_batch_norm.h).
 std::optional<std::pair<Tensor, ChannelStatistics>> onednn_training(
     const Tensor& x, MemoryFormat format, const Tensor& running_mean, const Tensor& running_var,
     const Tensor& weight, const Tensor& bias, double momentum, double eps) {

@@ -19,6 +19,11 @@ bool onednn_available();
 void set_onednn_enabled(bool enabled);
 bool onednn_enabled();  // available and switched on
 
+// Whether the CPU has the AVX-512 BF16 instructions that oneDNN's bfloat16 kernels use
+// (`avx512_bf16` in /proc/cpuinfo); false without oneDNN. bfloat16 convolutions' weight gradients
+// go to oneDNN only then (ops/cpu/onednn_conv.h).
+bool onednn_bfloat16_instructions();
+
 // How many oneDNN primitives (convolutions, batch norms and reorders) this process has created. A
 // training loop creates its primitives in the first step and reuses them afterwards
 // (ops/cpu/onednn_*).

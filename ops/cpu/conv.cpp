@@ -418,16 +418,25 @@ Tensor conv2d_forward(const Tensor& input, const Tensor& weight, const Tensor& b
 
 Conv2dGrads conv2d_backward(const Tensor& grad_output, const Tensor& input, const Tensor& weight,
                             const Conv2dParams& params, Conv2dGradRequest request) {
-  // The input's gradient from oneDNN where it takes the convolution; the rest here.
+  // Each gradient from oneDNN where it takes it (the weight's and the bias's together); the rest
+  // here.
   Conv2dGrads grads;
   if (request.input) {
     if (std::optional<Tensor> grad_input =
             onednn_conv2d_input_grad(grad_output, input, weight, params)) {
       grads.input = *grad_input;
       request.input = false;
-      if (!request.weight && !request.bias) return grads;
     }
   }
+  if (request.weight) {
+    if (std::optional<OnednnConvWeightGrads> weight_grads =
+            onednn_conv2d_weight_grad(grad_output, input, weight, params, request.bias)) {
+      grads.weight = weight_grads->weight;
+      grads.bias = weight_grads->bias;
+      request.weight = request.bias = false;
+    }
+  }
+  if (!request.input && !request.weight && !request.bias) return grads;
   const ConvGeometry g = geometry_of(input.sizes(), weight.sizes(), params);
   const Tensor grad_output_ready = compute_operand(grad_output);
   const DType dtype = grad_output_ready.dtype();

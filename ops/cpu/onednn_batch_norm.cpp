@@ -27,6 +27,7 @@ enum class Direction { Forward, Backward };
 
 struct BatchNormKey {
   Direction direction;
+  memory::data_type data_type;  // of the activations; the per-channel tensors are float32
   int64_t batch, channels, height, width;
   bool scale, shift;  // whether the weight, the bias is there
   float eps;          // fixed in a primitive's descriptor
@@ -36,8 +37,9 @@ struct BatchNormKey {
 struct BatchNormKeyHash {
   size_t operator()(const BatchNormKey& k) const {
     size_t h = std::hash<float>{}(k.eps);
-    for (int64_t v : {static_cast<int64_t>(k.direction), k.batch, k.channels, k.height, k.width,
-                      static_cast<int64_t>(k.scale), static_cast<int64_t>(k.shift)})
+    for (int64_t v :
+         {static_cast<int64_t>(k.direction), static_cast<int64_t>(k.data_type), k.batch, k.channels,
+          k.height, k.width, static_cast<int64_t>(k.scale), static_cast<int64_t>(k.shift)})
       h = h * 1000003u ^ std::hash<int64_t>{}(v);
     return h;
   }
@@ -49,7 +51,7 @@ struct BatchNormPlan {
 };
 
 memory::desc activation_desc(const BatchNormKey& k) {
-  return memory::desc({k.batch, k.channels, k.height, k.width}, memory::data_type::f32,
+  return memory::desc({k.batch, k.channels, k.height, k.width}, k.data_type,
                       memory::format_tag::nhwc);
 }
 
@@ -116,21 +118,31 @@ std::shared_ptr<const BatchNormPlan> plan_for(const BatchNormKey& key) {
   });
 }
 
-// Whether oneDNN may take `t`: float32, 4-D, dense in channels-last (see the header).
+// Whether oneDNN may take `t`: float32, or bfloat16 on a CPU with bfloat16 instructions; 4-D,
+// dense in channels-last (see the header).
 bool takes(const Tensor& t) {
-  return onednn_enabled() && t.dtype() == kFloat32 && t.dim() == 4 &&
-         t.is_contiguous(MemoryFormat::ChannelsLast) && t.numel() > 0;
+  const bool dtype =
+      t.dtype() == kFloat32 || (t.dtype() == kBFloat16 && onednn_bfloat16_instructions());
+  return onednn_enabled() && dtype && t.dim() == 4 && t.is_contiguous(MemoryFormat::ChannelsLast) &&
+         t.numel() > 0;
+}
+
+// A per-channel tensor as oneDNN takes it: float32 (a bfloat16 input's weight may be bfloat16).
+Tensor per_channel_float32(const Tensor& t) {
+  return t.defined() ? t.detach().to(kFloat32).contiguous() : Tensor();
 }
 
 BatchNormKey key_for(Direction direction, const Tensor& input, bool scale, bool shift, double eps) {
-  return {.direction = direction,
-          .batch = input.size(0),
-          .channels = input.size(1),
-          .height = input.size(2),
-          .width = input.size(3),
-          .scale = scale,
-          .shift = shift,
-          .eps = static_cast<float>(eps)};
+  return {
+      .direction = direction,
+      .data_type = input.dtype() == kBFloat16 ? memory::data_type::bf16 : memory::data_type::f32,
+      .batch = input.size(0),
+      .channels = input.size(1),
+      .height = input.size(2),
+      .width = input.size(3),
+      .scale = scale,
+      .shift = shift,
+      .eps = static_cast<float>(eps)};
 }
 
 // Memory for `desc` at `t`'s data (oneDNN does not own it).
@@ -177,7 +189,7 @@ std::optional<OnednnBatchNormStatistics> onednn_batch_norm_forward(
   const auto plan = plan_for(key);
   if (!plan) return std::nullopt;
   const int64_t channels = input.size(1);
-  OnednnBatchNormStatistics result{empty(input.sizes(), kFloat32, MemoryFormat::ChannelsLast),
+  OnednnBatchNormStatistics result{empty(input.sizes(), input.dtype(), MemoryFormat::ChannelsLast),
                                    empty({channels}, kFloat32), empty({channels}, kFloat32),
                                    empty({channels}, kFloat32)};
   const memory::desc activations = activation_desc(key), per_channel = channel_desc(channels);
@@ -187,8 +199,9 @@ std::optional<OnednnBatchNormStatistics> onednn_batch_norm_forward(
                                        {DNNL_ARG_MEAN, wrap(per_channel, result.mean)},
                                        {DNNL_ARG_VARIANCE, wrap(per_channel, result.variance)},
                                        {DNNL_ARG_SCRATCHPAD, wrap_scratchpad(scratchpad)}};
-  if (weight.defined()) args.emplace(DNNL_ARG_SCALE, wrap(per_channel, weight));
-  if (bias.defined()) args.emplace(DNNL_ARG_SHIFT, wrap(per_channel, bias));
+  const Tensor scale = per_channel_float32(weight), shift = per_channel_float32(bias);
+  if (scale.defined()) args.emplace(DNNL_ARG_SCALE, wrap(per_channel, scale));
+  if (shift.defined()) args.emplace(DNNL_ARG_SHIFT, wrap(per_channel, shift));
   onednn::execute(plan->primitive, args);
   finish_statistics(result, running_mean, running_var, input.numel() / channels,
                     static_cast<float>(momentum), static_cast<float>(eps));
@@ -198,12 +211,13 @@ std::optional<OnednnBatchNormStatistics> onednn_batch_norm_forward(
 std::optional<OnednnBatchNormGradients> onednn_batch_norm_backward(
     const Tensor& grad_output, const Tensor& input, const Tensor& mean, const Tensor& variance,
     const Tensor& weight, bool has_bias, double eps) {
-  if (!takes(input) || !takes(grad_output)) return std::nullopt;
+  if (!takes(input) || !takes(grad_output) || grad_output.dtype() != input.dtype())
+    return std::nullopt;
   const BatchNormKey key = key_for(Direction::Backward, input, weight.defined(), has_bias, eps);
   const auto plan = plan_for(key);
   if (!plan) return std::nullopt;
   const int64_t channels = input.size(1);
-  OnednnBatchNormGradients result{empty(input.sizes(), kFloat32, MemoryFormat::ChannelsLast),
+  OnednnBatchNormGradients result{empty(input.sizes(), input.dtype(), MemoryFormat::ChannelsLast),
                                   weight.defined() ? empty({channels}, kFloat32) : Tensor(),
                                   has_bias ? empty({channels}, kFloat32) : Tensor()};
   const memory::desc activations = activation_desc(key), per_channel = channel_desc(channels);
@@ -214,8 +228,9 @@ std::optional<OnednnBatchNormGradients> onednn_batch_norm_backward(
                                        {DNNL_ARG_VARIANCE, wrap(per_channel, variance)},
                                        {DNNL_ARG_DIFF_SRC, wrap(activations, result.grad_input)},
                                        {DNNL_ARG_SCRATCHPAD, wrap_scratchpad(scratchpad)}};
-  if (weight.defined()) {
-    args.emplace(DNNL_ARG_SCALE, wrap(per_channel, weight));
+  const Tensor scale = per_channel_float32(weight);
+  if (scale.defined()) {
+    args.emplace(DNNL_ARG_SCALE, wrap(per_channel, scale));
     args.emplace(DNNL_ARG_DIFF_SCALE, wrap(per_channel, result.grad_weight));
   }
   // oneDNN 2.6 refuses to run a backward pass whose forward had a shift without one, though no

@@ -18,6 +18,10 @@ bool onednn_available() { return true; }
 
 int64_t onednn_primitives_created() { return primitives_made.load(std::memory_order_relaxed); }
 
+bool onednn_bfloat16_instructions() {
+  return dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core_bf16;
+}
+
 namespace cpu::onednn {
 
 OneOpenMPThread::OneOpenMPThread() : saved_(omp_get_max_threads()) {

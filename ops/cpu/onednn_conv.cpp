@@ -1,5 +1,5 @@
-// CPU convolutions on oneDNN's primitives (ops/cpu/onednn_conv.h): the forward pass and the
-// input's gradient.
+// CPU convolutions on oneDNN's primitives (ops/cpu/onednn_conv.h): the forward pass, the
+// input's gradient, and in bfloat16 the weight's and the bias's.
 //
 // Each call splits the batch into one contiguous share per minidl CPU thread and runs the
 // primitive for the share's size on that thread (Note [oneDNN on minidl's threads] in
@@ -34,7 +34,7 @@ namespace {
 using dnnl::memory;
 using Dims = memory::dims;
 
-enum class Direction { Forward, BackwardData };
+enum class Direction { Forward, BackwardData, BackwardWeights };
 
 // Everything a convolution's primitives depend on; `batch` is one share's.
 struct ConvKey {
@@ -79,6 +79,8 @@ struct Operand {
 
 // The primitive of one direction and share size, with its operands. Forward: src, weights, dst
 // (and the bias, float32 in the tensor's layout). BackwardData: diff_dst, weights, diff_src.
+// BackwardWeights: src, diff_dst, diff_weights (float32, written in the weights' plain layout;
+// and the bias's, float32).
 struct ConvPlan {
   dnnl::primitive primitive;
   std::vector<Operand> operands;  // the order above
@@ -162,6 +164,21 @@ dnnl::convolution_backward_data::primitive_desc backward_data_descriptor(const C
   return {desc, onednn::user_scratchpad(), onednn::engine(), forward_descriptor(k, plain)};
 }
 
+// The weight's gradient in float32 (summed over chunks of the batch in float32 too), the
+// activations as in descs_for.
+dnnl::convolution_backward_weights::primitive_desc backward_weights_descriptor(const ConvKey& k,
+                                                                               bool plain) {
+  const ConvDescs d = descs_for(k, plain);
+  const memory::desc diff_weights(weight_dims(k), memory::data_type::f32, memory::format_tag::any);
+  const auto desc = k.bias ? dnnl::convolution_backward_weights::desc(
+                                 dnnl::algorithm::convolution_direct, d.src, diff_weights, d.bias,
+                                 d.dst, d.strides, d.dilates, d.padding_l, d.padding_r)
+                           : dnnl::convolution_backward_weights::desc(
+                                 dnnl::algorithm::convolution_direct, d.src, diff_weights, d.dst,
+                                 d.strides, d.dilates, d.padding_l, d.padding_r);
+  return {desc, onednn::user_scratchpad(), onednn::engine(), forward_descriptor(k, plain)};
+}
+
 // oneDNN's own kernels (jit, brgemm) rather than its GEMM-based or reference ones.
 bool is_direct_kernel(const std::string& implementation) {
   return implementation.rfind("jit", 0) == 0 || implementation.rfind("brg", 0) == 0;
@@ -225,6 +242,19 @@ std::shared_ptr<const ConvPlan> make_plan(const ConvKey& k) {
       finish(pd, dnnl::convolution_backward_data(pd));
       break;
     }
+    case Direction::BackwardWeights: {
+      const auto pd =
+          choose_descriptor([&](bool plain) { return backward_weights_descriptor(k, plain); });
+      // oneDNN's fallbacks for this direction (reference loops) are far slower than im2col.
+      if (!is_direct_kernel(pd.impl_info_str()))
+        throw dnnl::error(dnnl_unimplemented, "conv2d weight gradient: no direct kernel");
+      plan->operands = {
+          Operand(user_activation(pd.src_desc(), k.channels_last), pd.src_desc(), true),
+          Operand(user_activation(pd.diff_dst_desc(), k.channels_last), pd.diff_dst_desc(), true),
+          Operand(user_weights(k, memory::data_type::f32), pd.diff_weights_desc(), false)};
+      finish(pd, dnnl::convolution_backward_weights(pd));
+      break;
+    }
   }
   return plan;
 }
@@ -252,6 +282,15 @@ std::vector<Piece> split_batch(int64_t batch) {
     shares.push_back({first, batch * (s + 1) / count - first});
   }
   return shares;
+}
+
+// The batch cut into chunks of `size` samples (the last may be smaller), whatever the thread
+// count: for sums over the batch that must not depend on it.
+std::vector<Piece> split_into_chunks(int64_t batch, int64_t size) {
+  std::vector<Piece> chunks;
+  for (int64_t first = 0; first < batch; first += size)
+    chunks.push_back({first, std::min(size, batch - first)});
+  return chunks;
 }
 
 // The plan of each share size (at most two), or nullopt if oneDNN refuses one.
@@ -345,11 +384,15 @@ void write_back(const Operand& operand, const memory& written, void* data) {
                     {{DNNL_ARG_FROM, written}, {DNNL_ARG_TO, onednn::wrap(operand.user, data)}});
 }
 
-// Runs fn(share index, share) for every share on minidl's threads.
+// Runs fn(share index, share, carver of the share's own buffer in `workspace`) for every share
+// on minidl's threads.
 template <class Fn>
-void for_each_share(const std::vector<Piece>& shares, const Fn& fn) {
+void for_each_share(const std::vector<Piece>& shares, const Workspace& workspace, const Fn& fn) {
   parallel_for(0, static_cast<int64_t>(shares.size()), 1, [&](int64_t begin, int64_t end) {
-    for (int64_t s = begin; s < end; ++s) fn(s, shares[s]);
+    for (int64_t s = begin; s < end; ++s) {
+      Carver carver(workspace.share(s));
+      fn(s, shares[s], carver);
+    }
   });
 }
 
@@ -449,9 +492,8 @@ std::optional<Tensor> onednn_conv2d_forward(const Tensor& input, const Tensor& w
   const memory::desc bias_desc({weight.size(0)}, memory::data_type::f32, memory::format_tag::x);
   Tensor output = empty(conv2d_output_sizes(input.sizes(), weight.sizes(), params), *dtype, format);
   const Workspace workspace(static_cast<int64_t>(shares.size()), *plans);
-  for_each_share(shares, [&](int64_t s, const Piece& share) {
+  for_each_share(shares, workspace, [&](int64_t, const Piece& share, Carver& carver) {
     const ConvPlan& plan = plan_of(*plans, share.size);
-    Carver carver(workspace.share(s));
     const Operand &src = plan.operands[0], &weights = plan.operands[1], &dst = plan.operands[2];
     void* output_share = sample_pointer(output, share.first);
     const memory written = output_memory(dst, output_share, carver);
@@ -483,9 +525,8 @@ std::optional<Tensor> onednn_conv2d_input_grad(const Tensor& grad_output, const 
   const Tensor grad_output_ready = converted(grad_output, *dtype, format);
   Tensor grad_input = empty(input.sizes(), *dtype, format);
   const Workspace workspace(static_cast<int64_t>(shares.size()), *plans);
-  for_each_share(shares, [&](int64_t s, const Piece& share) {
+  for_each_share(shares, workspace, [&](int64_t, const Piece& share, Carver& carver) {
     const ConvPlan& plan = plan_of(*plans, share.size);
-    Carver carver(workspace.share(s));
     const Operand &diff_dst = plan.operands[0], &weights = plan.operands[1],
                   &diff_src = plan.operands[2];
     void* grad_input_share = sample_pointer(grad_input, share.first);
@@ -500,6 +541,76 @@ std::optional<Tensor> onednn_conv2d_input_grad(const Tensor& grad_output, const 
     write_back(diff_src, written, grad_input_share);
   });
   return converted(grad_input, input.dtype(), format);
+}
+
+// Samples per chunk of the weight's gradient: enough work per primitive call (ResNet-20's first
+// stage: 75 MFLOP), and a chunk for each of 8 threads in a batch of 128. (8 and 32 were within
+// the noise of 16 in a bfloat16 ResNet-20 step, 2026-11-26.)
+constexpr int64_t kWeightGradChunkSamples = 16;
+
+std::optional<OnednnConvWeightGrads> onednn_conv2d_weight_grad(const Tensor& grad_output,
+                                                               const Tensor& input,
+                                                               const Tensor& weight,
+                                                               const Conv2dParams& params,
+                                                               bool bias) {
+  // bfloat16 instructions, not the emulation oneDNN has for other AVX-512 CPUs, which nothing
+  // here has measured against im2col.
+  if (!onednn_enabled() || grad_output.dtype() != kBFloat16 || !onednn_bfloat16_instructions())
+    return std::nullopt;
+  const auto chunks = split_into_chunks(input.size(0), kWeightGradChunkSamples);
+  const auto plans = plans_for(
+      chunks, key_for(Direction::BackwardWeights, input, weight, params, kBFloat16, bias));
+  if (!plans) return std::nullopt;
+  const MemoryFormat format = format_of(input);
+  const Tensor input_ready = converted(input, kBFloat16, format);
+  const Tensor grad_output_ready = converted(grad_output, kBFloat16, format);
+  const int64_t weight_elements = weight.numel(), out_channels = weight.size(0);
+  // Each chunk's sums, in float32: its weight gradient, then its bias gradient.
+  const int64_t sum_elements = weight_elements + (bias ? out_channels : 0);
+  const Tensor sums = empty({static_cast<int64_t>(chunks.size()), sum_elements}, kFloat32);
+  float* const sums_data = sums.data_ptr<float>();
+  const memory::desc bias_desc({out_channels}, memory::data_type::f32, memory::format_tag::x);
+  // Each thread takes a run of consecutive chunks and one buffer for them.
+  const auto runs = split_batch(static_cast<int64_t>(chunks.size()));
+  const Workspace workspace(static_cast<int64_t>(runs.size()), *plans);
+  for_each_share(runs, workspace, [&](int64_t r, const Piece& run, Carver&) {
+    for (int64_t c = run.first; c < run.first + run.size; ++c) {
+      const Piece& chunk = chunks[c];
+      const ConvPlan& plan = plan_of(*plans, chunk.size);
+      Carver carver(workspace.share(r));
+      const Operand &src = plan.operands[0], &diff_dst = plan.operands[1],
+                    &diff_weights = plan.operands[2];
+      float* sum = sums_data + c * sum_elements;
+      const memory written = output_memory(diff_weights, sum, carver);
+      std::unordered_map<int, memory> args{
+          {DNNL_ARG_SRC, input_memory(src, sample_pointer(input_ready, chunk.first), carver)},
+          {DNNL_ARG_DIFF_DST,
+           input_memory(diff_dst, sample_pointer(grad_output_ready, chunk.first), carver)},
+          {DNNL_ARG_DIFF_WEIGHTS, written},
+          {DNNL_ARG_SCRATCHPAD, scratchpad(plan, carver)}};
+      if (bias) args.emplace(DNNL_ARG_DIFF_BIAS, onednn::wrap(bias_desc, sum + weight_elements));
+      onednn::execute(plan.primitive, args);
+      write_back(diff_weights, written, sum);
+    }
+  });
+  // The chunks' sums added in chunk order.
+  Tensor total = empty({sum_elements}, kFloat32);
+  float* const total_data = total.data_ptr<float>();
+  const auto chunk_count = static_cast<int64_t>(chunks.size());
+  parallel_for(0, sum_elements, 4096, [&](int64_t begin, int64_t end) {
+    std::copy(sums_data + begin, sums_data + end, total_data + begin);
+    for (int64_t c = 1; c < chunk_count; ++c) {  // a chunk at a time: contiguous, vectorised
+      const float* sum = sums_data + c * sum_elements;
+      for (int64_t i = begin; i < end; ++i) total_data[i] += sum[i];
+    }
+  });
+  OnednnConvWeightGrads grads;
+  grads.weight = total.narrow(0, 0, weight_elements)
+                     .view(weight.sizes())
+                     .to(weight.dtype())
+                     .contiguous(weight.suggest_memory_format());
+  if (bias) grads.bias = total.narrow(0, weight_elements, out_channels).to(grad_output.dtype());
+  return grads;
 }
 
 }  // namespace minidl::cpu

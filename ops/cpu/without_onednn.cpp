@@ -10,6 +10,8 @@ bool onednn_available() { return false; }
 
 int64_t onednn_primitives_created() { return 0; }
 
+bool onednn_bfloat16_instructions() { return false; }
+
 namespace cpu {
 
 std::optional<Tensor> onednn_conv2d_forward(const Tensor&, const Tensor&, const Tensor&,
@@ -19,6 +21,12 @@ std::optional<Tensor> onednn_conv2d_forward(const Tensor&, const Tensor&, const 
 
 std::optional<Tensor> onednn_conv2d_input_grad(const Tensor&, const Tensor&, const Tensor&,
                                                const Conv2dParams&) {
+  return std::nullopt;
+}
+
+std::optional<OnednnConvWeightGrads> onednn_conv2d_weight_grad(const Tensor&, const Tensor&,
+                                                               const Tensor&, const Conv2dParams&,
+                                                               bool) {
   return std::nullopt;
 }
 

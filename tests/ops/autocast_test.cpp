@@ -137,6 +137,22 @@ TEST_P(AutocastPolicy, BatchNormRunsInItsInputsDtypeWithFloat32StatisticsAndPara
             kFloat32);
 }
 
+// On the CPU a convolution's cast keeps the input's layout (PyTorch's to() preserves it), so a
+// channels-last model stays channels-last under autocast (and oneDNN takes it without reorders).
+TEST_P(AutocastPolicy, AChannelsLastConvolutionStaysChannelsLastOnTheCpu) {
+  const DType low = GetParam();
+  const Tensor weight = parameter({4, 3, 3, 3}, 0.2);
+  const Tensor image = wiggly({2, 3, 6, 6}, 0.1);
+  amp::AutocastGuard autocast(low);
+  const Tensor nhwc = conv2d(image.contiguous(MemoryFormat::ChannelsLast), weight, Tensor(), 1, 1);
+  EXPECT_EQ(nhwc.dtype(), low);
+  EXPECT_TRUE(nhwc.is_contiguous(MemoryFormat::ChannelsLast));
+  const Tensor nchw = conv2d(image, weight, Tensor(), 1, 1);
+  EXPECT_TRUE(nchw.is_contiguous());
+  // The same sums, maybe in another order: a unit in the last place of 16 bits apart at most.
+  EXPECT_TRUE(all_close(nhwc.to(kFloat32), nchw.to(kFloat32), 1.0 / 128, 1.0 / 128));
+}
+
 TEST_P(AutocastPolicy, OpsOutsideThePolicyKeepTheirInputsDtype) {
   const DType low = GetParam();
   amp::AutocastGuard autocast(low);

@@ -1,7 +1,8 @@
-// batch_norm in training on oneDNN (ops/cpu/onednn_batch_norm.cpp), which takes float32
-// channels-last input: against float64 and against minidl's own kernels (oneDNN switched off),
-// with and without the affine parameters; what stays on minidl's kernels (NCHW, evaluation,
-// other dtypes); the primitive cache; thread counts; and the threads oneDNN starts.
+// batch_norm in training on oneDNN (ops/cpu/onednn_batch_norm.cpp), which takes channels-last
+// input in float32 (and bfloat16 on CPUs with AVX-512 BF16): against float64 and against minidl's
+// own kernels (oneDNN switched off), with and without the affine parameters; what stays on
+// minidl's kernels (NCHW, evaluation, other dtypes); the primitive cache; thread counts; and the
+// threads oneDNN starts.
 //
 // Tolerances. Both paths sum M = N * H * W float32 values per channel (for the mean, the
 // variance and the gradients of the weight and bias) in different orders. A float32 sum's error
@@ -134,8 +135,34 @@ TEST(OnednnBatchNorm, NchwEvaluationAndOtherDtypesStayOnMinidlsKernels) {
   };
   compare("NCHW", kFloat32, MemoryFormat::Contiguous, true);
   compare("evaluation", kFloat32, MemoryFormat::ChannelsLast, false);
-  compare("bfloat16", kBFloat16, MemoryFormat::ChannelsLast, true);
+  compare("bfloat16 NCHW", kBFloat16, MemoryFormat::Contiguous, true);
   compare("float64", kFloat64, MemoryFormat::ChannelsLast, true);
+  if (!onednn_bfloat16_instructions())
+    compare("bfloat16 without bfloat16 instructions", kBFloat16, MemoryFormat::ChannelsLast, true);
+}
+
+// bfloat16 results are rounded to bfloat16 (2^-8 relative) by both paths, after float32 sums in
+// different orders: they may differ by a unit in the last place, 2^-7 relative.
+TEST(OnednnBatchNorm, BFloat16ChannelsLastMatchesMinidlsKernelsOnCpusWithBFloat16) {
+  SKIP_WITHOUT_ONEDNN();
+  if (!onednn_bfloat16_instructions())
+    GTEST_SKIP() << "this CPU has no AVX-512 BF16 instructions: bfloat16 stays on minidl's kernels";
+  int64_t made = 0;
+  for (const NormCase& c : cases()) {
+    Results off;
+    {
+      const ScopedOnednn switched_off(false);
+      off = run(c, kBFloat16);
+    }
+    const ScopedOnednn on(true);
+    const int64_t before = onednn_primitives_created();
+    const Results on_results = run(c, kBFloat16);
+    made += onednn_primitives_created() - before;
+    EXPECT_EQ(on_results.out.dtype(), kBFloat16) << c.name;
+    EXPECT_TRUE(on_results.out.is_contiguous(MemoryFormat::ChannelsLast)) << c.name;
+    EXPECT_TRUE(all_results_close(on_results, off, 1.0 / 128)) << c.name;
+  }
+  EXPECT_GT(made, 0);  // oneDNN took some of them (one whose channels it has no kernel for, not)
 }
 
 TEST(OnednnBatchNorm, ATrainingStepAfterTheFirstMakesNoPrimitive) {

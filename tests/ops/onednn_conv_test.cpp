@@ -180,6 +180,39 @@ TEST(OnednnConv2d, SharesOfTheBatchRepeatExactlyForEachThreadCount) {
   }
 }
 
+TEST(OnednnConv2d, BFloat16WeightGradientsAreTheSameForEveryThreadCount) {
+  SKIP_WITHOUT_ONEDNN();
+  if (!onednn_bfloat16_instructions())
+    GTEST_SKIP() << "this CPU has no AVX-512 BF16 instructions: bfloat16 weight gradients stay on "
+                    "im2col";
+  const ScopedOnednn on(true);
+  // 21 samples: chunks of 8, 8 and 5, run by 1, 2 or 3 threads; sums over the batch (the weight
+  // and bias gradients) must not depend on which thread summed which chunk.
+  const ConvCase c = {"chunks", {21, 16, 10, 10}, {8, 16, 3, 3}, true, {1, 1, 1, 1}};
+  Results one_thread;
+  {
+    const ScopedThreadCount thread_count(1);
+    one_thread = run(c, kBFloat16, true);
+  }
+  // The weight's gradient is oneDNN's: a backward pass that needs it makes more primitives than
+  // one that needs the input's alone (new geometries each, so that nothing is cached yet).
+  const auto primitives_of_backward = [](int64_t size, bool weight_grad) {
+    const ConvCase fresh = {"fresh", {4, 16, size, size}, {8, 16, 3, 3}, false, {1, 1, 1, 1}};
+    Tensor x = make_input(fresh).to(kBFloat16).requires_grad_();
+    Tensor w = make_weight(fresh).to(kBFloat16);
+    if (weight_grad) w.requires_grad_();
+    const int64_t made_before = onednn_primitives_created();
+    conv2d(x, w, Tensor(), 1, 1).sum().backward();
+    return onednn_primitives_created() - made_before;
+  };
+  EXPECT_GT(primitives_of_backward(11, true), primitives_of_backward(12, false));
+  for (int threads : {2, 3}) {
+    const ScopedThreadCount thread_count(threads);
+    EXPECT_TRUE(all_results_close(run(c, kBFloat16, true), one_thread, 0.0, 0.0))
+        << "threads " << threads;
+  }
+}
+
 TEST(OnednnConv2d, StartsNoThreadsBesideMinidls) {
   SKIP_WITHOUT_ONEDNN();
   const ScopedOnednn on(true);
