@@ -236,6 +236,11 @@ GraphCapture::GraphCapture(CudaGraph& graph, const GraphCaptureOptions& options)
                " but the current device is cuda:", device);
   // Errors of the eager warm-up surface here, not as an invalidated capture.
   synchronize();
+  // As torch.cuda.graph does: the warm-up's cached blocks go back to the driver, so that the
+  // graph's private pool, which takes the captured step's activations anew, does not hold them
+  // beside a second copy of the same size (ResNet-18 fp32 on an H200 had reserved 10070 MiB,
+  // PyTorch eager 4404).
+  empty_cache();
   if (!(capture_stream_ == previous_stream_)) {
     Event queued_so_far;
     queued_so_far.record(previous_stream_);

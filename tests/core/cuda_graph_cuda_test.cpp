@@ -146,6 +146,22 @@ TEST(CudaGraphCuda, TheGraphKeepsItsMemoryFromEagerCodeAndReturnsItOnReset) {
   EXPECT_EQ(allocator.private_pool_count(), pools_before);
 }
 
+TEST(CudaGraphCuda, ACaptureFirstReturnsTheWarmUpsCachedBlocksToTheDriver) {
+  SKIP_WITHOUT_CUDA();
+  const Stream stream = Stream::create(0);
+  StreamGuard on_stream(stream);
+  Tensor x = wiggly({4096}, 0.0).to(kGpu);
+  { (void)empty({16 << 20}, kGpu); }  // 64 MiB of float32, freed at once: cached, still reserved
+  stream.synchronize();
+  const size_t reserved_with_cache = memory_stats(0).reserved_bytes;
+  ASSERT_GE(reserved_with_cache, size_t{64} << 20);
+  CudaGraph graph;
+  Tensor y;
+  capture_into(graph, [&] { y = elementwise_sequence(x); });
+  // The 64 MiB went back; the graph's own pool holds a segment of a few MiB at most.
+  EXPECT_LT(memory_stats(0).reserved_bytes + (size_t{32} << 20), reserved_with_cache);
+}
+
 TEST(CudaGraphCuda, ReadingAValueOnTheHostDuringACaptureIsAClearError) {
   SKIP_WITHOUT_CUDA();
   const Stream stream = Stream::create(0);
