@@ -64,6 +64,18 @@ const Tensor& checked_images(const data::Batch& batch) {
   return batch.images;
 }
 
+// What a path that is not a regular file is, for an error message.
+const char* file_type_name(fs::file_type type) {
+  switch (type) {
+    case fs::file_type::directory: return "a directory";
+    case fs::file_type::fifo: return "a named pipe (FIFO)";
+    case fs::file_type::socket: return "a socket";
+    case fs::file_type::block: return "a block device";
+    case fs::file_type::character: return "a character device";
+    default: return "something other than a regular file";
+  }
+}
+
 }  // namespace
 
 Trainer::Trainer(nn::AnyModule model, optim::Optimizer& optimizer, data::DataLoader& train_loader,
@@ -125,9 +137,16 @@ std::pair<double, int64_t> Trainer::global_train_loss() const {
 std::optional<fs::path> Trainer::resume_path() const {
   if (options_.resume().empty()) return std::nullopt;
   if (options_.resume() == "auto") return newest_valid_checkpoint();
-  MINIDL_CHECK(fs::is_regular_file(options_.resume()), "checkpoint ", options_.resume(),
-               ": no such file");
-  return fs::path(options_.resume());
+  const fs::path path(options_.resume());
+  std::error_code error;
+  const fs::file_status status = fs::status(path, error);
+  MINIDL_CHECK(fs::exists(status), "checkpoint ", path.string(), ": no such file");
+  MINIDL_CHECK(fs::is_regular_file(status), "checkpoint ", path.string(),
+               ": expected a checkpoint file, found ", file_type_name(status.type()),
+               fs::is_directory(status) ? " (to resume from the newest checkpoint in a folder, "
+                                          "make it the checkpoint folder and resume \"auto\")"
+                                        : "");
+  return path;
 }
 
 std::optional<fs::path> Trainer::newest_valid_checkpoint() const {

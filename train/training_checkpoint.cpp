@@ -1,6 +1,7 @@
 #include "minidl/train/training_checkpoint.h"
 
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <system_error>
 
 #include "minidl/core/error.h"
+#include "minidl/core/logging.h"
 #include "minidl/optim/scalar_map.h"
 
 namespace minidl::train {
@@ -213,8 +215,19 @@ std::vector<fs::path> list_checkpoints(const fs::path& directory) {
   for (const fs::directory_entry& entry : fs::directory_iterator(directory)) {
     const std::string name = entry.path().filename().string();
     std::smatch match;
-    if (entry.is_regular_file() && std::regex_match(name, match, kName))
-      found.emplace_back(std::stoull(match[1].str()), entry.path());
+    if (!entry.is_regular_file() || !std::regex_match(name, match, kName)) continue;
+    const std::string digits = match[1].str();
+    uint64_t step = 0;
+    const auto [end, parse_error] =
+        std::from_chars(digits.data(), digits.data() + digits.size(), step);
+    if (parse_error != std::errc()) {  // more digits than any run's steps: not minidl's
+      logger().warn(
+          "{}: skipping it: its step number has {} digits, more than a checkpoint of "
+          "minidl's can have",
+          entry.path().string(), digits.size());
+      continue;
+    }
+    found.emplace_back(step, entry.path());
   }
   std::sort(found.begin(), found.end());
   std::vector<fs::path> paths;

@@ -257,6 +257,12 @@ options)
   expect_status 0 "$tools/train_lenet" --help
   grep -A1 -- "--nesterov" out.txt | grep -q "default: on" ||
     { grep -A1 -- "--nesterov" out.txt >&2; fail "--help does not show that --nesterov is on"; }
+  # Contradictory flags are a usage error; settings that make no sense for the run, a warning.
+  expect_status 2 "$tools/train_lenet" "${fast[@]}" --nesterov --no-nesterov
+  expect_stderr "train_lenet: usage error: --nesterov"
+  expect_status 0 "$tools/train_lenet" "${fast[@]}" --epochs 2 --warmup-epochs 5 --accumulate 3
+  expect_stderr "--warmup-epochs 5 is longer than the run's 2 epochs"
+  expect_stderr "--accumulate 3 is more than the 2 batches of an epoch"
   echo "${#bad_values[@]} bad values refused with exit 2 naming the option; seed 2^64-1 accepted"
   ;;
 *) fail "unknown case $case" ;;

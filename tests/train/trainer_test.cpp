@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -164,6 +165,15 @@ std::vector<std::string> lines_of(const fs::path& path) {
   return lines;
 }
 
+void write_file(const fs::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 TEST(Trainer, ResumingAfterAnEpochContinuesBitForBit) {
   const fs::path directory = scratch_directory();
   const Outcome straight = train(TrainerOptions().epochs(kEpochs));
@@ -272,6 +282,29 @@ TEST(Trainer, KeepsOnlyTheNewestCheckpoints) {
   EXPECT_EQ(kept[0], checkpoint_path(directory, 3 * kStepsPerEpoch));
   EXPECT_EQ(kept[1], checkpoint_path(directory, 4 * kStepsPerEpoch));
   EXPECT_EQ(newest_checkpoint(directory), kept[1]);
+}
+
+TEST(Trainer, ACheckpointNameWithAStepTooLargeIsSkippedNotAnError) {
+  const fs::path directory = scratch_directory();
+  write_file(directory / "checkpoint-999999999999999999999999.safetensors", "not ours");
+  const Outcome run = train(TrainerOptions().epochs(1).checkpoint_dir(directory).resume("auto"));
+  EXPECT_EQ(run.result.epochs, 1);
+  EXPECT_EQ(list_checkpoints(directory),
+            std::vector<fs::path>{checkpoint_path(directory, kStepsPerEpoch)});
+  EXPECT_TRUE(fs::exists(directory / "checkpoint-999999999999999999999999.safetensors"));
+}
+
+TEST(Trainer, ResumingFromAFolderOrAPipeSaysWhatThePathIs) {
+  const fs::path directory = scratch_directory();
+  EXPECT_ERROR_CONTAINS(train(TrainerOptions().epochs(1).resume(directory.string())),
+                        "checkpoint " + directory.string() +
+                            ": expected a checkpoint file, found a directory (to resume from the "
+                            "newest checkpoint in a folder, make it the checkpoint folder");
+  const fs::path pipe = directory / "pipe";
+  ASSERT_EQ(mkfifo(pipe.c_str(), 0600), 0);
+  EXPECT_ERROR_CONTAINS(
+      train(TrainerOptions().epochs(1).resume(pipe.string())),
+      "checkpoint " + pipe.string() + ": expected a checkpoint file, found a named pipe (FIFO)");
 }
 
 TEST(Trainer, ResumeAutoWithNoCheckpointStartsAfresh) {
@@ -479,15 +512,6 @@ TEST(Trainer, UnwritableOutputsFailBeforeTraining) {
                         "TrainerOptions::checkpoint_dir /proc/minidl-checkpoints: cannot be "
                         "created in /proc");
   EXPECT_FALSE(fs::exists(directory / "below"));
-}
-
-void write_file(const fs::path& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 TEST(MetricsLog, ARunAppendsAfterTheLinesAlreadyThereAndKeepsThemAll) {

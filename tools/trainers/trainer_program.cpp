@@ -509,6 +509,16 @@ int train(const TrainerProgram& program, const CommandLine& line) {
   // more for an epoch's last, shorter group.
   const int64_t steps_per_epoch =
       (train_loader.num_batches() + line.accumulate - 1) / line.accumulate;
+  if (line.warmup_epochs > static_cast<double>(line.epochs) && main_rank)
+    logger().warn(
+        "--warmup-epochs {} is longer than the run's {} epochs: the learning rate "
+        "never reaches --lr {}",
+        line.warmup_epochs, line.epochs, line.lr);
+  if (line.accumulate > train_loader.num_batches() && main_rank)
+    logger().warn(
+        "--accumulate {} is more than the {} batches of an epoch: each optimizer step "
+        "sums one epoch's batches",
+        line.accumulate, train_loader.num_batches());
   std::unique_ptr<optim::LRScheduler> step_schedule;
   std::unique_ptr<optim::ReduceLROnPlateau> plateau_schedule;
   if (line.schedule == "plateau")
@@ -570,6 +580,9 @@ int run_trainer_program(const TrainerProgram& program, int argc, char** argv) {
   define_options(app, line, program);
   try {
     app.parse(argc, argv);
+    // "--nesterov --no-nesterov" contradicts itself (CLI11 would let the last one win).
+    if (app.get_option("--nesterov")->count() > 1)
+      throw CLI::ValidationError("--nesterov", "give one of --nesterov and --no-nesterov, once");
   } catch (const CLI::CallForHelp&) {
     std::printf("%s", app.help().c_str());
     return 0;
