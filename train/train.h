@@ -4,6 +4,7 @@
 // signal and the output paths). It depends on distributed/, never the reverse.
 #include "minidl/train/metrics_log.h"
 #include "minidl/train/output_paths.h"
+#include "minidl/train/run_settings.h"
 #include "minidl/train/stop_signal.h"
 #include "minidl/train/trainer.h"
 #include "minidl/train/trainer_options.h"

@@ -179,8 +179,9 @@ void Trainer::restore(const fs::path& path) {
   optim::CheckpointableScheduler* scheduler = checkpointed_scheduler();
   const std::optional<optim::ScalarMap> planned_schedule =
       scheduler != nullptr ? std::optional(scheduler->schedule()) : std::nullopt;
-  TrainingCheckpoint checkpoint = load_training_checkpoint(
-      path, *model_.ptr(), optimizer_, scheduler, options_.model_name(), options_.dataset_name());
+  TrainingCheckpoint checkpoint =
+      load_training_checkpoint(path, *model_.ptr(), optimizer_, scheduler, options_.model_name(),
+                               options_.dataset_name(), options_.run_settings());
   const std::string precision = precision_name(options_.precision());
   MINIDL_CHECK(checkpoint.precision == precision, "checkpoint ", path.string(), " was trained in ",
                checkpoint.precision, " precision, but this run uses ", precision,
@@ -223,6 +224,21 @@ void Trainer::restore(const fs::path& path) {
   MINIDL_CHECK(checkpoint.batch <= train_loader_.num_batches(), "checkpoint ", path.string(),
                " stopped at batch ", checkpoint.batch, " of its epoch, but this run's epochs have ",
                train_loader_.num_batches(), " batches (was it saved with another batch size?)");
+  // Its counts agree with each other and with this run, or the file is not what it says.
+  MINIDL_CHECK(checkpoint.epoch <= options_.epochs(), "checkpoint ", path.string(), " says epoch ",
+               checkpoint.epoch, " is done, but this run has ", options_.epochs(), " epochs");
+  if (saved_world_size == world_size_) {
+    const int64_t steps_per_epoch =
+        (train_loader_.num_batches() + options_.accumulate_steps() - 1) /
+        options_.accumulate_steps();
+    const int64_t expected_step =
+        checkpoint.epoch * steps_per_epoch + checkpoint.batch / options_.accumulate_steps();
+    MINIDL_CHECK(checkpoint.step == expected_step, "checkpoint ", path.string(), " holds step ",
+                 checkpoint.step, ", but its epoch ", checkpoint.epoch, " and batch ",
+                 checkpoint.batch, " at ", steps_per_epoch, " steps per epoch make step ",
+                 expected_step,
+                 " (was it saved with another batch size, or its metadata changed?)");
+  }
   epoch_ = checkpoint.epoch;
   batch_ = checkpoint.batch;
   step_ = checkpoint.step;
@@ -256,6 +272,7 @@ fs::path Trainer::save_checkpoint() {
   if (scaler_.is_enabled()) checkpoint.grad_scaler = scaler_.state_dict();
   checkpoint.accumulate_steps = options_.accumulate_steps();
   checkpoint.clip_grad_norm = options_.clip_grad_norm();
+  checkpoint.run_settings = options_.run_settings();
   fs::create_directories(options_.checkpoint_dir());
   save_training_checkpoint(path, *model_.ptr(), optimizer_, checkpointed_scheduler(), checkpoint);
   prune_checkpoints(options_.checkpoint_dir(), options_.keep_checkpoints());
@@ -420,6 +437,20 @@ void Trainer::prepare_outputs() const {
     for (const fs::path& stale : remove_stale_temporaries(options_.checkpoint_dir()))
       logger().info("removed {}, left by a run that was killed while writing a checkpoint",
                     stale.string());
+    // Note [One run per checkpoint folder].
+    if (options_.resume().empty()) {
+      const std::vector<fs::path> earlier = list_checkpoints(options_.checkpoint_dir());
+      if (!earlier.empty() && options_.overwrite()) {
+        for (const fs::path& path : earlier) fs::remove(path);
+        logger().info("overwrite: removed the {} checkpoints of an earlier run from {}",
+                      earlier.size(), options_.checkpoint_dir().string());
+      }
+      MINIDL_CHECK(earlier.empty() || options_.overwrite(), "TrainerOptions::checkpoint_dir ",
+                   options_.checkpoint_dir().string(), " holds the checkpoints of another run (",
+                   earlier.size(), ", the newest ", earlier.back().filename().string(),
+                   "); continue it with resume(\"auto\"), start afresh with overwrite(true), "
+                   "which removes them, or give another folder");
+    }
   }
   if (!options_.metrics_path().empty())
     check_metrics_file(options_.metrics_path(), "TrainerOptions::metrics_path");
@@ -433,8 +464,20 @@ TrainingResult Trainer::finished_result(const fs::path& checkpoint, Clock::time_
         checkpoint.string(), epoch_, step_, options_.epochs(),
         options_.max_steps() > 0 ? " (at most " + std::to_string(options_.max_steps()) + " steps)"
                                  : std::string());
+  // The checks training makes, for a run that only evaluates.
+  for (const auto& item : model_.ptr()->state_dict()) {
+    const Tensor& value = item.value();
+    if (!value.is_floating_point()) continue;
+    NoGradGuard no_grad;
+    // Any inf or nan makes the sum of value * 0 nan.
+    MINIDL_CHECK(std::isfinite(sum(mul(value, 0.0)).item<double>()), "checkpoint ",
+                 checkpoint.string(), ": its tensor \"", item.key(),
+                 "\" holds values that are not finite (inf or nan); nothing to evaluate");
+  }
   TrainingResult result;
   result.test = evaluate();
+  MINIDL_CHECK(std::isfinite(result.test.loss), "checkpoint ", checkpoint.string(),
+               ": the test loss of its model is ", result.test.loss);
   result.epochs = epoch_;
   result.steps = step_;
   result.last_checkpoint = checkpoint;

@@ -42,6 +42,15 @@
 // fall between optimizer steps, never inside a group of accumulated batches; accumulate_steps
 // and clip_grad_norm are saved and must be the same to resume, as the precision
 // (tests/train/trainer_accumulation_test.cpp).
+//
+// Note [One run per checkpoint folder]: a run that starts afresh in a checkpoint folder that
+// holds checkpoints already is refused (TrainerOptions::overwrite removes them first), so that
+// two runs never overwrite, prune or resume each other's checkpoints; and every checkpoint
+// records the settings that define its run (TrainerOptions::run_settings), so that resuming with
+// other ones (another learning rate, seed, batch size, optimizer) is refused naming each
+// difference instead of silently continuing as a mix of two runs. Checkpoints carry no random
+// run id: two runs with the same settings write the same bytes, which is how a resumed run is
+// checked against a straight one.
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -106,8 +115,9 @@ class Trainer {
 
   // Trains from epoch 0, or from the checkpoint options().resume() names, to options().epochs()
   // (or max_steps), evaluating after each epoch. Before the first step it checks that the
-  // checkpoint directory and the metrics file can be written, and removes the temporaries of
-  // checkpoint writes that a killed run left (remove_stale_temporaries).
+  // checkpoint directory and the metrics file can be written, that a fresh run's checkpoint
+  // directory holds no checkpoint (Note [One run per checkpoint folder]), and removes the
+  // temporaries of checkpoint writes that a killed run left (remove_stale_temporaries).
   //
   // Resuming (Note [Resuming changes nothing] in trainer.cpp): "auto" takes the newest checkpoint
   // that reads, skipping damaged ones with a warning; the checkpoint's schedule must be the one

@@ -9,6 +9,7 @@
 
 #include "minidl/core/dtype.h"
 #include "minidl/optim/grad_scaler.h"
+#include "minidl/train/run_settings.h"
 
 namespace minidl::train {
 
@@ -65,6 +66,20 @@ class TrainerOptions {
   // there is none), anything else is the path of a checkpoint file to continue from.
   TrainerOptions& resume(std::string value) {
     resume_ = std::move(value);
+    return *this;
+  }
+  // A run that starts afresh (resume "") in a checkpoint_dir that holds checkpoints already
+  // removes them first; without it, such a run is refused (Note [One run per checkpoint folder]
+  // in train/trainer.h).
+  TrainerOptions& overwrite(bool value) {
+    overwrite_ = value;
+    return *this;
+  }
+  // The settings that define this run, recorded in every checkpoint; resuming from a checkpoint
+  // whose recorded settings differ is refused, naming each difference (train/run_settings.h).
+  // Leave out what may change on resume (epochs, paths, logging, the device). Empty: none.
+  TrainerOptions& run_settings(RunSettings value) {
+    run_settings_ = std::move(value);
     return *this;
   }
   // Written into checkpoints; resuming from a checkpoint of another model or dataset is refused.
@@ -135,6 +150,8 @@ class TrainerOptions {
   int64_t checkpoint_every() const { return checkpoint_every_; }
   int64_t keep_checkpoints() const { return keep_checkpoints_; }
   const std::string& resume() const { return resume_; }
+  bool overwrite() const { return overwrite_; }
+  const RunSettings& run_settings() const { return run_settings_; }
   const std::string& model_name() const { return model_name_; }
   const std::string& dataset_name() const { return dataset_name_; }
   bool handle_signals() const { return handle_signals_; }
@@ -155,6 +172,8 @@ class TrainerOptions {
   int64_t checkpoint_every_ = 1;
   int64_t keep_checkpoints_ = 3;
   std::string resume_;
+  bool overwrite_ = false;
+  RunSettings run_settings_;
   std::string model_name_ = "model";
   std::string dataset_name_ = "dataset";
   bool handle_signals_ = true;

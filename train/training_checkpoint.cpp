@@ -3,11 +3,13 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <system_error>
 
@@ -63,12 +65,81 @@ std::string shortest_decimal(double value) {
   return std::string(text, end);
 }
 
+// The "run_settings" entry: a JSON object whose values are strings.
+RunSettings run_settings_from_json(const std::string& text, const fs::path& path) {
+  const nlohmann::json object = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  MINIDL_CHECK(object.is_object(), "checkpoint ", path.string(),
+               ": expected a JSON object for \"run_settings\", found \"", text, "\"");
+  RunSettings settings;
+  for (const auto& [name, value] : object.items()) {
+    MINIDL_CHECK(value.is_string(), "checkpoint ", path.string(), ": expected the run setting \"",
+                 name, "\" as a string, found ", value.dump());
+    settings[name] = value.get<std::string>();
+  }
+  return settings;
+}
+
 double parse_number(const std::string& text, const std::string& key, const fs::path& path) {
   double value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   MINIDL_CHECK(error == std::errc() && end == text.data() + text.size(), "checkpoint ",
                path.string(), ": expected a number for \"", key, "\", found \"", text, "\"");
   return value;
+}
+
+// CRC-32 (zlib's) of a contiguous CPU tensor's bytes, as 8 hex digits.
+std::string crc32_of(const Tensor& t) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  const auto* bytes = static_cast<const Bytef*>(t.data_ptr());
+  // zlib takes at most UINT_MAX bytes a call.
+  for (size_t done = 0, total = t.nbytes(); done < total;) {
+    const auto chunk = static_cast<uInt>(std::min<size_t>(total - done, 1u << 30));
+    crc = crc32(crc, bytes + done, chunk);
+    done += chunk;
+  }
+  char text[9];
+  std::snprintf(text, sizeof text, "%08lx", static_cast<unsigned long>(crc));
+  return text;
+}
+
+// Every tensor's bytes against the "tensor_crc32" entry (a JSON object of tensor names and
+// CRC-32s; checkpoints written before it have none and are not checked): a flipped bit is an
+// error naming the tensor, where safetensors itself would load it.
+void verify_checksums(const serialize::SafetensorsContents& contents, const fs::path& path) {
+  const auto entry = contents.metadata.find("tensor_crc32");
+  if (entry == contents.metadata.end()) return;
+  const nlohmann::json recorded =
+      nlohmann::json::parse(entry->second, nullptr, /*allow_exceptions=*/false);
+  MINIDL_CHECK(recorded.is_object(), "checkpoint ", path.string(),
+               ": expected a JSON object for \"tensor_crc32\", found \"", entry->second, "\"");
+  MINIDL_CHECK(recorded.size() == contents.tensors.size(), "checkpoint ", path.string(),
+               ": it records the CRC-32 of ", recorded.size(), " tensors but holds ",
+               contents.tensors.size(), " (the file is damaged)");
+  for (const auto& [name, tensor] : contents.tensors) {
+    const auto expected = recorded.find(name);
+    MINIDL_CHECK(expected != recorded.end() && expected->is_string(), "checkpoint ", path.string(),
+                 ": no CRC-32 recorded for its tensor \"", name, "\" (the file is damaged)");
+    const std::string found = crc32_of(tensor);
+    MINIDL_CHECK(found == expected->get<std::string>(), "checkpoint ", path.string(),
+                 ": the bytes of its tensor \"", name, "\" have the CRC-32 ", found,
+                 ", but the checkpoint recorded ", expected->get<std::string>(),
+                 " when it was written: the file is damaged");
+  }
+}
+
+// A file named checkpoint-<step>.safetensors must hold that step: one renamed by hand would
+// otherwise be taken for another point of the run (the newest, forever, by resume auto).
+void check_name_matches_step(const serialize::SafetensorsMetadata& metadata, const fs::path& path) {
+  static const std::regex kName(R"(checkpoint-(\d+)\.safetensors)");
+  const std::string name = path.filename().string();
+  std::smatch match;
+  if (!std::regex_match(name, match, kName)) return;
+  const std::string& step = required(metadata, "step", path);
+  uint64_t named = 0;
+  const std::string digits = match[1].str();
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), named);
+  MINIDL_CHECK(error == std::errc() && std::to_string(named) == step, "checkpoint ", path.string(),
+               ": its name says step ", digits, ", but it holds step ", step, " (was it renamed?)");
 }
 
 }  // namespace
@@ -104,6 +175,11 @@ void save_training_checkpoint(const fs::path& path, const nn::Module& model,
   if (checkpoint.grad_scaler) metadata["grad_scaler"] = optim::to_json(*checkpoint.grad_scaler);
   metadata["accumulate_steps"] = std::to_string(checkpoint.accumulate_steps);
   metadata["clip_grad_norm"] = shortest_decimal(checkpoint.clip_grad_norm);
+  metadata["run_settings"] = nlohmann::json(checkpoint.run_settings).dump();
+  nlohmann::json checksums = nlohmann::json::object();
+  for (const auto& [name, tensor] : tensors)
+    checksums[name] = crc32_of(tensor.to(kCPU).contiguous());
+  metadata["tensor_crc32"] = checksums.dump();
   serialize::write_safetensors(path, tensors, metadata);
 }
 
@@ -123,17 +199,23 @@ void check_format(const serialize::SafetensorsMetadata& metadata, const fs::path
 }  // namespace
 
 void check_training_checkpoint_file(const fs::path& path) {
-  check_format(serialize::read_safetensors(path).metadata, path);
+  const serialize::SafetensorsContents contents = serialize::read_safetensors(path);
+  check_format(contents.metadata, path);
+  check_name_matches_step(contents.metadata, path);
+  verify_checksums(contents, path);
 }
 
 TrainingCheckpoint load_training_checkpoint(const fs::path& path, nn::Module& model,
                                             optim::Optimizer& optimizer,
                                             optim::CheckpointableScheduler* scheduler,
                                             const std::string& expected_model,
-                                            const std::string& expected_dataset) {
+                                            const std::string& expected_dataset,
+                                            const RunSettings& expected_settings) {
   serialize::SafetensorsContents contents = serialize::read_safetensors(path);
   const serialize::SafetensorsMetadata& metadata = contents.metadata;
   check_format(metadata, path);
+  check_name_matches_step(metadata, path);
+  verify_checksums(contents, path);
 
   TrainingCheckpoint checkpoint;
   checkpoint.model = required(metadata, "model", path);
@@ -144,6 +226,20 @@ TrainingCheckpoint load_training_checkpoint(const fs::path& path, nn::Module& mo
   MINIDL_CHECK(checkpoint.dataset == expected_dataset, "checkpoint ", path.string(),
                " was trained on \"", checkpoint.dataset, "\", but this run trains on \"",
                expected_dataset, "\"; resume on the same dataset or start afresh");
+  // Before anything is loaded: an optimizer of another kind would fail there, saying less.
+  if (const auto settings = metadata.find("run_settings"); settings != metadata.end())
+    checkpoint.run_settings = run_settings_from_json(settings->second, path);
+  const std::vector<std::string> differences =
+      differing_settings(checkpoint.run_settings, expected_settings);
+  if (!differences.empty()) {
+    std::string listed;
+    for (const std::string& difference : differences)
+      listed += (listed.empty() ? "" : "; ") + difference;
+    throw Error("checkpoint " + path.string() + " was trained with other settings than this " +
+                "run's: " + listed +
+                ". Resume with the settings it was trained with, or start a new run in another "
+                "folder");
+  }
   checkpoint.epoch = parse_count(metadata, "epoch", path);
   checkpoint.batch = parse_count(metadata, "batch", path);
   checkpoint.step = parse_count(metadata, "step", path);

@@ -16,6 +16,11 @@
 //             "grad_scaler"                   the GradScaler's state as JSON (fp16 runs only)
 //             "accumulate_steps"              batches per optimizer step (1 when absent)
 //             "clip_grad_norm"                the gradient norm clipped to (0, off, when absent)
+//             "run_settings"                  the settings that define the run, a JSON object of
+//                                             strings (train/run_settings.h; none when absent)
+//             "tensor_crc32"                  each tensor's CRC-32 (zlib's), a JSON object of
+//                                             8-hex-digit strings, verified on reading (not when
+//                                             absent)
 //
 // This file is the schema: every name above is written and read here and nowhere else, and
 // TrainingCheckpoint carries each as a typed field.
@@ -35,6 +40,7 @@
 #include "minidl/optim/checkpointable_scheduler.h"
 #include "minidl/optim/optimizer.h"
 #include "minidl/optim/scalar_map.h"
+#include "minidl/train/run_settings.h"
 
 namespace minidl::train {
 
@@ -57,6 +63,7 @@ struct TrainingCheckpoint {
   // Checkpoints written before these options existed were trained with 1 and 0.
   int64_t accumulate_steps = 1;
   double clip_grad_norm = 0;
+  RunSettings run_settings;  // empty in checkpoints written before settings were recorded
 };
 
 // Writes model, optimizer, scheduler (when not null) and `checkpoint` to `path`, atomically.
@@ -66,15 +73,17 @@ void save_training_checkpoint(const std::filesystem::path& path, const nn::Modul
                               const TrainingCheckpoint& checkpoint);
 
 // Reads `path`, checks that it is a training checkpoint of `expected_model` on
-// `expected_dataset`, loads model, optimizer and scheduler from it, and returns the rest. The
-// file, its names and its metadata are checked before anything is loaded; a model, optimizer or
-// scheduler that does not fit it is an error too (the caller should then not train on). Errors
-// name the file and what was expected and found.
+// `expected_dataset` with `expected_settings` (differing_settings in train/run_settings.h: every
+// difference is named in one error), loads model, optimizer and scheduler from it, and returns
+// the rest. The file, its names and its metadata are checked before anything is loaded; a model,
+// optimizer or scheduler that does not fit it is an error too (the caller should then not train
+// on). Errors name the file and what was expected and found.
 TrainingCheckpoint load_training_checkpoint(const std::filesystem::path& path, nn::Module& model,
                                             optim::Optimizer& optimizer,
                                             optim::CheckpointableScheduler* scheduler,
                                             const std::string& expected_model,
-                                            const std::string& expected_dataset);
+                                            const std::string& expected_dataset,
+                                            const RunSettings& expected_settings = {});
 
 // ---- checkpoint directories ----
 
@@ -87,7 +96,8 @@ std::optional<std::filesystem::path> newest_checkpoint(const std::filesystem::pa
 void prune_checkpoints(const std::filesystem::path& directory, int64_t keep);
 
 // Throws minidl::Error, naming the file and what is wrong, unless `path` is a complete, readable
-// training checkpoint (safetensors header, every tensor's bytes, the format entry). It does not
+// training checkpoint (safetensors header, every tensor's bytes and their CRC-32s, the format
+// entry, a step equal to the one its name says). It does not
 // check what the checkpoint holds against a model: load_training_checkpoint does.
 void check_training_checkpoint_file(const std::filesystem::path& path);
 

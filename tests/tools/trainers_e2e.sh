@@ -179,14 +179,28 @@ sys.exit(0 if len(lrs) == 2 and min(lrs) > 0 and abs(lrs[-1] - 0.1 / 25 / 1e4) <
   expect_status 1 "${run[@]}" --checkpoint-dir /proc/minidl-e2e
   expect_stderr "--checkpoint-dir /proc/minidl-e2e: cannot be created in /proc"
   grep -q "^epoch" out.txt && fail "a run with an unusable output trained"
-  echo "max-steps + resume = straight; finished, damaged and empty resumes; onecycle; divergence; outputs"
+  # 9. a second run in the first one's folder (issue 34, item 2) is refused, changing nothing.
+  digest=$(cat straight/* | cksum)
+  expect_status 1 "${run[@]}" --epochs 2 --checkpoint-dir straight --seed 8 --max-steps 5
+  expect_stderr "train_lenet: error: --checkpoint-dir straight holds the checkpoints of an earlier run (2, the newest checkpoint-000000020.safetensors); continue it with --resume auto, start afresh with --overwrite"
+  [[ $(cat straight/* | cksum) == "${digest}" ]] || fail "a refused run changed straight/"
+  # 10. resuming with other settings is refused, naming each (item 3), before anything loads.
+  expect_status 1 "${run[@]}" --epochs 2 --checkpoint-dir straight --resume auto --seed 8 \
+    --momentum 0.5 --optimizer adamw --lr 0.001
+  expect_stderr "was trained with other settings than this run's: --lr: the checkpoint's 0.05, this run's 0.001; --momentum: the checkpoint's 0.9, this run's 0.5; --optimizer: the checkpoint's sgd, this run's adamw; --seed: the checkpoint's 0, this run's 8."
+  # 11. --overwrite starts afresh there, removing the earlier run's checkpoints.
+  expect_status 0 "${run[@]}" --epochs 1 --checkpoint-dir straight --overwrite --max-steps 3
+  [[ $(ls straight) == checkpoint-000000003.safetensors ]] ||
+    fail "after --overwrite, straight/ holds $(ls straight)"
+  echo "max-steps + resume = straight; finished, damaged and empty resumes; onecycle; divergence; outputs; one run per folder"
   ;;
 help)
   expect_status 0 "$tools/train_lenet" --help
   for option in --data-dir --dataset --model --epochs --batch-size --lr --momentum --nesterov \
                 --weight-decay --schedule --warmup-epochs --device --precision --cuda-graph \
                 --deterministic --workers --seed \
-                --checkpoint-dir --checkpoint-every --resume --metrics --max-steps --limit-train \
+                --checkpoint-dir --checkpoint-every --resume --overwrite --metrics --max-steps \
+                --limit-train \
                 --limit-test --log-level --no-progress; do
     grep -q -- "$option" out.txt || fail "--help does not document $option"
   done

@@ -25,6 +25,7 @@
 #include "minidl/data/dataloader.h"
 #include "minidl/data/datasets/synthetic_dataset.h"
 #include "minidl/nn/nn.h"
+#include "minidl/nn/safetensors.h"
 #include "minidl/nn/serialize.h"
 #include "minidl/ops/random.h"
 #include "minidl/optim/optim.h"
@@ -305,6 +306,85 @@ TEST(Trainer, ResumingFromAFolderOrAPipeSaysWhatThePathIs) {
   EXPECT_ERROR_CONTAINS(
       train(TrainerOptions().epochs(1).resume(pipe.string())),
       "checkpoint " + pipe.string() + ": expected a checkpoint file, found a named pipe (FIFO)");
+}
+
+// Note [One run per checkpoint folder].
+TEST(Trainer, AFreshRunInAFolderWithCheckpointsIsRefusedUnlessItOverwrites) {
+  const fs::path directory = scratch_directory();
+  train(TrainerOptions().epochs(1).checkpoint_dir(directory));
+  const std::string first = read_file(checkpoint_path(directory, kStepsPerEpoch));
+  EXPECT_ERROR_CONTAINS(train(TrainerOptions().epochs(2).max_steps(3).checkpoint_dir(directory)),
+                        "TrainerOptions::checkpoint_dir " + directory.string() +
+                            " holds the checkpoints of another run (1, the newest "
+                            "checkpoint-000000008.safetensors); continue it with resume(\"auto\")");
+  EXPECT_EQ(read_file(checkpoint_path(directory, kStepsPerEpoch)), first);
+  const Outcome again =
+      train(TrainerOptions().epochs(1).max_steps(3).checkpoint_dir(directory).overwrite(true));
+  EXPECT_EQ(again.result.steps, 3);
+  EXPECT_EQ(list_checkpoints(directory), std::vector<fs::path>{checkpoint_path(directory, 3)});
+}
+
+TEST(Trainer, ResumingWithOtherSettingsIsRefusedNamingEachDifference) {
+  const fs::path directory = scratch_directory();
+  const RunSettings settings = {{"--lr", "0.05"}, {"--seed", "7"}};
+  train(TrainerOptions().epochs(1).checkpoint_dir(directory).run_settings(settings));
+  const RunSettings other = {{"--lr", "0.1"}, {"--seed", "7"}, {"--tf32", "on"}};
+  EXPECT_ERROR_CONTAINS(
+      train(TrainerOptions().epochs(kEpochs).checkpoint_dir(directory).resume("auto").run_settings(
+          other)),
+      "was trained with other settings than this run's: --lr: the checkpoint's 0.05, this run's "
+      "0.1; --tf32: the checkpoint's none, this run's on. Resume with the settings it was trained "
+      "with");
+  // The same settings resume; a checkpoint that recorded none (older ones) is not compared.
+  const Outcome resumed =
+      train(TrainerOptions().epochs(kEpochs).checkpoint_dir(directory).resume("auto").run_settings(
+          settings));
+  EXPECT_EQ(resumed.result.epochs, kEpochs);
+  EXPECT_TRUE(differing_settings({}, other).empty());
+}
+
+// Issue 34, item 4: nothing read from a checkpoint is trusted.
+TEST(Trainer, AFlippedBitInACheckpointIsAnErrorNamingTheFileAndResumeAutoFallsBack) {
+  const fs::path directory = scratch_directory();
+  train(TrainerOptions().epochs(kEpochs).checkpoint_dir(directory));
+  const fs::path newest = checkpoint_path(directory, kEpochs * kStepsPerEpoch);
+  std::string bytes = read_file(newest);
+  bytes[bytes.size() - 5] ^= 0x10;  // in the last tensor's data: still a valid safetensors file
+  write_file(newest, bytes);
+  EXPECT_ERROR_CONTAINS(train(TrainerOptions().epochs(kEpochs).resume(newest.string())),
+                        "checkpoint " + newest.string() + ": the bytes of its tensor \"");
+  EXPECT_ERROR_CONTAINS(train(TrainerOptions().epochs(kEpochs).resume(newest.string())),
+                        "when it was written: the file is damaged");
+  // resume auto skips it and continues from the checkpoint before, to the same end.
+  const Outcome resumed =
+      train(TrainerOptions().epochs(kEpochs).checkpoint_dir(directory).resume("auto"));
+  EXPECT_EQ(resumed.result.steps, kEpochs * kStepsPerEpoch);
+  EXPECT_EQ(resumed.result.history.size(), 1u);
+}
+
+TEST(Trainer, ACheckpointRenamedToAnotherStepIsRefused) {
+  const fs::path directory = scratch_directory();
+  train(TrainerOptions().epochs(1).checkpoint_dir(directory));
+  const fs::path renamed = checkpoint_path(directory, 99);
+  fs::rename(checkpoint_path(directory, kStepsPerEpoch), renamed);
+  EXPECT_ERROR_CONTAINS(
+      train(TrainerOptions().epochs(kEpochs).resume(renamed.string())),
+      "checkpoint " + renamed.string() +
+          ": its name says step 000000099, but it holds step 8 (was it renamed?)");
+}
+
+TEST(Trainer, AFinishedCheckpointWithNonFiniteWeightsIsAnErrorNamingTheTensor) {
+  const fs::path directory = scratch_directory();
+  train(TrainerOptions().epochs(1).checkpoint_dir(directory));
+  const fs::path path = checkpoint_path(directory, kStepsPerEpoch);
+  serialize::SafetensorsContents contents = serialize::read_safetensors(path);
+  for (auto& [name, tensor] : contents.tensors)
+    if (name == "model.5.weight") tensor.data_ptr<float>()[3] = std::nanf("");
+  contents.metadata.erase("tensor_crc32");  // as a checkpoint written before checksums
+  serialize::write_safetensors(path, contents.tensors, contents.metadata);
+  EXPECT_ERROR_CONTAINS(
+      train(TrainerOptions().epochs(1).resume(path.string())),
+      "checkpoint " + path.string() + ": its tensor \"5.weight\" holds values that are not finite");
 }
 
 TEST(Trainer, ResumeAutoWithNoCheckpointStartsAfresh) {

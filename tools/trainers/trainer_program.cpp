@@ -47,6 +47,7 @@ struct CommandLine {
   std::string checkpoint_dir;
   int64_t checkpoint_every = 1;
   std::string resume;
+  bool overwrite = false;
   std::string metrics;
   int64_t max_steps = 0;
   int64_t limit_train = 0;
@@ -263,6 +264,9 @@ void define_options(CLI::App& app, CommandLine& line, const TrainerProgram& prog
   app.add_option("--resume", line.resume,
                  "Continue from this checkpoint file, or from the newest in --checkpoint-dir with "
                  "'auto'");
+  app.add_flag("--overwrite", line.overwrite,
+               "Start afresh in a --checkpoint-dir that holds an earlier run's checkpoints, "
+               "removing them (without it such a run is refused; --resume auto continues it)");
   app.add_option("--metrics", line.metrics, "Append one JSON object per epoch to this file");
   app.add_option("--max-steps", line.max_steps, "Stop after this many steps (0: no limit)")
       ->transform(integer_at_least(0))
@@ -451,11 +455,41 @@ void check_combinations(const CommandLine& line) {
         "loss from epoch to epoch");
 }
 
-// The outputs are checked before the data loads, so that a mistyped path fails at once.
+// The outputs are checked before the data loads, so that a mistyped path, or a fresh run in
+// another run's checkpoint folder (Note [One run per checkpoint folder] in train/trainer.h),
+// fails at once.
 void check_outputs(const CommandLine& line) {
-  if (!line.checkpoint_dir.empty())
+  if (!line.checkpoint_dir.empty()) {
     train::check_writable_directory(line.checkpoint_dir, "--checkpoint-dir");
+    const std::vector<fs::path> earlier = train::list_checkpoints(line.checkpoint_dir);
+    if (line.resume.empty() && !line.overwrite && !earlier.empty())
+      throw Error("--checkpoint-dir " + line.checkpoint_dir + " holds the checkpoints of an " +
+                  "earlier run (" + std::to_string(earlier.size()) + ", the newest " +
+                  earlier.back().filename().string() +
+                  "); continue it with --resume auto, start afresh with --overwrite, which "
+                  "removes them, or give another --checkpoint-dir");
+  }
   if (!line.metrics.empty()) train::check_metrics_file(line.metrics, "--metrics");
+}
+
+// The settings that define the run (train/run_settings.h), compared with a checkpoint's on
+// resume. Not among them: what may change on resume (--epochs, --max-steps, the paths, --workers,
+// --device, --cuda-graph, --deterministic, logging), and what is checked on its own (--model,
+// --dataset, --precision, --accumulate, --clip-grad-norm). The batch is the global one: a run may
+// resume on another number of ranks with the same batch per step.
+train::RunSettings run_settings(const CommandLine& line, int64_t world_size) {
+  return {{"--batch-size x ranks", std::to_string(line.batch_size * world_size)},
+          {"--optimizer", line.optimizer},
+          {"--lr", number_text(line.lr)},
+          {"--momentum", number_text(line.momentum)},
+          {"--nesterov", line.nesterov ? "on" : "off"},
+          {"--weight-decay", number_text(line.weight_decay)},
+          {"--schedule", line.schedule},
+          {"--warmup-epochs", number_text(line.warmup_epochs)},
+          {"--seed", std::to_string(line.seed)},
+          {"--limit-train", std::to_string(line.limit_train)},
+          {"--limit-test", std::to_string(line.limit_test)},
+          {"--tf32", line.tf32}};
 }
 
 // A batch larger than the training set would make every epoch one short batch. train_size: the
@@ -535,6 +569,8 @@ int train(const TrainerProgram& program, const CommandLine& line) {
       .checkpoint_dir(line.checkpoint_dir)
       .checkpoint_every(line.checkpoint_every)
       .resume(line.resume)
+      .overwrite(line.overwrite)
+      .run_settings(run_settings(line, distributed::world_size()))
       .model_name(line.model)
       .dataset_name(line.dataset)
       .label_smoothing(program.recipe.label_smoothing)
