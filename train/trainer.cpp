@@ -519,6 +519,10 @@ struct Trainer::FitRun {
 
 TrainingResult Trainer::fit() {
   const Clock::time_point run_start = Clock::now();
+  // Found now, not as a nan test loss after the first epoch has trained.
+  MINIDL_CHECK(test_loader_.num_batches() > 0,
+               "Trainer: the test loader has no batches (its dataset is empty): there would be "
+               "nothing to evaluate after each epoch");
   epoch_ = batch_ = step_ = train_samples_ = 0;
   train_loss_sum_ = zeros({}, device_of(model_));
   last_finite_loss_ = std::numeric_limits<double>::quiet_NaN();

@@ -104,6 +104,24 @@ errors)
   expect_stderr "train_lenet: usage error:"
   expect_status 2 "${trainer[@]}" --no-such-option
   expect_status 2 "$tools/train_lenet" --model resnet20
+  # Data that does not fit the run fails when it loads, naming the dataset: an empty test split,
+  # and images of another size than LeNet's.
+  python3 - <<'PYTHON'
+import os, struct
+def write(folder, size, train_count, test_count):
+    os.makedirs(folder, exist_ok=True)
+    for prefix, count in (("train", train_count), ("t10k", test_count)):
+        with open(f"{folder}/{prefix}-images-idx3-ubyte", "wb") as f:
+            f.write(struct.pack(">IIII", 0x803, count, size, size) + bytes(count * size * size))
+        with open(f"{folder}/{prefix}-labels-idx1-ubyte", "wb") as f:
+            f.write(struct.pack(">II", 0x801, count) + bytes(i % 10 for i in range(count)))
+write("empty-test", 28, 64, 0)
+write("big-images", 32, 64, 16)
+PYTHON
+  expect_status 1 "${trainer[@]}" --data-dir empty-test
+  expect_stderr "train_lenet: error: dataset fashion-mnist in empty-test: the test split has no images"
+  expect_status 1 "${trainer[@]}" --data-dir big-images
+  expect_stderr "train_lenet: error: dataset fashion-mnist in big-images: its images are 1x32x32, but lenet takes 1x28x28"
   # --metrics pointed by mistake at a file that is not a metrics file: refused, the file unchanged.
   cp "$(ls resnet/checkpoint-*.safetensors)" precious.safetensors
   digest=$(cksum <precious.safetensors)

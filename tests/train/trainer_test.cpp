@@ -111,6 +111,8 @@ struct RunSetup {
   std::shared_ptr<const data::Dataset> dataset = train_set();
   int64_t schedule_steps = kEpochs * kStepsPerEpoch;  // the cosine schedule's T_max
   int64_t diverge_from_step = 0;  // > 0: every step from this one on has the lr 1e30
+  std::shared_ptr<const data::Dataset> test_dataset =
+      data::make_synthetic_dataset(100, {1, 14, 14}, 10, 2);
 };
 
 Outcome train(TrainerOptions options, const RunSetup& setup = {}) {
@@ -133,8 +135,7 @@ Outcome train(TrainerOptions options, const RunSetup& setup = {}) {
           .shuffle(true)
           .seed(3)
           .augment(data::AugmentOptions(normalize).random_crop(2).horizontal_flip().seed(4)));
-  data::DataLoader test_loader(data::make_synthetic_dataset(100, {1, 14, 14}, 10, 2),
-                               data::DataLoaderOptions(64).augment(normalize));
+  data::DataLoader test_loader(setup.test_dataset, data::DataLoaderOptions(64).augment(normalize));
   Trainer trainer(model, optimizer, train_loader, test_loader,
                   options.progress(ProgressMode::kNone).model_name("tiny").dataset_name("noise"));
   trainer.set_scheduler(&schedule);
@@ -385,6 +386,15 @@ TEST(Trainer, AFinishedCheckpointWithNonFiniteWeightsIsAnErrorNamingTheTensor) {
   EXPECT_ERROR_CONTAINS(
       train(TrainerOptions().epochs(1).resume(path.string())),
       "checkpoint " + path.string() + ": its tensor \"5.weight\" holds values that are not finite");
+}
+
+TEST(Trainer, AnEmptyTestSetIsAnErrorBeforeTraining) {
+  const fs::path directory = scratch_directory();
+  EXPECT_ERROR_CONTAINS(
+      train(TrainerOptions().epochs(1).checkpoint_dir(directory),
+            {.test_dataset = data::make_synthetic_dataset(0, {1, 14, 14}, 10, 2)}),
+      "Trainer: the test loader has no batches (its dataset is empty)");
+  EXPECT_TRUE(list_checkpoints(directory).empty());
 }
 
 TEST(Trainer, ResumeAutoWithNoCheckpointStartsAfresh) {

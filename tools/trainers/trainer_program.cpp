@@ -492,6 +492,24 @@ train::RunSettings run_settings(const CommandLine& line, int64_t world_size) {
           {"--tf32", line.tf32}};
 }
 
+// The data fits the run before anything trains (rather than at the first evaluation, after an
+// epoch): the test split has images, of the training split's size, and LeNet's are 1x28x28.
+void check_data(const CommandLine& line, const data::InMemoryDataset& train_set,
+                const data::InMemoryDataset& test_set) {
+  const std::string where = "dataset " + line.dataset + " in " + dataset_directory(line).string();
+  const auto text = [](const data::ImageSpec& spec) {
+    return std::to_string(spec.channels) + "x" + std::to_string(spec.height) + "x" +
+           std::to_string(spec.width);
+  };
+  MINIDL_CHECK(test_set.size() > 0, where, ": the test split has no images");
+  const data::ImageSpec train_spec = train_set.image_spec(), test_spec = test_set.image_spec();
+  MINIDL_CHECK(test_spec.shape() == train_spec.shape(), where, ": the test images are ",
+               text(test_spec), ", but the training images are ", text(train_spec));
+  MINIDL_CHECK(line.model != "lenet" || (train_spec.shape() == Shape{1, 28, 28}), where,
+               ": its images are ", text(train_spec),
+               ", but lenet takes 1x28x28 (Fashion-MNIST's and MNIST's size)");
+}
+
 // A batch larger than the training set would make every epoch one short batch. train_size: the
 // images left after --limit-train.
 void check_batch_size(const CommandLine& line, int64_t train_size) {
@@ -514,8 +532,21 @@ int train(const TrainerProgram& program, const CommandLine& line) {
   set_cudnn_deterministic(line.deterministic == "on");
   set_allow_tf32(line.tf32 == "on");
   const DatasetSpec spec = dataset_spec(line.dataset);
+  // A signal while the data loads (seconds, for CIFAR-10) stops the run before it trains, saying
+  // so, rather than ending the process without a word.
+  std::optional<train::StopSignalGuard> loading_signals;
+  if (distributed::world_size() == 1) loading_signals.emplace();
   const auto train_set = first_samples(read_split(line, data::Split::Train), line.limit_train);
   const auto test_set = first_samples(read_split(line, data::Split::Test), line.limit_test);
+  if (loading_signals && loading_signals->requested()) {
+    std::fprintf(stderr,
+                 "%s: stopped by %s while loading the data, before training; nothing was "
+                 "written\n",
+                 program.name.c_str(), train::signal_name(*loading_signals->requested()).c_str());
+    return 128 + *loading_signals->requested();
+  }
+  loading_signals.reset();
+  check_data(line, *train_set, *test_set);
   check_batch_size(line, train_set->size());
 
   manual_seed(line.seed);
