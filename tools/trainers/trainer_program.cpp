@@ -263,7 +263,10 @@ void define_options(CLI::App& app, CommandLine& line, const TrainerProgram& prog
       ->capture_default_str();
   app.add_option("--resume", line.resume,
                  "Continue from this checkpoint file, or from the newest in --checkpoint-dir with "
-                 "'auto'");
+                 "'auto'. The options that define the run must be the checkpoint's; these may "
+                 "change: --epochs, --max-steps, --checkpoint-dir, --checkpoint-every, --metrics, "
+                 "--workers, --device, --cuda-graph, --deterministic, --log-every, --log-level, "
+                 "--no-progress, and the number of ranks");
   app.add_flag("--overwrite", line.overwrite,
                "Start afresh in a --checkpoint-dir that holds an earlier run's checkpoints, "
                "removing them (without it such a run is refused; --resume auto continues it)");
