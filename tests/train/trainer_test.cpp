@@ -652,6 +652,31 @@ TEST(MetricsLog, ALineAKilledRunLeftHalfWrittenStaysOnALineOfItsOwn) {
   check_metrics_file(path, "--metrics");  // and the next run takes the file again
 }
 
+// The file size limit makes the metrics file (already at the limit) unwritable while a smaller
+// checkpoint still fits: as on a disk that fills between the two writes.
+TEST(Trainer, AMetricsLineThatCannotBeWrittenCostsNoCheckpoint) {
+  const fs::path directory = scratch_directory();
+  const fs::path metrics = directory / "metrics.jsonl";
+  {
+    MetricsLog log(metrics, "--metrics");
+    for (int64_t epoch = 1; epoch <= 1000; ++epoch) log.append(EpochMetrics{.epoch = epoch});
+  }
+  const auto previous_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  rlimit limit = saved;
+  limit.rlim_cur = static_cast<rlim_t>(fs::file_size(metrics));
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
+  EXPECT_ERROR_CONTAINS(
+      train(TrainerOptions().epochs(1).checkpoint_dir(directory / "ckpt").metrics_path(metrics)),
+      "metrics file " + metrics.string() + ": writing epoch 1's line failed (" +
+          std::strerror(EFBIG) + ")");
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &saved), 0);
+  std::signal(SIGXFSZ, previous_handler);
+  EXPECT_EQ(list_checkpoints(directory / "ckpt"),
+            std::vector<fs::path>{checkpoint_path(directory / "ckpt", kStepsPerEpoch)});
+}
+
 TEST(MetricsLog, AFailedWriteGivesTheSystemsReason) {
   const fs::path path = scratch_directory() / "metrics.jsonl";
   MetricsLog log(path, "--metrics");
