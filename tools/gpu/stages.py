@@ -183,7 +183,9 @@ def bench_steps(context):
     resnet18 = ["--model", "resnet18", "--batch-size", "512"]
     # torch.compile's modes beside eager: reduce-overhead is CUDA graphs (our captured step's
     # trick), max-autotune Triton fusion and autotuned GEMMs, whose compilation is the longest,
-    # so it runs in steps of its own: one that runs out of time loses no other row.
+    # so it runs in a step of its own: one that runs out of time loses no other row. ResNet-18
+    # bf16 compiled in 110 s on an H200 (2026-11-26); LeNet's did not end within 150 s there,
+    # and its target is reduce-overhead's, so it is left out.
     quick_modes = ["--pytorch-mode", "eager,reduce-overhead"]
     lenet = compare + ["--model", "lenet", "--precision", "fp32"]
     return build_steps(context, ["bench"]) + [
@@ -204,8 +206,6 @@ def bench_steps(context):
              parser="bench_compare", needs_gpu=True),
         Step("resnet18 b512 fp32 TF32 vs PyTorch", compare + resnet18 + [
             "--precision", "fp32", "--tf32", "on"], 120, parser="bench_compare", needs_gpu=True),
-        Step("lenet fp32: minidl (CUDA graph) vs PyTorch max-autotune", lenet + [
-            "--pytorch-mode", "max-autotune"], 150, parser="bench_compare", needs_gpu=True),
         Step("resnet18 b512 bf16 channels-last vs PyTorch max-autotune", compare + resnet18 + [
             "--precision", "bf16", "--channels-last", "--pytorch-mode", "max-autotune"], 300,
              parser="bench_compare", needs_gpu=True),
