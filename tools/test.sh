@@ -114,7 +114,7 @@ check_gpu_kit() {
 }
 echo "==== GPU kit (tools/gpu/) ===="
 minidl_timed "gpu kit: pack, configure in it" check_gpu_kit configure
-minidl_timed "gpu kit: rehearse test and bench" check_gpu_kit rehearse
+minidl_timed "gpu kit: rehearse its stages" check_gpu_kit rehearse
 
 # ---- 3. sanitizers over the unit tests ----
 # halt_on_error: the first finding ends the test program, so it fails. detect_leaks stays on:
