@@ -27,6 +27,12 @@ constexpr const char* kModelPrefix = "model.";
 constexpr const char* kOptimizerPrefix = "optimizer.";
 constexpr const char* kLossSumName = "trainer.train_loss_sum";
 
+// checkpoint-<step>.safetensors (checkpoint_path), the step captured.
+const std::regex& checkpoint_name() {
+  static const std::regex name(R"(checkpoint-(\d+)\.safetensors)");
+  return name;
+}
+
 bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
 
 // Metadata `key` of checkpoint `path`, which must be there.
@@ -130,10 +136,9 @@ void verify_checksums(const serialize::SafetensorsContents& contents, const fs::
 // A file named checkpoint-<step>.safetensors must hold that step: one renamed by hand would
 // otherwise be taken for another point of the run (the newest, forever, by resume auto).
 void check_name_matches_step(const serialize::SafetensorsMetadata& metadata, const fs::path& path) {
-  static const std::regex kName(R"(checkpoint-(\d+)\.safetensors)");
   const std::string name = path.filename().string();
   std::smatch match;
-  if (!std::regex_match(name, match, kName)) return;
+  if (!std::regex_match(name, match, checkpoint_name())) return;
   const std::string& step = required(metadata, "step", path);
   uint64_t named = 0;
   const std::string digits = match[1].str();
@@ -304,14 +309,13 @@ fs::path checkpoint_path(const fs::path& directory, int64_t step) {
 }
 
 std::vector<fs::path> list_checkpoints(const fs::path& directory) {
-  static const std::regex kName(R"(checkpoint-(\d+)\.safetensors)");
   std::vector<std::pair<uint64_t, fs::path>> found;
   std::error_code error;
   if (!fs::is_directory(directory, error)) return {};
   for (const fs::directory_entry& entry : fs::directory_iterator(directory)) {
     const std::string name = entry.path().filename().string();
     std::smatch match;
-    if (!entry.is_regular_file() || !std::regex_match(name, match, kName)) continue;
+    if (!entry.is_regular_file() || !std::regex_match(name, match, checkpoint_name())) continue;
     const std::string digits = match[1].str();
     uint64_t step = 0;
     const auto [end, parse_error] =
