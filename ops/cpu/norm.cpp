@@ -28,6 +28,59 @@ Acc* mutable_data_or_null(const Tensor& t) {
   return t.defined() ? t.data_ptr<Acc>() : nullptr;
 }
 
+// Note [bfloat16 planes on AVX-512]: minidl is compiled for baseline x86-64, where a bfloat16
+// loop converts one element at a time; the element-wise batch-norm passes over a contiguous
+// plane (NCHW) of bfloat16 are compiled a second time for AVX-512 and chosen at run time, where
+// the compiler converts 16 at a time. Same arithmetic (no FMA contraction), so the same bits.
+// ResNet-20 bf16 NCHW on a 2-core Zen 4 (2026-11-26): the input gradient's pass went from 12.2%
+// of the step to 1.6%.
+bool has_avx512() {
+  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  return yes;
+}
+
+#define MINIDL_AVX512_PLANE \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"), optimize("fp-contract=off")))
+
+// y = normalize(x) over one contiguous plane.
+template <class T, class Acc>
+inline void apply_plane(const T* x, T* y, int64_t size, Acc mean, Acc invstd, Acc w, Acc b) {
+  for (int64_t s = 0; s < size; ++s)
+    y[s] = static_cast<T>(norm::normalize(static_cast<Acc>(x[s]), mean, invstd, w, b));
+}
+
+MINIDL_AVX512_PLANE void apply_plane_avx512(const BFloat16* x, BFloat16* y, int64_t size,
+                                            float mean, float invstd, float w, float b) {
+  apply_plane<BFloat16, float>(x, y, size, mean, invstd, w, b);
+}
+
+// dx of one contiguous plane.
+template <class T, class Acc>
+inline void input_grad_plane(const T* x, const T* dy, T* dx, int64_t size,
+                             norm::Statistics statistics, Acc mean, Acc invstd, Acc w, Acc sum_dy,
+                             Acc sum_dy_xmu, int64_t count) {
+  for (int64_t s = 0; s < size; ++s)
+    dx[s] =
+        static_cast<T>(norm::input_grad(statistics, static_cast<Acc>(dy[s]), static_cast<Acc>(x[s]),
+                                        mean, invstd, w, sum_dy, sum_dy_xmu, count));
+}
+
+MINIDL_AVX512_PLANE void input_grad_plane_avx512(const BFloat16* x, const BFloat16* dy,
+                                                 BFloat16* dx, int64_t size,
+                                                 norm::Statistics statistics, float mean,
+                                                 float invstd, float w, float sum_dy,
+                                                 float sum_dy_xmu, int64_t count) {
+  input_grad_plane<BFloat16, float>(x, dy, dx, size, statistics, mean, invstd, w, sum_dy,
+                                    sum_dy_xmu, count);
+}
+
+// Whether a plane of `T` in `layout` takes the AVX-512 loops (Note [bfloat16 planes on AVX-512]).
+template <class T>
+bool avx512_plane(const norm::ChannelLayout& layout) {
+  return std::is_same_v<T, BFloat16> && layout.stride_s == 1 && has_avx512();
+}
+
 // Calls fn(c) for every channel, several channels to a task when channels are small.
 template <class Fn>
 void for_each_channel(const norm::ChannelLayout& layout, const Fn& fn) {
@@ -89,6 +142,14 @@ void batch_norm_apply_kernel(const Tensor& out, const Tensor& input, const Tenso
     for_each_plane(layout, [&](int64_t n, int64_t c) {
       const Acc w = weight_data ? weight_data[c] : Acc(1);
       const Acc b = bias_data ? bias_data[c] : Acc(0);
+      if constexpr (std::is_same_v<T, BFloat16>) {
+        if (avx512_plane<T>(layout)) {
+          const int64_t first = layout.at(n, c, 0);
+          apply_plane_avx512(x + first, y + first, layout.spatial, mean_data[c], invstd_data[c], w,
+                             b);
+          return;
+        }
+      }
       for (int64_t s = 0; s < layout.spatial; ++s) {
         const int64_t i = layout.at(n, c, s);
         y[i] = static_cast<T>(
@@ -148,6 +209,15 @@ void batch_norm_backward_input_kernel(const Tensor& grad_input, const Tensor& gr
       const Acc w = weight_data ? weight_data[c] : Acc(1);
       const Acc channel_sum_dy = batch_statistics ? sum_dy_data[c] : Acc(0);
       const Acc channel_sum_dy_xmu = batch_statistics ? sum_dy_xmu_data[c] : Acc(0);
+      if constexpr (std::is_same_v<T, BFloat16>) {
+        if (avx512_plane<T>(layout)) {
+          const int64_t first = layout.at(n, c, 0);
+          input_grad_plane_avx512(x + first, dy + first, dx + first, layout.spatial, statistics,
+                                  mean_data[c], invstd_data[c], w, channel_sum_dy,
+                                  channel_sum_dy_xmu, layout.count());
+          return;
+        }
+      }
       for (int64_t s = 0; s < layout.spatial; ++s) {
         const int64_t i = layout.at(n, c, s);
         dx[i] = static_cast<T>(norm::input_grad(

@@ -12,6 +12,7 @@
 
 #include "minidl/core/autograd/gradcheck.h"
 #include "minidl/ops/elementwise.h"
+#include "onednn_test_util.h"
 #include "test_util.h"
 
 namespace minidl {
@@ -124,6 +125,23 @@ TEST(BatchNorm, ChannelsLastInputGetsAChannelsLastGradientWithTheSameValues) {
   EXPECT_EQ(leaf_nhwc.grad().suggest_memory_format(), MemoryFormat::ChannelsLast);
   EXPECT_EQ(leaf.grad().suggest_memory_format(), MemoryFormat::Contiguous);
   EXPECT_TRUE(all_close(leaf_nhwc.grad(), leaf.grad(), 1e-6, 1e-6));
+}
+
+// Note [bfloat16 planes on AVX-512]: NCHW planes take loops compiled for AVX-512 where the CPU has
+// it; channels-last ones (oneDNN off) the baseline loops. The arithmetic is the same, so the bits.
+TEST(BatchNorm, BFloat16NchwAndChannelsLastGiveTheSameBits) {
+  const testing::ScopedOnednn off(false);
+  const Tensor x = wiggly({4, 8, 6, 6}, kFloat32).mul(3.0).add(0.5).to(kBFloat16);
+  const Tensor upstream = wiggly({4, 8, 6, 6}, kFloat32, 1.0).to(kBFloat16);
+  const Tensor weight = wiggly({8}, kFloat32, 2.0).add(1.0), bias = wiggly({8}, kFloat32, 3.0);
+  Tensor nchw = x.detach().requires_grad_();
+  Tensor nhwc = x.contiguous(MemoryFormat::ChannelsLast).requires_grad_();
+  const Tensor y = batch_norm(nchw, Tensor(), Tensor(), weight, bias, true);
+  const Tensor y_nhwc = batch_norm(nhwc, Tensor(), Tensor(), weight, bias, true);
+  y.backward(upstream);
+  y_nhwc.backward(upstream);
+  EXPECT_TRUE(testing::bitwise_equal(y.detach(), y_nhwc.detach().contiguous()));
+  EXPECT_TRUE(testing::bitwise_equal(nchw.grad(), nhwc.grad().contiguous()));
 }
 
 TEST(BatchNorm, SixteenBitInputKeepsFloat32StatisticsAndParameters) {
