@@ -31,17 +31,21 @@ Acc* mutable_data_or_null(const Tensor& t) {
 // Note [bfloat16 planes on AVX-512]: minidl is compiled for baseline x86-64, where a bfloat16
 // loop converts one element at a time; the element-wise batch-norm passes over a contiguous
 // plane (NCHW) of bfloat16 are compiled a second time for AVX-512 and chosen at run time, where
-// the compiler converts 16 at a time. Same arithmetic (no FMA contraction), so the same bits.
-// ResNet-20 bf16 NCHW on a 2-core Zen 4 (2026-11-26): the input gradient's pass went from 12.2%
-// of the step to 1.6%.
+// the compiler converts 16 at a time. Same arithmetic (no FMA contraction in this file), so the
+// same bits (-ffp-contract=off for this file: CMakeLists.txt). ResNet-20 bf16 NCHW on a 2-core
+// AMD EPYC with AVX-512 BF16 (2026-11-26): the input gradient's pass went from 12.2% of the step
+// to 1.6%, the step from 536 to 454 ms.
+#if defined(__x86_64__)
 bool has_avx512() {
   static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
   return yes;
 }
-
-#define MINIDL_AVX512_PLANE \
-  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"), optimize("fp-contract=off")))
+#define MINIDL_AVX512_PLANE __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+#else
+bool has_avx512() { return false; }
+#define MINIDL_AVX512_PLANE
+#endif
 
 // y = normalize(x) over one contiguous plane.
 template <class T, class Acc>
