@@ -652,6 +652,28 @@ TEST(MetricsLog, ALineAKilledRunLeftHalfWrittenStaysOnALineOfItsOwn) {
   check_metrics_file(path, "--metrics");  // and the next run takes the file again
 }
 
+// For its lifetime, no file of this process grows past `bytes` (RLIMIT_FSIZE): a write beyond
+// fails with EFBIG, as one on a full disk fails (SIGXFSZ, which would end the process, ignored).
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(uintmax_t bytes) : previous_handler_(std::signal(SIGXFSZ, SIG_IGN)) {
+    EXPECT_EQ(getrlimit(RLIMIT_FSIZE, &saved_), 0);
+    rlimit limit = saved_;
+    limit.rlim_cur = static_cast<rlim_t>(bytes);
+    EXPECT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
+  }
+  ~FileSizeLimit() {
+    EXPECT_EQ(setrlimit(RLIMIT_FSIZE, &saved_), 0);
+    std::signal(SIGXFSZ, previous_handler_);
+  }
+  FileSizeLimit(const FileSizeLimit&) = delete;
+  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+
+ private:
+  rlimit saved_{};
+  void (*previous_handler_)(int);
+};
+
 // The file size limit makes the metrics file (already at the limit) unwritable while a smaller
 // checkpoint still fits: as on a disk that fills between the two writes.
 TEST(Trainer, AMetricsLineThatCannotBeWrittenCostsNoCheckpoint) {
@@ -661,18 +683,13 @@ TEST(Trainer, AMetricsLineThatCannotBeWrittenCostsNoCheckpoint) {
     MetricsLog log(metrics, "--metrics");
     for (int64_t epoch = 1; epoch <= 1000; ++epoch) log.append(EpochMetrics{.epoch = epoch});
   }
-  const auto previous_handler = std::signal(SIGXFSZ, SIG_IGN);
-  rlimit saved{};
-  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
-  rlimit limit = saved;
-  limit.rlim_cur = static_cast<rlim_t>(fs::file_size(metrics));
-  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
-  EXPECT_ERROR_CONTAINS(
-      train(TrainerOptions().epochs(1).checkpoint_dir(directory / "ckpt").metrics_path(metrics)),
-      "metrics file " + metrics.string() + ": writing epoch 1's line failed (" +
-          std::strerror(EFBIG) + ")");
-  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &saved), 0);
-  std::signal(SIGXFSZ, previous_handler);
+  {
+    const FileSizeLimit limit(fs::file_size(metrics));
+    EXPECT_ERROR_CONTAINS(
+        train(TrainerOptions().epochs(1).checkpoint_dir(directory / "ckpt").metrics_path(metrics)),
+        "metrics file " + metrics.string() + ": writing epoch 1's line failed (" +
+            std::strerror(EFBIG) + ")");
+  }
   EXPECT_EQ(list_checkpoints(directory / "ckpt"),
             std::vector<fs::path>{checkpoint_path(directory / "ckpt", kStepsPerEpoch)});
 }
@@ -682,17 +699,10 @@ TEST(MetricsLog, AFailedWriteGivesTheSystemsReason) {
   MetricsLog log(path, "--metrics");
   log.append(EpochMetrics{.epoch = 1});
   // The file may grow no further: the next write fails as on a full disk (EFBIG, not ENOSPC).
-  const auto previous_handler = std::signal(SIGXFSZ, SIG_IGN);
-  rlimit saved{};
-  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
-  rlimit limit = saved;
-  limit.rlim_cur = static_cast<rlim_t>(fs::file_size(path));
-  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
+  const FileSizeLimit limit(fs::file_size(path));
   EXPECT_ERROR_CONTAINS(log.append(EpochMetrics{.epoch = 2}),
                         "metrics file " + path.string() + ": writing epoch 2's line failed (" +
                             std::strerror(EFBIG) + ")");
-  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &saved), 0);
-  std::signal(SIGXFSZ, previous_handler);
 }
 
 }  // namespace
