@@ -4,6 +4,7 @@
 #include "minidl/core/autograd/function.h"
 #include "minidl/core/cuda/build.h"
 #include "minidl/core/dispatch.h"
+#include "minidl/core/profiler.h"
 #include "minidl/ops/broadcast.h"
 #include "minidl/ops/copy_kernels.h"
 #include "minidl/ops/cuda/transfer.h"
@@ -74,6 +75,7 @@ Tensor copy_in_layout(const Tensor& self, MemoryFormat format, const char* node_
 }  // namespace
 
 Tensor& Tensor::copy_(const Tensor& src) {
+  const ProfileScope profile("copy_");
   check_defined(*this, "copy_", "self");
   check_defined(src, "copy_", "src");
   autograd::check_inplace(*this, "copy_");
@@ -84,6 +86,7 @@ Tensor& Tensor::copy_(const Tensor& src) {
 }
 
 Tensor& Tensor::fill_(double value) {
+  const ProfileScope profile("fill_");
   autograd::check_inplace(*this, "fill_");
   if (numel() > 0) kernels_for<CopyKernels>(device()).fill(*this, value);
   bump_version();

@@ -5,6 +5,7 @@
 
 #include "minidl/core/autograd/function.h"
 #include "minidl/core/dispatch.h"
+#include "minidl/core/profiler.h"
 #include "minidl/ops/broadcast.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/elementwise_kernels.h"
@@ -50,7 +51,7 @@ Tensor add_with_alpha(const Tensor& a, const Tensor& b, double alpha, const char
 Tensor add_scalar(const Tensor& a, double value, const char* op, const char* node_name) {
   check_numeric(a, op);
   check_scalar_fits(a, value, op);
-  Tensor out = unary_forward(UnaryOp::AddScalar, a, value);
+  Tensor out = unary_forward(UnaryOp::AddScalar, a, "add", value);
   if (autograd::needs_grad({a}))
     autograd::record(out, node_name, {a},
                      [](const Tensor& grad) { return std::vector<Tensor>{grad}; });
@@ -101,6 +102,7 @@ void check_inplace_target(const Tensor& self, const char* op) {
 // is checked here, and viewed with self's shape.
 void binary_inplace(Tensor& self, BinaryOp op, const Tensor& other, double scalar,
                     const char* name) {
+  const ProfileScope profile(name);
   check_same_dtype_and_device(self, other, name);
   const Shape sizes = broadcast_shapes(self.sizes(), other.sizes(), name);
   MINIDL_CHECK(sizes == self.sizes(), name, ": the other operand of shape ", other.sizes(),
@@ -112,7 +114,8 @@ void binary_inplace(Tensor& self, BinaryOp op, const Tensor& other, double scala
 }
 
 // self = op(self; value), after check_inplace_target and the op's own checks.
-void unary_inplace(Tensor& self, UnaryOp op, double value) {
+void unary_inplace(Tensor& self, UnaryOp op, double value, const char* name) {
+  const ProfileScope profile(name);
   if (self.numel() > 0) kernels_for<ElementwiseKernels>(self.device()).unary(op, self, self, value);
   self.bump_version();
 }
@@ -200,7 +203,7 @@ Tensor sub(const Tensor& a, double b) { return add_scalar(a, -b, "sub", "SubBack
 Tensor mul(const Tensor& a, double b) {
   check_numeric(a, "mul");
   check_scalar_fits(a, b, "mul");
-  Tensor out = unary_forward(UnaryOp::MulScalar, a, b);
+  Tensor out = unary_forward(UnaryOp::MulScalar, a, "mul", b);
   if (autograd::needs_grad({a}))
     autograd::record(out, "MulBackward", {a},
                      [b](const Tensor& grad) { return std::vector<Tensor>{mul(grad, b)}; });
@@ -209,7 +212,7 @@ Tensor mul(const Tensor& a, double b) {
 
 Tensor div(const Tensor& a, double b) {
   check_floating(a, "div");
-  Tensor out = unary_forward(UnaryOp::DivScalar, a, b);
+  Tensor out = unary_forward(UnaryOp::DivScalar, a, "div", b);
   if (autograd::needs_grad({a}))
     autograd::record(out, "DivBackward", {a},
                      [b](const Tensor& grad) { return std::vector<Tensor>{div(grad, b)}; });
@@ -232,7 +235,7 @@ Tensor& Tensor::add_(double value) {
   check_inplace_target(*this, "add_");
   check_numeric(*this, "add_");
   check_scalar_fits(*this, value, "add_");
-  unary_inplace(*this, UnaryOp::AddScalar, value);
+  unary_inplace(*this, UnaryOp::AddScalar, value, "add_");
   return *this;
 }
 
@@ -247,14 +250,14 @@ Tensor& Tensor::mul_(double value) {
   check_inplace_target(*this, "mul_");
   check_numeric(*this, "mul_");
   check_scalar_fits(*this, value, "mul_");
-  unary_inplace(*this, UnaryOp::MulScalar, value);
+  unary_inplace(*this, UnaryOp::MulScalar, value, "mul_");
   return *this;
 }
 
 Tensor& Tensor::div_(double value) {
   check_inplace_target(*this, "div_");
   check_floating(*this, "div_");
-  unary_inplace(*this, UnaryOp::DivScalar, value);
+  unary_inplace(*this, UnaryOp::DivScalar, value, "div_");
   return *this;
 }
 

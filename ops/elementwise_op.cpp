@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "minidl/core/dispatch.h"
+#include "minidl/core/profiler.h"
 #include "minidl/ops/broadcast.h"
 #include "minidl/ops/dense_layout.h"
 #include "minidl/ops/elementwise_kernels.h"
@@ -54,7 +55,8 @@ Tensor expand_view(const Tensor& t, const Shape& sizes) {
 
 // Each forward skips its kernel for an empty result: a CUDA launch needs at least one block.
 
-Tensor unary_forward(UnaryOp op, const Tensor& x, double scalar) {
+Tensor unary_forward(UnaryOp op, const Tensor& x, const char* name, double scalar) {
+  const ProfileScope profile(name);
   Tensor out = empty_result(x.sizes(), x.options(), {&x});
   if (out.numel() > 0) kernels_for<ElementwiseKernels>(out.device()).unary(op, out, x, scalar);
   return out;
@@ -62,6 +64,7 @@ Tensor unary_forward(UnaryOp op, const Tensor& x, double scalar) {
 
 Tensor binary_forward(BinaryOp op, const Tensor& a, const Tensor& b, const char* name,
                       double scalar) {
+  const ProfileScope profile(name);
   const Shape sizes = broadcast_shapes(a.sizes(), b.sizes(), name);
   Tensor out = empty_result(sizes, a.options(), {&a, &b});
   if (out.numel() > 0)
@@ -72,6 +75,7 @@ Tensor binary_forward(BinaryOp op, const Tensor& a, const Tensor& b, const char*
 
 Tensor ternary_forward(TernaryOp op, const Tensor& a, const Tensor& b, const Tensor& c,
                        const char* name) {
+  const ProfileScope profile(name);
   const Shape sizes =
       broadcast_shapes(broadcast_shapes(a.sizes(), b.sizes(), name), c.sizes(), name);
   Tensor out = empty_result(sizes, a.options(), {&a, &b, &c});

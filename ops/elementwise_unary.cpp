@@ -60,12 +60,12 @@ Tensor unary_op(UnaryOp kernel, const Tensor& x, double scalar = 0) {
     elementwise::check_floating(x, spec.name);
   else
     elementwise::check_numeric(x, spec.name);
-  Tensor out = elementwise::unary_forward(kernel, x, scalar);
+  Tensor out = elementwise::unary_forward(kernel, x, spec.name, scalar);
   if (autograd::needs_grad({x})) {
     autograd::SavedTensor kept(spec.keeps == kOutput ? out : x, spec.name);
     autograd::record(out, spec.node_name, {x}, [&spec, kept, scalar](const Tensor& grad) {
       return std::vector<Tensor>{
-          elementwise::binary_forward(spec.derivative, grad, kept.get(), spec.name, scalar)};
+          elementwise::binary_forward(spec.derivative, grad, kept.get(), spec.node_name, scalar)};
     });
   }
   return out;
@@ -75,7 +75,7 @@ Tensor unary_op(UnaryOp kernel, const Tensor& x, double scalar = 0) {
 
 Tensor neg(const Tensor& x) {
   elementwise::check_numeric(x, "neg");
-  Tensor out = elementwise::unary_forward(UnaryOp::Neg, x);
+  Tensor out = elementwise::unary_forward(UnaryOp::Neg, x, "neg");
   if (autograd::needs_grad({x}))
     autograd::record(out, "NegBackward", {x},
                      [](const Tensor& grad) { return std::vector<Tensor>{neg(grad)}; });

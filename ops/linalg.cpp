@@ -12,6 +12,7 @@
 
 #include "minidl/core/autograd/function.h"
 #include "minidl/core/dispatch.h"
+#include "minidl/core/profiler.h"
 #include "minidl/ops/autocast_policy.h"
 #include "minidl/ops/flop_counter.h"
 #include "minidl/ops/linalg_kernels.h"
@@ -63,6 +64,7 @@ Tensor blas_compatible(const Tensor& matrices) {
 
 // c = a @ b + beta * c on 3-D views (the contract of LinalgKernels::gemm), on c's device.
 void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double beta) {
+  const ProfileScope profile("gemm");
   const Tensor a_ready = blas_compatible(a), b_ready = blas_compatible(b);
   kernels_for<LinalgKernels>(c.device()).gemm(a_ready, b_ready, c, beta);
 }

@@ -12,6 +12,7 @@
 
 #include "minidl/core/autograd/function.h"
 #include "minidl/core/dispatch.h"
+#include "minidl/core/profiler.h"
 #include "minidl/ops/autocast_policy.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/loss_kernels.h"
@@ -136,6 +137,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduc
                      double label_smoothing) {
   if (amp::AutocastCall cast{amp::AutocastOp::CrossEntropy, {logits}})
     return cross_entropy(cast[0], target, reduction, label_smoothing);
+  const ProfileScope profile("cross_entropy");
   check_class_target("cross_entropy", logits, "logits", target);
   MINIDL_CHECK(label_smoothing >= 0.0 && label_smoothing <= 1.0, "cross_entropy: expected ",
                "label_smoothing in [0, 1], got ", label_smoothing);
@@ -175,6 +177,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduc
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction) {
   if (amp::AutocastCall cast{amp::AutocastOp::NllLoss, {log_probs}})
     return nll_loss(cast[0], target, reduction);
+  const ProfileScope profile("nll_loss");
   check_class_target("nll_loss", log_probs, "log_probs", target);
   Tensor x, t;
   {

@@ -15,6 +15,7 @@
 
 #include "minidl/core/autograd/function.h"
 #include "minidl/core/dispatch.h"
+#include "minidl/core/profiler.h"
 #include "minidl/ops/cpu/onednn_batch_norm.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/norm_kernels.h"
@@ -238,6 +239,7 @@ std::vector<Tensor> batch_norm_backward(const BackwardState& state, const Tensor
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                   const Tensor& weight, const Tensor& bias, bool training, double momentum,
                   double eps) {
+  const ProfileScope profile("batch_norm");
   check_arguments(input, running_mean, running_var, weight, bias, training, momentum, eps);
   const DType acc = acc_dtype(input.dtype());
   const MemoryFormat format =

@@ -11,6 +11,7 @@
 
 #include "minidl/core/autograd/function.h"
 #include "minidl/core/dispatch.h"
+#include "minidl/core/profiler.h"
 #include "minidl/ops/pool_kernels.h"
 
 namespace minidl {
@@ -72,6 +73,7 @@ Tensor on_batched(const Tensor& input, const Pool4& pool4) {
 }
 
 Tensor max_pool2d_4d(const Tensor& input, const pool::Window2d& window) {
+  const ProfileScope profile("max_pool2d");
   const MemoryFormat format = input.suggest_memory_format();
   const Shape out_sizes = pooled_sizes(input, window.h.out, window.w.out);
   Tensor out = empty(out_sizes, input.options(), format);
@@ -95,6 +97,7 @@ Tensor max_pool2d_4d(const Tensor& input, const pool::Window2d& window) {
 }
 
 Tensor avg_pool2d_4d(const Tensor& input, const pool::Window2d& window, bool count_include_pad) {
+  const ProfileScope profile("avg_pool2d");
   const MemoryFormat format = input.suggest_memory_format();
   Tensor out = empty(pooled_sizes(input, window.h.out, window.w.out), input.options(), format);
   if (out.numel() > 0)
@@ -116,6 +119,7 @@ Tensor avg_pool2d_4d(const Tensor& input, const pool::Window2d& window, bool cou
 }
 
 Tensor adaptive_avg_pool2d_4d(const Tensor& input, const pool::Adaptive2d& window) {
+  const ProfileScope profile("adaptive_avg_pool2d");
   const MemoryFormat format = input.suggest_memory_format();
   Tensor out = empty(pooled_sizes(input, window.h.out, window.w.out), input.options(), format);
   if (out.numel() > 0)

@@ -5,6 +5,7 @@
 #include "minidl/core/cuda/graph.h"
 #include "minidl/core/dispatch.h"
 #include "minidl/core/error.h"
+#include "minidl/core/profiler.h"
 #include "minidl/ops/captured_device_table.h"
 #include "minidl/ops/dense_layout.h"
 #include "minidl/ops/multi_tensor_table.h"
@@ -138,6 +139,7 @@ void MultiTensorOptimizer::step_unless_found_inf(const Tensor& found_inf) {
 }
 
 void MultiTensorOptimizer::run_step(const Tensor& found_inf) {
+  const ProfileScope profile("optimizer step");
   NoGradGuard no_grad;
   const bool flag_on_device = found_inf.defined() && found_inf.is_cuda();
   const std::vector<StateList>& lists = state_lists();

@@ -9,6 +9,7 @@
 #include "minidl/core/autograd/grad_mode.h"
 #include "minidl/core/autograd/node.h"
 #include "minidl/core/error.h"
+#include "minidl/core/profiler.h"
 
 namespace minidl::autograd {
 
@@ -90,8 +91,13 @@ void backward(const Tensor& root, const Tensor& gradient, bool retain_graph) {
     pending.erase(node);
     // A node that no gradient reached passes none on, but still counts down its successors,
     // which may get gradients along other paths.
-    std::vector<Tensor> grads =
-        grad_output.defined() ? node->apply(grad_output) : std::vector<Tensor>(node->next.size());
+    std::vector<Tensor> grads;
+    if (grad_output.defined()) {
+      const ProfileScope profile(node->name());
+      grads = node->apply(grad_output);
+    } else {
+      grads.resize(node->next.size());
+    }
     grad_output = Tensor();
     for (size_t i = 0; i < node->next.size(); ++i) {
       Node* next = node->next[i].get();

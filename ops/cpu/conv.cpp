@@ -28,6 +28,7 @@
 #include <type_traits>
 
 #include "minidl/core/parallel.h"
+#include "minidl/core/profiler.h"
 #include "minidl/ops/ceil_div.h"
 #include "minidl/ops/conv_kernels.h"
 #include "minidl/ops/cpu/blas_threads.h"
@@ -405,6 +406,7 @@ Tensor conv2d_forward(const Tensor& input, const Tensor& weight, const Tensor& b
                       const Conv2dParams& params) {
   if (std::optional<Tensor> output = onednn_conv2d_forward(input, weight, bias, params))
     return *output;
+  const ProfileScope profile("conv2d forward (im2col)");
   const ConvGeometry g = geometry_of(input.sizes(), weight.sizes(), params);
   const Tensor input_ready = compute_operand(input), weight_ready = compute_operand(weight);
   const Tensor bias_ready = bias.defined() ? compute_operand(bias) : Tensor();
@@ -437,6 +439,7 @@ Conv2dGrads conv2d_backward(const Tensor& grad_output, const Tensor& input, cons
     }
   }
   if (!request.input && !request.weight && !request.bias) return grads;
+  const ProfileScope profile("conv2d backward (im2col)");
   const ConvGeometry g = geometry_of(input.sizes(), weight.sizes(), params);
   const Tensor grad_output_ready = compute_operand(grad_output);
   const DType dtype = grad_output_ready.dtype();

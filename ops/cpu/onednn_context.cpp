@@ -6,6 +6,7 @@
 #include <atomic>
 
 #include "minidl/core/logging.h"
+#include "minidl/core/profiler.h"
 #include "minidl/ops/onednn.h"
 
 namespace minidl {
@@ -42,6 +43,12 @@ void execute(const dnnl::primitive& primitive, const std::unordered_map<int, dnn
   thread_local dnnl::stream stream(engine());
   primitive.execute(stream, args);
   stream.wait();
+}
+
+void execute_reorder(const dnnl::reorder& reorder, const dnnl::memory& from,
+                     const dnnl::memory& to) {
+  const ProfileEvent event("oneDNN reorder");
+  execute(reorder, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
 }
 
 dnnl::primitive_attr user_scratchpad() {

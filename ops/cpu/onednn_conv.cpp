@@ -24,6 +24,7 @@
 
 #include "minidl/core/logging.h"
 #include "minidl/core/parallel.h"
+#include "minidl/core/profiler.h"
 #include "minidl/ops/cpu/onednn_context.h"
 #include "minidl/ops/onednn.h"
 
@@ -367,7 +368,7 @@ memory input_memory(const Operand& operand, const void* data, Carver& carver) {
   const memory user = onednn::wrap(operand.user, data);
   if (!operand.reorder) return user;
   memory wanted(operand.wanted, onednn::engine(), carver.take(operand.buffer_bytes()));
-  onednn::execute(*operand.reorder, {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, wanted}});
+  onednn::execute_reorder(*operand.reorder, user, wanted);
   return wanted;
 }
 
@@ -380,8 +381,7 @@ memory output_memory(const Operand& operand, void* data, Carver& carver) {
 
 void write_back(const Operand& operand, const memory& written, void* data) {
   if (operand.reorder)
-    onednn::execute(*operand.reorder,
-                    {{DNNL_ARG_FROM, written}, {DNNL_ARG_TO, onednn::wrap(operand.user, data)}});
+    onednn::execute_reorder(*operand.reorder, written, onednn::wrap(operand.user, data));
 }
 
 // Runs fn(share index, share, carver of the share's own buffer in `workspace`) for every share
@@ -401,9 +401,8 @@ void for_each_share(const std::vector<Piece>& shares, const Workspace& workspace
 Tensor prepared_weights(const Operand& operand, const Tensor& weight) {
   if (!operand.reorder) return weight;
   Tensor prepared = empty({static_cast<int64_t>(operand.wanted.get_size())}, kUInt8);
-  onednn::execute(*operand.reorder,
-                  {{DNNL_ARG_FROM, onednn::wrap(operand.user, weight.data_ptr())},
-                   {DNNL_ARG_TO, onednn::wrap(operand.wanted, prepared.data_ptr())}});
+  onednn::execute_reorder(*operand.reorder, onednn::wrap(operand.user, weight.data_ptr()),
+                          onednn::wrap(operand.wanted, prepared.data_ptr()));
   return prepared;
 }
 
@@ -482,6 +481,7 @@ std::optional<Tensor> onednn_conv2d_forward(const Tensor& input, const Tensor& w
   const auto plans =
       plans_for(shares, key_for(Direction::Forward, input, weight, params, *dtype, bias.defined()));
   if (!plans) return std::nullopt;
+  const ProfileScope profile("conv2d forward (oneDNN)");
 
   const MemoryFormat format = format_of(input);
   const Tensor input_ready = converted(input, *dtype, format);
@@ -519,6 +519,7 @@ std::optional<Tensor> onednn_conv2d_input_grad(const Tensor& grad_output, const 
   const auto plans =
       plans_for(shares, key_for(Direction::BackwardData, input, weight, params, *dtype, false));
   if (!plans) return std::nullopt;
+  const ProfileScope profile("conv2d input grad (oneDNN)");
   const MemoryFormat format = format_of(input);
   const Tensor weight_ready = prepared_weights(plans->front().second->operands[1],
                                                converted(weight, *dtype, MemoryFormat::Contiguous));
@@ -561,6 +562,7 @@ std::optional<OnednnConvWeightGrads> onednn_conv2d_weight_grad(const Tensor& gra
   const auto plans = plans_for(
       chunks, key_for(Direction::BackwardWeights, input, weight, params, kBFloat16, bias));
   if (!plans) return std::nullopt;
+  const ProfileScope profile("conv2d weight grad (oneDNN)");
   const MemoryFormat format = format_of(input);
   const Tensor input_ready = converted(input, kBFloat16, format);
   const Tensor grad_output_ready = converted(grad_output, kBFloat16, format);

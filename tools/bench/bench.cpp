@@ -41,7 +41,13 @@
 // momentum buffer, 5 floats per parameter; AdamW: parameter, gradient and two moments, 7) over
 // its median time. tools/bench_compare.py --optimizer-step sets them beside torch.optim's.
 //
-// --profile (GPU only): after the timed steps, --profile-steps more steps (replays, under
+// --profile: after the timed steps, --profile-steps more steps run while the step is recorded,
+// and the JSON gains a "profile" object. On the CPU, core/profiler.h records minidl's ops:
+// steps, wall_ms_per_step, op_ms_per_step (the ops' self times added up; the rest of the wall
+// time is the glue between them), ops (every op recorded, most self time first: name,
+// ms_per_step, calls_per_step; autograd nodes such as "Conv2dBackward" stand for the backward
+// work not under a named op) and events (name, calls_per_step, thread_ms_per_step: oneDNN's
+// reorders, timed on whichever threads ran them and added up). On a GPU, the steps (replays, under
 // --cuda-graph on) run while CUPTI records every kernel, memory copy and memset
 // (tools/bench/cupti_activity_recorder.h), and the JSON gains a "profile" object: steps,
 // wall_ms_per_step, kernels_per_step, kernel_ms_per_step, busy_ms_per_step (the union of the
@@ -91,7 +97,7 @@ struct Options {
   bool channels_last = false;
   std::string cuda_graph = "on";  // on or off; applies to --device cuda only
   std::string tf32 = "off";       // on: float32 may use TF32 tensor cores
-  bool profile = false;           // GPU only
+  bool profile = false;
   int profile_steps = 10;
   std::vector<std::string> optimizer_steps;  // --optimizer-step: time these optimizers alone
 };
@@ -132,7 +138,35 @@ nlohmann::ordered_json to_json(const tools::DeviceTimeSummary& summary) {
   return profile;
 }
 
-// --profile: `steps` more steps with CUPTI recording the device's work.
+// --profile on the CPU: `steps` more steps with core/profiler.h recording minidl's ops.
+nlohmann::ordered_json profile_host_time(const std::function<void()>& step, int steps) {
+  step();  // one step first, unrecorded, as on the GPU
+  OpProfiler profiler;
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < steps; ++i) step();
+  const double wall_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const std::vector<OpProfiler::Record> ops = profiler.ops();
+  double op_ms = 0;
+  for (const OpProfiler::Record& op : ops) op_ms += op.self_ms;
+  nlohmann::ordered_json profile;
+  profile["steps"] = steps;
+  profile["wall_ms_per_step"] = wall_ms / steps;
+  profile["op_ms_per_step"] = op_ms / steps;
+  profile["ops"] = nlohmann::ordered_json::array();
+  for (const OpProfiler::Record& op : ops)
+    profile["ops"].push_back({{"name", op.name},
+                              {"ms_per_step", op.self_ms / steps},
+                              {"calls_per_step", static_cast<double>(op.calls) / steps}});
+  profile["events"] = nlohmann::ordered_json::array();
+  for (const OpProfiler::Record& event : profiler.events())
+    profile["events"].push_back({{"name", event.name},
+                                 {"calls_per_step", static_cast<double>(event.calls) / steps},
+                                 {"thread_ms_per_step", event.self_ms / steps}});
+  return profile;
+}
+
+// --profile on a GPU: `steps` more steps with CUPTI recording the device's work.
 tools::DeviceTimeSummary profile_device_time(const std::function<void()>& step, int steps) {
   cuda::synchronize();
   tools::CuptiActivityRecorder recorder;
@@ -252,7 +286,8 @@ nlohmann::ordered_json run(const Configuration& config, const Options& options) 
     result["peak_reserved_bytes"] = memory.peak_reserved_bytes;
   }
   if (options.profile)
-    result["profile"] = to_json(profile_device_time(timed_step, options.profile_steps));
+    result["profile"] = on_gpu ? to_json(profile_device_time(timed_step, options.profile_steps))
+                               : profile_host_time(timed_step, options.profile_steps);
   return result;
 }
 
@@ -358,8 +393,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   app.add_flag("--profile", options.profile,
-               "After the timed steps, record --profile-steps more with CUPTI and report kernel "
-               "time, device-busy time and idle gaps per step (GPU only)");
+               "After the timed steps, record --profile-steps more and report where they spend "
+               "their time: minidl's ops and oneDNN's reorders (CPU), or kernel time, "
+               "device-busy time and idle gaps from CUPTI (GPU)");
   app.add_option("--profile-steps", options.profile_steps, "Steps recorded by --profile")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -382,8 +418,6 @@ int main(int argc, char** argv) {
     const bool graph_asked_for = cuda_graph_option->count() > 0 && options.cuda_graph == "on";
     MINIDL_CHECK(device.is_cuda() || !graph_asked_for, "bench: --cuda-graph on needs a GPU ",
                  "(--device cuda); the CPU has no CUDA graphs");
-    MINIDL_CHECK(device.is_cuda() || !options.profile, "bench: --profile needs a GPU (--device ",
-                 "cuda): it records CUDA kernels with CUPTI, but the device is ", device.str());
     if (!optimizer_steps.empty()) {
       options.optimizer_steps = split_commas(optimizer_steps);
       MINIDL_CHECK(!options.profile, "bench: --profile records training steps; it does not ",

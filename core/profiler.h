@@ -1,0 +1,83 @@
+#pragma once
+// Where a CPU training step spends its time, op by op (what `tools/bench --profile` reports on
+// the CPU; on CUDA it reads the device's kernels with CUPTI instead):
+//
+//   OpProfiler profiler;             // records on this thread while alive
+//   for (int i = 0; i < 10; ++i) step();
+//   for (const auto& op : profiler.ops()) ... op.name, op.calls, op.self_ms
+//
+// Two kinds of record:
+// - Ops: a ProfileScope names a span of the profiling thread's work ("conv2d", "copy_", an
+//   autograd node such as "Conv2dBackward"). Scopes nest; each reports its self time (its span
+//   less the spans of the scopes inside it), so the ops' self times add up to no more than the
+//   wall time of the steps. Scopes on other threads (data loader workers, the shares of a
+//   parallel_for) are not recorded: they would count one wall-clock span several times, and
+//   neither is a scope just inside one of the same name (it is part of that call).
+// - Events: a ProfileEvent names work that may run on any thread, such as oneDNN's reorders in
+//   the shares of a convolution; it reports a count and the sum of its spans over all threads
+//   (thread time, not wall time), and does not take its time out of the op around it.
+//
+// At most one OpProfiler exists at a time. With none, a scope costs a thread-local read and an
+// event an atomic load.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace minidl {
+
+class OpProfiler {
+ public:
+  struct Record {
+    std::string name;
+    int64_t calls = 0;
+    double self_ms = 0.0;  // ops: time less the nested scopes'; events: summed over threads
+  };
+
+  OpProfiler();
+  ~OpProfiler();
+  OpProfiler(const OpProfiler&) = delete;
+  OpProfiler& operator=(const OpProfiler&) = delete;
+
+  // The records so far, by self time, longest first.
+  std::vector<Record> ops() const;
+  std::vector<Record> events() const;
+};
+
+// Records the span from its construction to its destruction as op `name` (a string that
+// outlives the profiler: a literal or an autograd node's name) when this thread is profiling.
+class ProfileScope {
+ public:
+  explicit ProfileScope(std::string_view name);
+  ~ProfileScope();
+  ProfileScope(const ProfileScope&) = delete;
+  ProfileScope& operator=(const ProfileScope&) = delete;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  std::string_view name_;
+  bool recording_;
+  Clock::time_point start_;
+  int64_t nested_ns_ = 0;  // spans of the scopes closed inside this one
+  ProfileScope* outer_ = nullptr;
+};
+
+// Records the span from its construction to its destruction as event `name` (a literal), on any
+// thread, while a profiler exists.
+class ProfileEvent {
+ public:
+  explicit ProfileEvent(const char* name);
+  ~ProfileEvent();
+  ProfileEvent(const ProfileEvent&) = delete;
+  ProfileEvent& operator=(const ProfileEvent&) = delete;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  const char* name_;
+  bool recording_;
+  Clock::time_point start_;
+};
+
+}  // namespace minidl
