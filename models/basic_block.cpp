@@ -51,10 +51,16 @@ Tensor BasicBlockImpl::shortcut(const Tensor& x) {
   if (extra == 0) return sampled;
   const int64_t before = extra / 2, after = extra - before;
   const int64_t n = sampled.size(0), h = sampled.size(2), w = sampled.size(3);
+  // Zeros in x's layout, so that cat keeps a channels-last x channels-last, and the residual
+  // add reads both operands in one layout (the flat loop, not the strided one).
+  const MemoryFormat format = x.suggest_memory_format();
+  const auto zero_channels = [&](int64_t channels) {
+    return empty({n, channels, h, w}, sampled.options(), format).zero_();
+  };
   std::vector<Tensor> parts;
-  if (before > 0) parts.push_back(zeros({n, before, h, w}, sampled.options()));
+  if (before > 0) parts.push_back(zero_channels(before));
   parts.push_back(sampled);
-  parts.push_back(zeros({n, after, h, w}, sampled.options()));
+  parts.push_back(zero_channels(after));
   return cat(parts, 1);
 }
 

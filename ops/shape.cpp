@@ -53,6 +53,15 @@ int64_t largest_label(const Tensor& labels) {
   return *std::max_element(values, values + host.numel());
 }
 
+// The result's layout, by PyTorch's rule: the inputs' memory format when they all suggest the
+// same one (channels-last feature maps stay channels-last), else contiguous.
+MemoryFormat cat_format(const std::vector<Tensor>& tensors) {
+  const MemoryFormat first = tensors[0].suggest_memory_format();
+  for (const Tensor& t : tensors)
+    if (t.suggest_memory_format() != first) return MemoryFormat::Contiguous;
+  return first;
+}
+
 }  // namespace
 
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
@@ -68,7 +77,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
     lengths.push_back(t.size(d));
     out_sizes[d] += t.size(d);
   }
-  Tensor out = empty(out_sizes, tensors[0].options());
+  Tensor out = empty(out_sizes, tensors[0].options(), cat_format(tensors));
   {
     NoGradGuard no_grad;
     int64_t offset = 0;

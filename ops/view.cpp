@@ -147,9 +147,12 @@ Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end, int64_t step) cons
   strides[d] *= step;
   Tensor out = make_view(*this, sizes, strides, storage_offset() + start * stride(d));
   const Shape input_sizes = this->sizes();
+  // The gradient in the input's layout, so that a channels-last input's gradient adds to its
+  // other gradients (a ResNet's shortcut and its convolution) in one layout.
+  const MemoryFormat format = suggest_memory_format();
   autograd::record(out, "SliceBackward", {*this},
-                   [input_sizes, d, start, end, step](const Tensor& grad) {
-                     Tensor full = zeros(input_sizes, grad.options());
+                   [input_sizes, format, d, start, end, step](const Tensor& grad) {
+                     Tensor full = empty(input_sizes, grad.options(), format).zero_();
                      full.slice(d, start, end, step).copy_(grad);
                      return std::vector<Tensor>{full};
                    });

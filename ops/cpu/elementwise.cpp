@@ -2,9 +2,11 @@
 // ops/elementwise_math.h run by elementwise_loop.
 #include <array>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "minidl/core/parallel.h"
+#include "minidl/ops/cpu/avx512.h"
 #include "minidl/ops/cpu/loops.h"
 #include "minidl/ops/dense_layout.h"
 #include "minidl/ops/elementwise_kernels.h"
@@ -14,6 +16,26 @@ namespace minidl::cpu {
 using namespace elementwise;
 
 namespace {
+
+// out[i] = op(in[i]...) for i in [begin, end): the flat loop.
+template <class Op, class Out, class... In>
+inline void flat_range(const Op& op, int64_t begin, int64_t end, Out* out, const In*... in) {
+  for (int64_t i = begin; i < end; ++i) out[i] = op(in[i]...);
+}
+
+// The same loop compiled for AVX-512 (Note [bfloat16 loops on AVX-512] in ops/cpu/avx512.h).
+template <class Op, class Out, class... In>
+MINIDL_AVX512 void flat_range_avx512(const Op& op, int64_t begin, int64_t end, Out* out,
+                                     const In*... in) {
+  flat_range(op, begin, end, out, in...);
+}
+
+// Whether a flat loop with these element types takes flat_range_avx512: where bfloat16 is read
+// or written (the other types vectorise on the baseline too).
+template <class Out, class... In>
+bool takes_avx512() {
+  return (std::is_same_v<Out, BFloat16> || ... || std::is_same_v<In, BFloat16>)&&has_avx512();
+}
 
 // out[i] = op(inputs[0][i], ...) over every element of out's shape. When all operands share one
 // dense layout the elements are walked as flat arrays in memory order; otherwise through
@@ -28,8 +50,12 @@ void elementwise_loop(const Op& op, const Tensor& out,
   auto walk = [&]<size_t... I>(std::index_sequence<I...>) {
     const std::tuple<const In*...> in_data{static_cast<const In*>(inputs[I].data_ptr())...};
     if (flat) {
+      const bool avx512 = takes_avx512<Out, In...>();
       parallel_for(0, out.numel(), kDefaultGrain, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) out_data[i] = op(std::get<I>(in_data)[i]...);
+        if (avx512)
+          flat_range_avx512(op, begin, end, out_data, std::get<I>(in_data)...);
+        else
+          flat_range(op, begin, end, out_data, std::get<I>(in_data)...);
       });
     } else {
       strided_loop<kInputs + 1>(out.sizes(), {out.strides(), inputs[I].strides()...},

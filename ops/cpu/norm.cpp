@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "minidl/core/parallel.h"
+#include "minidl/ops/cpu/avx512.h"
 #include "minidl/ops/norm_kernels.h"
 
 namespace minidl::cpu {
@@ -28,25 +29,6 @@ Acc* mutable_data_or_null(const Tensor& t) {
   return t.defined() ? t.data_ptr<Acc>() : nullptr;
 }
 
-// Note [bfloat16 planes on AVX-512]: minidl is compiled for baseline x86-64, where a bfloat16
-// loop converts one element at a time; the element-wise batch-norm passes over a contiguous
-// plane (NCHW) of bfloat16 are compiled a second time for AVX-512 and chosen at run time, where
-// the compiler converts 16 at a time. Same arithmetic (no FMA contraction in this file), so the
-// same bits (-ffp-contract=off for this file: CMakeLists.txt). ResNet-20 bf16 NCHW on a 2-core
-// AMD EPYC with AVX-512 BF16 (2026-11-26): the input gradient's pass went from 12.2% of the step
-// to 1.6%, the step from 536 to 454 ms.
-#if defined(__x86_64__)
-bool has_avx512() {
-  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-  return yes;
-}
-#define MINIDL_AVX512_PLANE __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
-#else
-bool has_avx512() { return false; }
-#define MINIDL_AVX512_PLANE
-#endif
-
 // y = normalize(x) over one contiguous plane.
 template <class T, class Acc>
 inline void apply_plane(const T* x, T* y, int64_t size, Acc mean, Acc invstd, Acc w, Acc b) {
@@ -54,8 +36,8 @@ inline void apply_plane(const T* x, T* y, int64_t size, Acc mean, Acc invstd, Ac
     y[s] = static_cast<T>(norm::normalize(static_cast<Acc>(x[s]), mean, invstd, w, b));
 }
 
-MINIDL_AVX512_PLANE void apply_plane_avx512(const BFloat16* x, BFloat16* y, int64_t size,
-                                            float mean, float invstd, float w, float b) {
+MINIDL_AVX512 void apply_plane_avx512(const BFloat16* x, BFloat16* y, int64_t size, float mean,
+                                      float invstd, float w, float b) {
   apply_plane<BFloat16, float>(x, y, size, mean, invstd, w, b);
 }
 
@@ -70,16 +52,16 @@ inline void input_grad_plane(const T* x, const T* dy, T* dx, int64_t size,
                                         mean, invstd, w, sum_dy, sum_dy_xmu, count));
 }
 
-MINIDL_AVX512_PLANE void input_grad_plane_avx512(const BFloat16* x, const BFloat16* dy,
-                                                 BFloat16* dx, int64_t size,
-                                                 norm::Statistics statistics, float mean,
-                                                 float invstd, float w, float sum_dy,
-                                                 float sum_dy_xmu, int64_t count) {
+MINIDL_AVX512 void input_grad_plane_avx512(const BFloat16* x, const BFloat16* dy, BFloat16* dx,
+                                           int64_t size, norm::Statistics statistics, float mean,
+                                           float invstd, float w, float sum_dy, float sum_dy_xmu,
+                                           int64_t count) {
   input_grad_plane<BFloat16, float>(x, dy, dx, size, statistics, mean, invstd, w, sum_dy,
                                     sum_dy_xmu, count);
 }
 
-// Whether a plane of `T` in `layout` takes the AVX-512 loops (Note [bfloat16 planes on AVX-512]).
+// Whether a plane of `T` in `layout` takes the AVX-512 loops (Note [bfloat16 loops on AVX-512] in
+// ops/cpu/avx512.h).
 template <class T>
 bool avx512_plane(const norm::ChannelLayout& layout) {
   return std::is_same_v<T, BFloat16> && layout.stride_s == 1 && has_avx512();

@@ -223,18 +223,42 @@ void avg_pool2d_backward_kernel(const Tensor& grad_input, const Tensor& grad_out
   });
 }
 
+// One axis of an adaptive window, worked out once rather than at every position (its integer
+// divisions were nearly all of the backward's time: 11.7 ms of a ResNet-20 step's global pool,
+// 512 x 64 x 8 x 8 in bfloat16, 2026-11-26): the outputs covering each input position, and each
+// output window's extent.
+struct AdaptiveAxisTable {
+  std::vector<int64_t> first_covering, end_covering;  // per input position
+  std::vector<int64_t> extent;                        // per output position
+
+  explicit AdaptiveAxisTable(const pool::AdaptiveAxis& axis) {
+    for (int64_t i = 0; i < axis.in; ++i) {
+      first_covering.push_back(axis.first_covering(i));
+      end_covering.push_back(axis.end_covering(i));
+    }
+    for (int64_t o = 0; o < axis.out; ++o) extent.push_back(axis.end(o) - axis.begin(o));
+  }
+};
+
+// pool::adaptive_avg_grad_element's sum, in its order, from the tables.
 void adaptive_avg_pool2d_backward_kernel(const Tensor& grad_input, const Tensor& grad_output,
                                          const pool::Adaptive2d& window) {
+  const AdaptiveAxisTable rows(window.h), columns(window.w);
   visit_floating(grad_output.dtype(), "adaptive_avg_pool2d", [&](auto zero) {
     using T = decltype(zero);
+    using Acc = acc_t<T>;
     const T* grad = grad_output.data_ptr<T>();
     T* result = grad_input.data_ptr<T>();
     const pool::Strides4 grad_strides = strides_of(grad_output),
                          result_strides = strides_of(grad_input);
     for_each_position(
         grad_input, covering_reads(window), [&](int64_t n, int64_t c, int64_t ih, int64_t iw) {
-          result[result_strides.at(n, c, ih, iw)] = static_cast<T>(
-              pool::adaptive_avg_grad_element<acc_t<T>>(grad, grad_strides, window, n, c, ih, iw));
+          Acc sum = 0;
+          for (int64_t oh = rows.first_covering[ih]; oh < rows.end_covering[ih]; ++oh)
+            for (int64_t ow = columns.first_covering[iw]; ow < columns.end_covering[iw]; ++ow)
+              sum += static_cast<Acc>(grad[grad_strides.at(n, c, oh, ow)]) /
+                     static_cast<Acc>(rows.extent[oh] * columns.extent[ow]);
+          result[result_strides.at(n, c, ih, iw)] = static_cast<T>(sum);
         });
   });
 }

@@ -69,6 +69,22 @@ TEST(Tensor, SliceNarrowSelectSqueezeUnsqueezeFlatten) {
   EXPECT_ERROR_CONTAINS(x.transpose(0, 3), "transpose: dimension out of range");
 }
 
+TEST(Tensor, ASlicesGradientTakesTheInputsLayout) {
+  // A channels-last feature map's gradient stays channels-last through a slice (a ResNet's
+  // strided shortcut), with zeros where the slice did not read.
+  const Tensor x = arange(2 * 3 * 4 * 4, kFloat32)
+                       .view({2, 3, 4, 4})
+                       .contiguous(MemoryFormat::ChannelsLast)
+                       .requires_grad_();
+  x.slice(2, 0, 4, 2).slice(3, 0, 4, 2).sum().backward();
+  EXPECT_TRUE(x.grad().is_contiguous(MemoryFormat::ChannelsLast));
+  const auto grad = to_vector<float>(x.grad().contiguous());
+  for (int64_t i = 0; i < static_cast<int64_t>(grad.size()); ++i) {
+    const int64_t h = i / 4 % 4, w = i % 4;
+    EXPECT_EQ(grad[static_cast<size_t>(i)], h % 2 == 0 && w % 2 == 0 ? 1.0f : 0.0f) << i;
+  }
+}
+
 TEST(Tensor, ExpandBroadcastsWithZeroStrides) {
   Tensor x = arange(3, kFloat32).view({3, 1});
   Tensor e = x.expand({2, 3, 4});

@@ -283,6 +283,43 @@ TEST(Elementwise, HalfAndBFloat16ComputeInFloatAndRound) {
   }
 }
 
+// Note [bfloat16 loops on AVX-512] (ops/cpu/avx512.h): a dense bfloat16 operand takes the flat
+// loop, compiled for AVX-512 where the CPU has it; a transposed one the strided loop, always the
+// baseline's. The same arithmetic must give the same bits, NaN, infinities and rounding included.
+TEST(Elementwise, BFloat16FlatAndStridedLoopsGiveTheSameBits) {
+  const auto with_specials = [](Tensor t) {
+    auto values = to_vector<float>(t.to(kFloat32).contiguous());
+    values[0] = std::numeric_limits<float>::quiet_NaN();
+    values[1] = std::numeric_limits<float>::infinity();
+    values[2] = -std::numeric_limits<float>::infinity();
+    values[3] = 0.0f;
+    values[4] = -0.0f;
+    return tensor(values).view(t.sizes()).to(kBFloat16);
+  };
+  // 64 x 130: above the parallel grain, and not a multiple of 16 elements per row.
+  const Tensor a = with_specials(wiggly_tensor({64, 130}).mul(40.0));
+  const Tensor b = with_specials(positive_tensor({64, 130}, kFloat64, 0.3).mul(3.0));
+  const Tensor a_strided = a.t().contiguous().t(), b_strided = b.t().contiguous().t();
+  ASSERT_FALSE(a_strided.is_contiguous());
+  const auto same_bits = [](const Tensor& flat, const Tensor& strided) {
+    return testing::bitwise_equal(flat, strided.contiguous());
+  };
+  for (const UnaryCase& c : unary_cases()) {
+    SCOPED_TRACE(c.name);
+    EXPECT_TRUE(same_bits(c.op(a), c.op(a_strided)));
+  }
+  EXPECT_TRUE(same_bits(add(a, b), add(a_strided, b_strided)));
+  EXPECT_TRUE(same_bits(sub(a, b, 0.5), sub(a_strided, b_strided, 0.5)));
+  EXPECT_TRUE(same_bits(mul(a, b), mul(a_strided, b_strided)));
+  EXPECT_TRUE(same_bits(div(a, b), div(a_strided, b_strided)));
+  EXPECT_TRUE(same_bits(maximum(a, b), maximum(a_strided, b_strided)));
+  EXPECT_TRUE(same_bits(mul(a, 0.3), mul(a_strided, 0.3)));
+  Tensor x = a.detach().requires_grad_(), x_strided = a_strided.detach().requires_grad_();
+  relu(x).backward(b);
+  relu(x_strided).backward(b_strided);
+  EXPECT_TRUE(same_bits(x.grad(), x_strided.grad()));
+}
+
 TEST(Elementwise, IntegerArithmetic) {
   Tensor a = tensor(std::vector<int32_t>{-3, 0, 7, 100});
   Tensor b = tensor(std::vector<int32_t>{2, -5, 7, 1});

@@ -45,6 +45,19 @@ TEST(Cat, UnequalLengthsNonContiguousAndEmptyInputs) {
   EXPECT_EQ(to_vector<int64_t>(cat({arange(3)}, 0)), (std::vector<int64_t>{0, 1, 2}));
 }
 
+TEST(Cat, KeepsTheInputsMemoryFormatWhenTheyShareOne) {
+  // PyTorch's rule: all channels-last gives channels-last; a mix gives contiguous.
+  const Tensor a = arange(24, kFloat32).view({2, 3, 2, 2}).contiguous(MemoryFormat::ChannelsLast);
+  const Tensor b = arange(16, kFloat32).add(100.0).view({2, 2, 2, 2});
+  const Tensor b_last = b.contiguous(MemoryFormat::ChannelsLast);
+  const Tensor both_last = cat({a, b_last}, 1), mixed = cat({a, b}, 1);
+  EXPECT_TRUE(both_last.is_contiguous(MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(mixed.is_contiguous());
+  // The values do not depend on the layout.
+  EXPECT_TRUE(testing::bitwise_equal(both_last.contiguous(), mixed));
+  EXPECT_TRUE(testing::bitwise_equal(mixed.narrow(1, 3, 2), b));
+}
+
 TEST(Cat, BadInputsAreErrors) {
   EXPECT_ERROR_CONTAINS(cat({}, 0), "cat: expected a non-empty list of tensors");
   EXPECT_ERROR_CONTAINS(cat({zeros({2, 3}), zeros({3, 3})}, 1),
