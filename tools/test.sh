@@ -102,7 +102,7 @@ minidl_timed "build/: ctest (all labels)" run_ctest build || main_status=$?
 MINIDL_ONEDNN=0 minidl_timed "build/: ctest -L unit, MINIDL_ONEDNN=0" run_ctest build -L unit ||
   main_status=$?
 
-# ---- 2. the GPU kit, rehearsed without a GPU (README.md, section GPU) ----
+# ---- 2. the GPU kit, rehearsed without a GPU (docs/gpu.md) ----
 # Each part that fails counts as one failed test.
 gpu_kit_status=0
 check_gpu_kit() {

@@ -1,5 +1,5 @@
 # Builds and runs a user's project against minidl, the way a user would: its CMakeLists.txt is
-# the README's CMake lines for MODE, verbatim (taken from README.md between the
+# the guide's CMake lines for MODE, verbatim (taken from docs/guide/install.md between the
 # readme-cmake-<MODE> markers), with main.cpp and the project's own headers from consumer/.
 # Nothing sets a C++ standard: the compiler's default must work. The test appends one line, which
 # puts the project's src/ (its own core/tensor.h, nn/module.h, data/datasets/dataset.h) on the
@@ -36,17 +36,18 @@ function(run_step what)
   set(step_output "${out}" PARENT_SCOPE)
 endfunction()
 
-# ---- the user's project: the README's lines, main.cpp and the project's own headers ----
-file(READ "${MINIDL_SOURCE_DIR}/README.md" readme)
+# ---- the user's project: the guide's lines, main.cpp and the project's own headers ----
+set(install_page "docs/guide/install.md")
+file(READ "${MINIDL_SOURCE_DIR}/${install_page}" readme)
 string(REGEX MATCH "<!-- readme-cmake-${MODE}:begin -->[ \t\r\n]*```cmake\n([^`]*)```[ \t\r\n]*<!-- readme-cmake-${MODE}:end -->"
        readme_block "${readme}")
 if(NOT readme_block)
-  message(FATAL_ERROR "README.md has no ```cmake block between <!-- readme-cmake-${MODE}:begin --> "
+  message(FATAL_ERROR "${install_page} has no ```cmake block between <!-- readme-cmake-${MODE}:begin --> "
                       "and <!-- readme-cmake-${MODE}:end -->")
 endif()
 set(readme_lines "${CMAKE_MATCH_1}")
 if(NOT readme_lines MATCHES "add_executable\\(my_program main\\.cpp\\)")
-  message(FATAL_ERROR "the README's ${MODE} lines no longer build my_program from main.cpp:\n"
+  message(FATAL_ERROR "${install_page}'s ${MODE} lines no longer build my_program from main.cpp:\n"
                       "${readme_lines}")
 endif()
 file(REMOVE_RECURSE "${WORK_DIR}")
@@ -115,7 +116,7 @@ target_link_libraries(all_headers PRIVATE minidl::minidl)
   endif()
 else()
   if(NOT readme_lines MATCHES "add_subdirectory\\(third_party/minidl\\)")
-    message(FATAL_ERROR "the README's subdirectory lines no longer add third_party/minidl:\n"
+    message(FATAL_ERROR "${install_page}'s subdirectory lines no longer add third_party/minidl:\n"
                         "${readme_lines}")
   endif()
   file(MAKE_DIRECTORY "${project_dir}/third_party")

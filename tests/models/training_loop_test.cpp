@@ -1,6 +1,6 @@
-// A LibTorch-style training loop (the one the README shows): LeNet and ResNet20 with SGD on a
-// fixed batch of random data, whose loss must fall as the model fits it. The images are noisy
-// copies of one random prototype per class, so there is something to learn from the pixels.
+// A LibTorch-style training loop (the one docs/guide/training.md shows): LeNet and ResNet20 with
+// SGD on a fixed batch of random data, whose loss must fall as the model fits it. The images are
+// noisy copies of one random prototype per class, so there is something to learn from the pixels.
 #include <vector>
 
 #include "minidl/models/models.h"

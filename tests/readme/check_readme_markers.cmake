@@ -1,10 +1,14 @@
-# e2e.readme_snippet_markers: readme_snippets.cmake extracts a well-formed README and stops
-# with an error naming the line for each kind of malformed marker or block.
+# e2e.readme_snippet_markers: readme_snippets.cmake extracts a well-formed page and stops with
+# an error naming the line for each kind of malformed marker or block; over a tree of pages
+# (README.md, CONTRIBUTING.md, docs/**/*.md) it finds every page and stops when two pages use
+# one snippet name, naming both places; and, given SOURCE_DIR, it extracts every page of this
+# repository.
 #
-#   cmake -DWORK_DIR=<dir> -P check_readme_markers.cmake
+#   cmake -DWORK_DIR=<dir> [-DSOURCE_DIR=<repository>] -P check_readme_markers.cmake
 cmake_minimum_required(VERSION 3.25)
 if(NOT WORK_DIR)
-  message(FATAL_ERROR "usage: cmake -DWORK_DIR=<dir> -P check_readme_markers.cmake")
+  message(FATAL_ERROR "usage: cmake -DWORK_DIR=<dir> [-DSOURCE_DIR=<repository>] "
+                      "-P check_readme_markers.cmake")
 endif()
 set(extractor "${CMAKE_CURRENT_LIST_DIR}/readme_snippets.cmake")
 file(REMOVE_RECURSE "${WORK_DIR}")
@@ -162,7 +166,101 @@ expect_failure(unclosed_comment "case_unclosed_comment\\.md:2: an HTML comment t
 <!-- readme-snippet:x:begin
 ")
 
+# ---- trees of pages ----
+# Writes `markdown` as the page `path` of the tree WORK_DIR/tree_<name>.
+function(write_page name path markdown)
+  file(WRITE "${WORK_DIR}/tree_${name}/${path}" "${markdown}")
+endfunction()
+
+# Extracts every page of WORK_DIR/tree_<name>, and returns the exit status and the messages.
+function(extract_tree name status_var messages_var)
+  set(root "${WORK_DIR}/tree_${name}")
+  file(MAKE_DIRECTORY "${root}/out")
+  execute_process(COMMAND "${CMAKE_COMMAND}" "-DSOURCE_DIR=${root}" "-DOUT_DIR=${root}/out"
+                          -P "${extractor}"
+                  RESULT_VARIABLE status OUTPUT_VARIABLE output ERROR_VARIABLE error)
+  string(REGEX REPLACE "[ \t\r\n]+" " " messages "${output}${error}")
+  set(${status_var} "${status}" PARENT_SCOPE)
+  set(${messages_var} "${messages}" PARENT_SCOPE)
+endfunction()
+
+# README.md, CONTRIBUTING.md and a page two folders down are all extracted; a Markdown file
+# outside docs/ is not a page.
+write_page(valid README.md "<!-- readme-snippet:front:begin -->
+${program}<!-- readme-snippet:front:end -->
+")
+write_page(valid CONTRIBUTING.md "<!-- readme-snippet:recipe:begin -->
+${program}<!-- readme-snippet:recipe:end -->
+")
+write_page(valid docs/guide/deep/page.md "<!-- readme-snippet:deep:begin -->
+${program}<!-- readme-snippet:deep:end -->
+<!-- readme-snippet-output:deep:begin -->
+```text
+hello
+```
+<!-- readme-snippet-output:deep:end -->
+")
+write_page(valid other/notes.md "<!-- readme-snippet:ignored:begin -->
+${program}<!-- readme-snippet:ignored:end -->
+")
+extract_tree(valid status messages)
+if(NOT status EQUAL 0)
+  string(APPEND failures "\n  tree_valid: extraction failed:\n${messages}")
+elseif(NOT messages MATCHES "3 pages, 3 snippets \\(1 with output\\): front;recipe;deep" OR
+       NOT EXISTS "${WORK_DIR}/tree_valid/out/snippet_deep.output.txt" OR
+       EXISTS "${WORK_DIR}/tree_valid/out/snippet_ignored.cpp")
+  string(APPEND failures "\n  tree_valid: not the three pages' snippets:\n${messages}")
+endif()
+
+# One name in two pages: the error names both places.
+write_page(duplicate README.md "# Front
+<!-- readme-snippet:x:begin -->
+${program}<!-- readme-snippet:x:end -->
+")
+write_page(duplicate docs/guide/page.md "
+
+<!-- readme-snippet:x:begin -->
+${program}<!-- readme-snippet:x:end -->
+")
+extract_tree(duplicate status messages)
+set(expected "docs/guide/page\\.md:3: a second README snippet named 'x' \\(the first is at README\\.md:2\\)")
+if(status EQUAL 0)
+  string(APPEND failures "\n  tree_duplicate: extraction succeeded, expected an error")
+elseif(NOT messages MATCHES "${expected}")
+  string(APPEND failures "\n  tree_duplicate: the error does not match '${expected}':\n${messages}")
+else()
+  message(STATUS "tree_duplicate: ${CMAKE_MATCH_0}")
+endif()
+
+# A malformed marker in a page under docs/ is named with the page's path.
+write_page(malformed README.md "# Front
+")
+write_page(malformed docs/page.md "
+<!-- readme-snipet:x:begin -->
+${program}<!-- readme-snippet:x:end -->
+")
+extract_tree(malformed status messages)
+if(status EQUAL 0 OR NOT messages MATCHES "docs/page\\.md:2: malformed README snippet marker")
+  string(APPEND failures "\n  tree_malformed: expected an error naming docs/page.md:2:\n${messages}")
+else()
+  message(STATUS "tree_malformed: docs/page.md:2: malformed README snippet marker")
+endif()
+
+# ---- this repository's pages ----
+if(SOURCE_DIR)
+  file(MAKE_DIRECTORY "${WORK_DIR}/repository")
+  execute_process(COMMAND "${CMAKE_COMMAND}" "-DSOURCE_DIR=${SOURCE_DIR}"
+                          "-DOUT_DIR=${WORK_DIR}/repository" -P "${extractor}"
+                  RESULT_VARIABLE status OUTPUT_VARIABLE output ERROR_VARIABLE error)
+  if(NOT status EQUAL 0)
+    string(APPEND failures "\n  ${SOURCE_DIR}: extraction failed:\n${error}")
+  else()
+    string(STRIP "${output}${error}" output)
+    message(STATUS "${SOURCE_DIR}: ${output}")
+  endif()
+endif()
+
 if(failures)
   message(FATAL_ERROR "README marker checks failed:${failures}")
 endif()
-message("PASS: a well-formed README is extracted and every malformed case is an error")
+message("PASS: well-formed pages are extracted and every malformed case is an error")

@@ -1,26 +1,38 @@
-# The README's programs, taken out of README.md so that tests can build and run them, and the
-# README cannot go stale. A program is a ```cpp block (a whole program, with main) between
+# The programs of the docs, taken out of their pages so that tests can build and run them, and
+# the docs cannot go stale. The pages are README.md, CONTRIBUTING.md and every Markdown file
+# under docs/, at any depth (minidl_doc_pages). A program is a ```cpp block (a whole program,
+# with main) between
 #
 #   <!-- readme-snippet:NAME:begin -->
 #   <!-- readme-snippet:NAME:end -->
 #
-# and may be followed anywhere by the ```text block of what it prints, between
+# and may be followed anywhere in the same page by the ```text block of what it prints, between
 # <!-- readme-snippet-output:NAME:begin --> and <!-- readme-snippet-output:NAME:end -->. NAME is
-# lower-case letters, digits and underscores.
+# lower-case letters, digits and underscores, and unique across all the pages.
 #
-# Every HTML comment of README.md that starts with "readme-snip" (in any case, or "readme_snip")
+# Every HTML comment of a page that starts with "readme-snip" (in any case, or "readme_snip")
 # must be one of these markers, paired as above: anything else (a misspelt marker, a missing
-# end, a block that is not one fenced block) stops with an error naming the line, so a snippet
-# is never dropped silently.
+# end, a block that is not one fenced block) stops with an error naming the file and line, so a
+# snippet is never dropped silently.
 #
-# minidl_extract_readme_snippets(<readme> <out_dir> <names_var> <with_output_var>) writes
-# <out_dir>/snippet_NAME.cpp and, when there is an output block, snippet_NAME.output.txt, each
-# rewritten only when its content changes (so a README edit elsewhere rebuilds nothing), and
-# sets <names_var> to the snippet names in README order and <with_output_var> to those with an
-# output block.
+# minidl_doc_pages(<source_dir> <pages_var> [CONFIGURE_DEPENDS]) sets <pages_var> to the pages,
+# relative to <source_dir>: README.md, CONTRIBUTING.md when it exists, then docs/**/*.md sorted.
 #
-# As a script, the same on one file (tests/readme/check_readme_markers.cmake uses this):
+# minidl_extract_doc_snippets(<source_dir> <pages> <out_dir> <names_var> <with_output_var>)
+# extracts every page of the list <pages> (relative to <source_dir>) and fails naming both
+# places when two pages use one NAME.
+#
+# minidl_extract_readme_snippets(<page> <out_dir> <names_var> <with_output_var> [<display>])
+# extracts one page: it writes <out_dir>/snippet_NAME.cpp and, when there is an output block,
+# snippet_NAME.output.txt, each rewritten only when its content changes (so an edit elsewhere
+# rebuilds nothing), and sets <names_var> to the snippet names in page order,
+# <names_var>_LINES to the line of each one's begin marker, and <with_output_var> to those with
+# an output block. Messages name the page as <display> (default: its file name).
+#
+# As a script, the same on one file or on every page of a tree
+# (tests/readme/check_readme_markers.cmake uses both):
 #   cmake -DREADME=<file> -DOUT_DIR=<dir> -P readme_snippets.cmake
+#   cmake -DSOURCE_DIR=<repository> -DOUT_DIR=<dir> -P readme_snippets.cmake
 
 if(CMAKE_SCRIPT_MODE_FILE STREQUAL CMAKE_CURRENT_LIST_FILE)
   cmake_minimum_required(VERSION 3.25)  # the policies of the build (if(... IN_LIST ...))
@@ -44,9 +56,14 @@ endfunction()
 
 function(minidl_extract_readme_snippets readme out_dir names_var with_output_var)
   file(READ "${readme}" text)
-  get_filename_component(readme_name "${readme}" NAME)
+  if(ARGC GREATER 4)
+    set(readme_name "${ARGV4}")
+  else()
+    get_filename_component(readme_name "${readme}" NAME)
+  endif()
   set(marker_regex "^<!-- readme-(snippet|snippet-output):([a-z0-9_]+):(begin|end) -->$")
   set(names "")
+  set(name_lines "")
   set(with_output "")
   set(open "")  # "kind:name" of the block being read, or empty
   set(position 0)
@@ -134,6 +151,7 @@ function(minidl_extract_readme_snippets readme out_dir names_var with_output_var
                             "the test builds and runs as it is written")
       endif()
       list(APPEND names "${name}")
+      list(APPEND name_lines ${open_line})
       _minidl_write_if_changed("${out_dir}/snippet_${name}.cpp" "${content}")
     else()
       if(NOT language STREQUAL "text")
@@ -155,13 +173,66 @@ function(minidl_extract_readme_snippets readme out_dir names_var with_output_var
     endif()
   endforeach()
   set(${names_var} "${names}" PARENT_SCOPE)
+  set(${names_var}_LINES "${name_lines}" PARENT_SCOPE)
   set(${with_output_var} "${with_output}" PARENT_SCOPE)
 endfunction()
 
-if(CMAKE_SCRIPT_MODE_FILE STREQUAL CMAKE_CURRENT_LIST_FILE)
-  if(NOT README OR NOT OUT_DIR)
-    message(FATAL_ERROR "usage: cmake -DREADME=<file> -DOUT_DIR=<dir> -P readme_snippets.cmake")
+function(minidl_doc_pages source_dir pages_var)
+  set(depends "")
+  if(ARGC GREATER 2)
+    if(NOT ARGV2 STREQUAL "CONFIGURE_DEPENDS")
+      message(FATAL_ERROR "minidl_doc_pages: unexpected argument '${ARGV2}'")
+    endif()
+    set(depends CONFIGURE_DEPENDS)
   endif()
-  minidl_extract_readme_snippets("${README}" "${OUT_DIR}" names with_output)
-  message("README snippets: ${names}; with output: ${with_output}")
+  set(pages README.md)
+  if(EXISTS "${source_dir}/CONTRIBUTING.md")
+    list(APPEND pages CONTRIBUTING.md)
+  endif()
+  file(GLOB_RECURSE docs ${depends} RELATIVE "${source_dir}" "${source_dir}/docs/*.md")
+  list(SORT docs)
+  list(APPEND pages ${docs})
+  set(${pages_var} "${pages}" PARENT_SCOPE)
+endfunction()
+
+function(minidl_extract_doc_snippets source_dir pages out_dir names_var with_output_var)
+  set(all_names "")
+  set(all_with_output "")
+  foreach(page IN LISTS pages)
+    minidl_extract_readme_snippets("${source_dir}/${page}" "${out_dir}" names with_output
+                                   "${page}")
+    set(index 0)
+    foreach(name IN LISTS names)
+      list(GET names_LINES ${index} line)
+      math(EXPR index "${index} + 1")
+      if(DEFINED first_place_${name})
+        message(FATAL_ERROR "${page}:${line}: a second README snippet named '${name}' (the "
+                            "first is at ${first_place_${name}}); snippet names are unique "
+                            "across README.md, CONTRIBUTING.md and docs/")
+      endif()
+      set(first_place_${name} "${page}:${line}")
+    endforeach()
+    list(APPEND all_names ${names})
+    list(APPEND all_with_output ${with_output})
+  endforeach()
+  set(${names_var} "${all_names}" PARENT_SCOPE)
+  set(${with_output_var} "${all_with_output}" PARENT_SCOPE)
+endfunction()
+
+if(CMAKE_SCRIPT_MODE_FILE STREQUAL CMAKE_CURRENT_LIST_FILE)
+  if(NOT OUT_DIR OR (NOT README AND NOT SOURCE_DIR))
+    message(FATAL_ERROR "usage: cmake -DREADME=<file> -DOUT_DIR=<dir> -P readme_snippets.cmake, "
+                        "or -DSOURCE_DIR=<repository> instead of -DREADME for every page")
+  endif()
+  if(README)
+    minidl_extract_readme_snippets("${README}" "${OUT_DIR}" names with_output)
+    message("README snippets: ${names}; with output: ${with_output}")
+  else()
+    minidl_doc_pages("${SOURCE_DIR}" pages)
+    minidl_extract_doc_snippets("${SOURCE_DIR}" "${pages}" "${OUT_DIR}" names with_output)
+    list(LENGTH pages page_count)
+    list(LENGTH names name_count)
+    list(LENGTH with_output output_count)
+    message("${page_count} pages, ${name_count} snippets (${output_count} with output): ${names}")
+  endif()
 endif()

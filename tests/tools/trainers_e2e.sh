@@ -24,7 +24,7 @@ small=(--limit-train 6400 --limit-test 2000 --batch-size 64 --workers 1)
 
 case $case in
 accuracy)
-  # 3 epochs on 10,000 images: the stated bar is 0.80 (measured: see the README's Training).
+  # 3 epochs on 10,000 images: the stated bar is 0.80 (measured: docs/benchmarks.md).
   expect_status 0 "$tools/train_lenet" --limit-train 10000 --limit-test 2000 --epochs 3 \
     --checkpoint-dir "" --no-progress --metrics metrics.jsonl
   accuracy=$(json_field out.txt test_accuracy)

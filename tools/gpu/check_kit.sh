@@ -62,7 +62,7 @@ check_configure() {
   echo "check_kit.sh: a CPU-only configure found every dependency in the kit's prefix"
 }
 
-# Checks OUTDIR after run.sh STAGE: the summary is JSON (json.tool) of the shape README.md
+# Checks OUTDIR after run.sh STAGE: the summary is JSON (json.tool) of the shape docs/gpu.md
 # describes, and nothing else but the log archive is there.
 check_outdir() {
   local stage=$1 outdir=$2

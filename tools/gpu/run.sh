@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs one stage of minidl's GPU verdict on a GPU machine, from the repository root, with the
-# kit of tools/gpu/pack.sh beside it (README.md, section GPU, has the steps):
+# kit of tools/gpu/pack.sh beside it (docs/gpu.md has the steps):
 #
 #   tools/gpu/run.sh test  OUTDIR    configure and build for the GPU found, ctest by label,
 #                                    compute-sanitizer memcheck and racecheck

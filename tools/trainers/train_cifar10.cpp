@@ -1,7 +1,7 @@
 // train_cifar10: a CIFAR ResNet (ResNet-20 or ResNet-18) on CIFAR-10 in its binary format, or on
 // Fashion-MNIST (--dataset fashion-mnist) where CIFAR-10 is not installed. Random crop and flip
-// augment the training images. See the README's "Training" section for the options and the
-// accuracies the defaults reach.
+// augment the training images. See docs/guide/training.md for the options and
+// docs/benchmarks.md for the accuracies the defaults reach.
 #include "minidl/tools/trainers/trainer_program.h"
 
 int main(int argc, char** argv) {

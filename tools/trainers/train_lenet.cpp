@@ -1,6 +1,6 @@
 // train_lenet: LeNet-5 on Fashion-MNIST (from the Debian package dataset-fashion-mnist) or MNIST.
 // The defaults (6 epochs) reach about 0.90 test accuracy on Fashion-MNIST in a few CPU minutes;
-// see the README's "Training" section and tools/trainers/trainer_program.h for the options.
+// see docs/guide/training.md and tools/trainers/trainer_program.h for the options.
 #include "minidl/tools/trainers/trainer_program.h"
 
 int main(int argc, char** argv) {
