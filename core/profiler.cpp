@@ -28,7 +28,7 @@ Session& session() {
   return s;
 }
 
-std::atomic<bool> any_profiler{false};     // a fast "no" for events
+std::atomic<bool> any_profiler{false};       // a fast "no" for events
 thread_local bool profiling_thread = false;  // this thread made the profiler
 thread_local ProfileScope* innermost_scope = nullptr;
 
@@ -59,8 +59,9 @@ int64_t nanoseconds_since(std::chrono::steady_clock::time_point start) {
 OpProfiler::OpProfiler() {
   Session& s = session();
   const std::lock_guard<std::mutex> lock(s.mutex);
-  MINIDL_CHECK(!s.active, "OpProfiler: another profiler is recording; expected at most one at a "
-                          "time");
+  MINIDL_CHECK(!s.active,
+               "OpProfiler: another profiler is recording; expected at most one at a "
+               "time");
   s.active = true;
   s.ops.clear();
   s.events.clear();
@@ -90,7 +91,8 @@ ProfileScope::ProfileScope(std::string_view name)
     : name_(name),
       // A scope just inside one of the same name is part of it (an autograd node's kernel named
       // as the node): one call, not two.
-      recording_(profiling_thread && !(innermost_scope != nullptr && innermost_scope->name_ == name)) {
+      recording_(profiling_thread &&
+                 !(innermost_scope != nullptr && innermost_scope->name_ == name)) {
   if (!recording_) return;
   outer_ = innermost_scope;
   innermost_scope = this;

@@ -45,9 +45,9 @@ void execute(const dnnl::primitive& primitive, const std::unordered_map<int, dnn
   stream.wait();
 }
 
-void execute_reorder(const dnnl::reorder& reorder, const dnnl::memory& from,
-                     const dnnl::memory& to) {
-  const ProfileEvent event("oneDNN reorder");
+void execute_reorder(const dnnl::reorder& reorder, const dnnl::memory& from, const dnnl::memory& to,
+                     const char* what) {
+  const ProfileEvent event(what);
   execute(reorder, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
 }
 

@@ -37,11 +37,12 @@ class OneOpenMPThread {
 // Runs `primitive` on the calling thread alone and returns when it has finished.
 void execute(const dnnl::primitive& primitive, const std::unordered_map<int, dnnl::memory>& args);
 
-// Runs `reorder` from `from` to `to` as execute() does, counted as the event "oneDNN reorder" in
-// a profile (core/profiler.h): reorders are the layout changes around oneDNN's kernels, and
-// their count per step is what a layout choice should bring down.
-void execute_reorder(const dnnl::reorder& reorder, const dnnl::memory& from,
-                     const dnnl::memory& to);
+// Runs `reorder` from `from` to `to` as execute() does, counted in a profile (core/profiler.h)
+// as the event `what` ("oneDNN reorder: activations", "...: weights"): reorders are the layout
+// changes around oneDNN's kernels, and their count and time per step are what a layout choice
+// should bring down.
+void execute_reorder(const dnnl::reorder& reorder, const dnnl::memory& from, const dnnl::memory& to,
+                     const char* what);
 
 // The attributes of every primitive minidl makes: the caller passes the scratchpad.
 dnnl::primitive_attr user_scratchpad();

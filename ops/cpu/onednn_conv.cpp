@@ -368,7 +368,7 @@ memory input_memory(const Operand& operand, const void* data, Carver& carver) {
   const memory user = onednn::wrap(operand.user, data);
   if (!operand.reorder) return user;
   memory wanted(operand.wanted, onednn::engine(), carver.take(operand.buffer_bytes()));
-  onednn::execute_reorder(*operand.reorder, user, wanted);
+  onednn::execute_reorder(*operand.reorder, user, wanted, "oneDNN reorder: activations");
   return wanted;
 }
 
@@ -379,9 +379,9 @@ memory output_memory(const Operand& operand, void* data, Carver& carver) {
   return memory(operand.wanted, onednn::engine(), carver.take(operand.buffer_bytes()));
 }
 
-void write_back(const Operand& operand, const memory& written, void* data) {
+void write_back(const Operand& operand, const memory& written, void* data, const char* what) {
   if (operand.reorder)
-    onednn::execute_reorder(*operand.reorder, written, onednn::wrap(operand.user, data));
+    onednn::execute_reorder(*operand.reorder, written, onednn::wrap(operand.user, data), what);
 }
 
 // Runs fn(share index, share, carver of the share's own buffer in `workspace`) for every share
@@ -402,7 +402,8 @@ Tensor prepared_weights(const Operand& operand, const Tensor& weight) {
   if (!operand.reorder) return weight;
   Tensor prepared = empty({static_cast<int64_t>(operand.wanted.get_size())}, kUInt8);
   onednn::execute_reorder(*operand.reorder, onednn::wrap(operand.user, weight.data_ptr()),
-                          onednn::wrap(operand.wanted, prepared.data_ptr()));
+                          onednn::wrap(operand.wanted, prepared.data_ptr()),
+                          "oneDNN reorder: weights");
   return prepared;
 }
 
@@ -505,7 +506,7 @@ std::optional<Tensor> onednn_conv2d_forward(const Tensor& input, const Tensor& w
     if (bias_ready.defined())
       args.emplace(DNNL_ARG_BIAS, onednn::wrap(bias_desc, bias_ready.data_ptr()));
     onednn::execute(plan.primitive, args);
-    write_back(dst, written, output_share);
+    write_back(dst, written, output_share, "oneDNN reorder: activations");
   });
   return converted(output, input.dtype(), format);
 }
@@ -539,7 +540,7 @@ std::optional<Tensor> onednn_conv2d_input_grad(const Tensor& grad_output, const 
          {DNNL_ARG_WEIGHTS, onednn::wrap(weights.wanted, weight_ready.data_ptr())},
          {DNNL_ARG_DIFF_SRC, written},
          {DNNL_ARG_SCRATCHPAD, scratchpad(plan, carver)}});
-    write_back(diff_src, written, grad_input_share);
+    write_back(diff_src, written, grad_input_share, "oneDNN reorder: activations");
   });
   return converted(grad_input, input.dtype(), format);
 }
@@ -592,7 +593,7 @@ std::optional<OnednnConvWeightGrads> onednn_conv2d_weight_grad(const Tensor& gra
           {DNNL_ARG_SCRATCHPAD, scratchpad(plan, carver)}};
       if (bias) args.emplace(DNNL_ARG_DIFF_BIAS, onednn::wrap(bias_desc, sum + weight_elements));
       onednn::execute(plan.primitive, args);
-      write_back(diff_weights, written, sum);
+      write_back(diff_weights, written, sum, "oneDNN reorder: weight gradients");
     }
   });
   // The chunks' sums added in chunk order.
