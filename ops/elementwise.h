@@ -18,6 +18,37 @@ Tensor sigmoid(const Tensor& x);
 Tensor tanh(const Tensor& x);
 Tensor gelu(const Tensor& x);  // exact form: x * Phi(x), as torch.nn.functional.gelu
 Tensor pow(const Tensor& x, double exponent);
+// Trigonometric and hyperbolic, in radians.
+Tensor sin(const Tensor& x);
+Tensor cos(const Tensor& x);
+Tensor tan(const Tensor& x);
+Tensor asin(const Tensor& x);
+Tensor acos(const Tensor& x);
+Tensor atan(const Tensor& x);
+Tensor sinh(const Tensor& x);
+Tensor cosh(const Tensor& x);
+// Exponentials, logarithms and the error function.
+Tensor exp2(const Tensor& x);
+Tensor expm1(const Tensor& x);  // exp(x) - 1, exact near 0
+Tensor log1p(const Tensor& x);  // log(1 + x), exact near 0
+Tensor log2(const Tensor& x);
+Tensor log10(const Tensor& x);
+Tensor erf(const Tensor& x);
+Tensor erfc(const Tensor& x);
+// Rounding: gradient zero almost everywhere (frac's is one), as PyTorch's.
+Tensor floor(const Tensor& x);
+Tensor ceil(const Tensor& x);
+Tensor trunc(const Tensor& x);
+Tensor round(const Tensor& x);  // half to even, as torch.round
+Tensor frac(const Tensor& x);   // x - trunc(x)
+Tensor sign(const Tensor& x);   // -1, 0 or 1 (0 for NaN, as torch.sign)
+// Powers and activations.
+Tensor rsqrt(const Tensor& x);  // 1 / sqrt(x)
+Tensor reciprocal(const Tensor& x);
+Tensor square(const Tensor& x);
+Tensor silu(const Tensor& x);  // x * sigmoid(x)
+Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);
+Tensor elu(const Tensor& x, double alpha = 1.0);  // x > 0 ? x : alpha * (exp(x) - 1)
 
 // ---- binary, with broadcasting ----
 Tensor add(const Tensor& a, const Tensor& b, double alpha = 1);  // a + alpha * b

@@ -57,41 +57,39 @@ struct Computing {
 // ---- libm in float or double, on host and device ----
 
 namespace detail {
-template <class C>
-MINIDL_HOST_DEVICE C exp(C x) {
-  if constexpr (std::is_same_v<C, float>)
-    return ::expf(x);
-  else
-    return ::exp(x);
-}
-template <class C>
-MINIDL_HOST_DEVICE C log(C x) {
-  if constexpr (std::is_same_v<C, float>)
-    return ::logf(x);
-  else
-    return ::log(x);
-}
-template <class C>
-MINIDL_HOST_DEVICE C sqrt(C x) {
-  if constexpr (std::is_same_v<C, float>)
-    return ::sqrtf(x);
-  else
-    return ::sqrt(x);
-}
-template <class C>
-MINIDL_HOST_DEVICE C tanh(C x) {
-  if constexpr (std::is_same_v<C, float>)
-    return ::tanhf(x);
-  else
-    return ::tanh(x);
-}
-template <class C>
-MINIDL_HOST_DEVICE C erf(C x) {
-  if constexpr (std::is_same_v<C, float>)
-    return ::erff(x);
-  else
-    return ::erf(x);
-}
+// detail::name(x): libm's name in double, namef in float (the same spelling on the device).
+#define MINIDL_LIBM_UNARY(name)                 \
+  template <class C>                            \
+  MINIDL_HOST_DEVICE C name(C x) {              \
+    if constexpr (std::is_same_v<C, float>)     \
+      return ::name##f(x);                      \
+    else                                        \
+      return ::name(x);                         \
+  }
+MINIDL_LIBM_UNARY(exp)
+MINIDL_LIBM_UNARY(exp2)
+MINIDL_LIBM_UNARY(expm1)
+MINIDL_LIBM_UNARY(log)
+MINIDL_LIBM_UNARY(log1p)
+MINIDL_LIBM_UNARY(log2)
+MINIDL_LIBM_UNARY(log10)
+MINIDL_LIBM_UNARY(sqrt)
+MINIDL_LIBM_UNARY(sin)
+MINIDL_LIBM_UNARY(cos)
+MINIDL_LIBM_UNARY(tan)
+MINIDL_LIBM_UNARY(asin)
+MINIDL_LIBM_UNARY(acos)
+MINIDL_LIBM_UNARY(atan)
+MINIDL_LIBM_UNARY(sinh)
+MINIDL_LIBM_UNARY(cosh)
+MINIDL_LIBM_UNARY(tanh)
+MINIDL_LIBM_UNARY(erf)
+MINIDL_LIBM_UNARY(erfc)
+MINIDL_LIBM_UNARY(floor)
+MINIDL_LIBM_UNARY(ceil)
+MINIDL_LIBM_UNARY(trunc)
+MINIDL_LIBM_UNARY(rint)  // to nearest, ties to even (the default rounding mode): torch.round
+#undef MINIDL_LIBM_UNARY
 template <class C>
 MINIDL_HOST_DEVICE C pow(C x, C y) {
   if constexpr (std::is_same_v<C, float>)
@@ -106,6 +104,9 @@ MINIDL_HOST_DEVICE bool is_nan(C x) {
 
 inline constexpr double kSqrtHalf = 0.70710678118654752440;      // 1 / sqrt(2)
 inline constexpr double kInvSqrtTwoPi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
+inline constexpr double kTwoOverSqrtPi = 1.12837916709551257390;  // 2 / sqrt(pi)
+inline constexpr double kLnTwo = 0.69314718055994530942;
+inline constexpr double kLnTen = 2.30258509299404568402;
 }  // namespace detail
 
 // ---- unary ----
@@ -152,6 +153,68 @@ struct Gelu {  // x * Phi(x), Phi the standard normal CDF
   MINIDL_HOST_DEVICE C operator()(C x) const {
     return x * C(0.5) * (C(1) + detail::erf(x * C(detail::kSqrtHalf)));
   }
+};
+// name(x) = detail::name(x), for the libm functions that are ops as they are.
+#define MINIDL_LIBM_FUNCTOR(Name, name)                                                 \
+  template <class C>                                                                    \
+  struct Name {                                                                         \
+    MINIDL_HOST_DEVICE C operator()(C x) const { return detail::name(x); }              \
+  };
+MINIDL_LIBM_FUNCTOR(Sin, sin)
+MINIDL_LIBM_FUNCTOR(Cos, cos)
+MINIDL_LIBM_FUNCTOR(Tan, tan)
+MINIDL_LIBM_FUNCTOR(Asin, asin)
+MINIDL_LIBM_FUNCTOR(Acos, acos)
+MINIDL_LIBM_FUNCTOR(Atan, atan)
+MINIDL_LIBM_FUNCTOR(Sinh, sinh)
+MINIDL_LIBM_FUNCTOR(Cosh, cosh)
+MINIDL_LIBM_FUNCTOR(Exp2, exp2)
+MINIDL_LIBM_FUNCTOR(Expm1, expm1)
+MINIDL_LIBM_FUNCTOR(Log1p, log1p)
+MINIDL_LIBM_FUNCTOR(Log2, log2)
+MINIDL_LIBM_FUNCTOR(Log10, log10)
+MINIDL_LIBM_FUNCTOR(Erf, erf)
+MINIDL_LIBM_FUNCTOR(Erfc, erfc)
+MINIDL_LIBM_FUNCTOR(Floor, floor)
+MINIDL_LIBM_FUNCTOR(Ceil, ceil)
+MINIDL_LIBM_FUNCTOR(Trunc, trunc)
+MINIDL_LIBM_FUNCTOR(Round, rint)
+#undef MINIDL_LIBM_FUNCTOR
+template <class C>
+struct Frac {  // x - trunc(x), the sign of x
+  MINIDL_HOST_DEVICE C operator()(C x) const { return x - detail::trunc(x); }
+};
+template <class C>
+struct Rsqrt {
+  MINIDL_HOST_DEVICE C operator()(C x) const { return C(1) / detail::sqrt(x); }
+};
+template <class C>
+struct Reciprocal {
+  MINIDL_HOST_DEVICE C operator()(C x) const { return C(1) / x; }
+};
+template <class C>
+struct Square {
+  MINIDL_HOST_DEVICE C operator()(C x) const { return x * x; }
+};
+template <class C>
+struct Sign {  // -1, 0 or 1; 0 for NaN, as torch.sign
+  MINIDL_HOST_DEVICE C operator()(C x) const {
+    return x > C(0) ? C(1) : (x < C(0) ? C(-1) : C(0));
+  }
+};
+template <class C>
+struct Silu {  // x * sigmoid(x)
+  MINIDL_HOST_DEVICE C operator()(C x) const { return x / (C(1) + detail::exp(-x)); }
+};
+template <class C>
+struct LeakyRelu {
+  C negative_slope;
+  MINIDL_HOST_DEVICE C operator()(C x) const { return x > C(0) ? x : x * negative_slope; }
+};
+template <class C>
+struct Elu {
+  C alpha;
+  MINIDL_HOST_DEVICE C operator()(C x) const { return x > C(0) ? x : alpha * detail::expm1(x); }
 };
 template <class C>
 struct Pow {
@@ -250,6 +313,118 @@ struct PowBackward {  // saved: pow's input; grad * p * x^(p-1), and 0 for p == 
   }
 };
 
+template <class C>
+struct SinBackward {  // saved: the input
+  MINIDL_HOST_DEVICE C operator()(C grad, C x) const { return grad * detail::cos(x); }
+};
+template <class C>
+struct CosBackward {  // saved: the input
+  MINIDL_HOST_DEVICE C operator()(C grad, C x) const { return -grad * detail::sin(x); }
+};
+template <class C>
+struct TanBackward {  // saved: tan's output
+  MINIDL_HOST_DEVICE C operator()(C grad, C out) const { return grad * (C(1) + out * out); }
+};
+template <class C>
+struct AsinBackward {  // saved: the input
+  MINIDL_HOST_DEVICE C operator()(C grad, C x) const { return grad / detail::sqrt(C(1) - x * x); }
+};
+template <class C>
+struct AcosBackward {  // saved: the input
+  MINIDL_HOST_DEVICE C operator()(C grad, C x) const {
+    return -grad / detail::sqrt(C(1) - x * x);
+  }
+};
+template <class C>
+struct AtanBackward {  // saved: the input
+  MINIDL_HOST_DEVICE C operator()(C grad, C x) const { return grad / (C(1) + x * x); }
+};
+template <class C>
+struct SinhBackward {  // saved: the input
+  MINIDL_HOST_DEVICE C operator()(C grad, C x) const { return grad * detail::cosh(x); }
+};
+template <class C>
+struct CoshBackward {  // saved: the input
+  MINIDL_HOST_DEVICE C operator()(C grad, C x) const { return grad * detail::sinh(x); }
+};
+template <class C>
+struct Exp2Backward {  // saved: exp2's output
+  MINIDL_HOST_DEVICE C operator()(C grad, C out) const {
+    return grad * out * C(detail::kLnTwo);
+  }
+};
+template <class C>
+struct Expm1Backward {  // saved: expm1's output
+  MINIDL_HOST_DEVICE C operator()(C grad, C out) const { return grad * (out + C(1)); }
+};
+template <class C>
+struct Log1pBackward {  // saved: the input
+  MINIDL_HOST_DEVICE C operator()(C grad, C x) const { return grad / (x + C(1)); }
+};
+template <class C>
+struct Log2Backward {  // saved: the input
+  MINIDL_HOST_DEVICE C operator()(C grad, C x) const { return grad / (x * C(detail::kLnTwo)); }
+};
+template <class C>
+struct Log10Backward {  // saved: the input
+  MINIDL_HOST_DEVICE C operator()(C grad, C x) const { return grad / (x * C(detail::kLnTen)); }
+};
+template <class C>
+struct ErfBackward {  // saved: the input; 2 / sqrt(pi) * exp(-x^2)
+  MINIDL_HOST_DEVICE C operator()(C grad, C x) const {
+    return grad * C(detail::kTwoOverSqrtPi) * detail::exp(-x * x);
+  }
+};
+template <class C>
+struct ErfcBackward {  // saved: the input
+  MINIDL_HOST_DEVICE C operator()(C grad, C x) const {
+    return -grad * C(detail::kTwoOverSqrtPi) * detail::exp(-x * x);
+  }
+};
+template <class C>
+struct RsqrtBackward {  // saved: rsqrt's output; -1/2 x^(-3/2)
+  MINIDL_HOST_DEVICE C operator()(C grad, C out) const {
+    return grad * C(-0.5) * out * out * out;
+  }
+};
+template <class C>
+struct ReciprocalBackward {  // saved: the output; -1/x^2
+  MINIDL_HOST_DEVICE C operator()(C grad, C out) const { return -grad * out * out; }
+};
+template <class C>
+struct SquareBackward {  // saved: the input
+  MINIDL_HOST_DEVICE C operator()(C grad, C x) const { return grad * C(2) * x; }
+};
+template <class C>
+struct SiluBackward {  // saved: the input; s * (1 + x * (1 - s)), s = sigmoid(x)
+  MINIDL_HOST_DEVICE C operator()(C grad, C x) const {
+    const C s = C(1) / (C(1) + detail::exp(-x));
+    return grad * s * (C(1) + x * (C(1) - s));
+  }
+};
+template <class C>
+struct LeakyReluBackward {  // saved: the input
+  C negative_slope;
+  MINIDL_HOST_DEVICE C operator()(C grad, C x) const {
+    return x > C(0) ? grad : grad * negative_slope;
+  }
+};
+template <class C>
+struct EluBackward {  // saved: the input
+  C alpha;
+  MINIDL_HOST_DEVICE C operator()(C grad, C x) const {
+    return x > C(0) ? grad : grad * alpha * detail::exp(x);
+  }
+};
+template <class C>
+struct ZeroGradient {  // sign, floor, ceil, round, trunc: zero almost everywhere, as PyTorch
+  MINIDL_HOST_DEVICE C operator()(C, C) const { return C(0); }
+};
+template <class C>
+struct PassGradient {  // frac: x - trunc(x) has slope 1 almost everywhere
+  MINIDL_HOST_DEVICE C operator()(C grad, C) const { return grad; }
+};
+
 // ---- backward of the binary ops: (grad, saved...) -> grad of one input ----
 
 // The gradient of maximum(self, other) for `self`: all of grad where self is larger, half on
@@ -333,6 +508,10 @@ enum class UnaryOp : uint8_t {
   Gelu,
   Pow,
   DivScalar,
+  Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh,
+  Exp2, Expm1, Log1p, Log2, Log10, Erf, Erfc,
+  Floor, Ceil, Trunc, Round, Frac, Sign,
+  Rsqrt, Reciprocal, Square, Silu, LeakyRelu, Elu,
 };
 enum class BinaryOp : uint8_t {
   Add,
@@ -347,6 +526,10 @@ enum class BinaryOp : uint8_t {
   SqrtBackward,
   AbsBackward,
   PowBackward,
+  SinBackward, CosBackward, TanBackward, AsinBackward, AcosBackward, AtanBackward,
+  SinhBackward, CoshBackward, Exp2Backward, Expm1Backward, Log1pBackward, Log2Backward,
+  Log10Backward, ErfBackward, ErfcBackward, RsqrtBackward, ReciprocalBackward, SquareBackward,
+  SiluBackward, LeakyReluBackward, EluBackward, ZeroGradient, PassGradient,
 };
 enum class TernaryOp : uint8_t { MaximumBackward, MinimumBackward, DivBackwardDivisor };
 enum class CompareOp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
@@ -367,6 +550,33 @@ void with_unary_functor(UnaryOp op, double scalar, Fn&& fn) {
       case UnaryOp::Gelu: return fn(Gelu<C>{});
       case UnaryOp::Pow: return fn(Pow<C>{scalar_as<C>(scalar)});
       case UnaryOp::DivScalar: return fn(DivScalar<C>{scalar_as<C>(scalar)});
+      case UnaryOp::Sin: return fn(Sin<C>{});
+      case UnaryOp::Cos: return fn(Cos<C>{});
+      case UnaryOp::Tan: return fn(Tan<C>{});
+      case UnaryOp::Asin: return fn(Asin<C>{});
+      case UnaryOp::Acos: return fn(Acos<C>{});
+      case UnaryOp::Atan: return fn(Atan<C>{});
+      case UnaryOp::Sinh: return fn(Sinh<C>{});
+      case UnaryOp::Cosh: return fn(Cosh<C>{});
+      case UnaryOp::Exp2: return fn(Exp2<C>{});
+      case UnaryOp::Expm1: return fn(Expm1<C>{});
+      case UnaryOp::Log1p: return fn(Log1p<C>{});
+      case UnaryOp::Log2: return fn(Log2<C>{});
+      case UnaryOp::Log10: return fn(Log10<C>{});
+      case UnaryOp::Erf: return fn(Erf<C>{});
+      case UnaryOp::Erfc: return fn(Erfc<C>{});
+      case UnaryOp::Floor: return fn(Floor<C>{});
+      case UnaryOp::Ceil: return fn(Ceil<C>{});
+      case UnaryOp::Trunc: return fn(Trunc<C>{});
+      case UnaryOp::Round: return fn(Round<C>{});
+      case UnaryOp::Frac: return fn(Frac<C>{});
+      case UnaryOp::Sign: return fn(Sign<C>{});
+      case UnaryOp::Rsqrt: return fn(Rsqrt<C>{});
+      case UnaryOp::Reciprocal: return fn(Reciprocal<C>{});
+      case UnaryOp::Square: return fn(Square<C>{});
+      case UnaryOp::Silu: return fn(Silu<C>{});
+      case UnaryOp::LeakyRelu: return fn(LeakyRelu<C>{scalar_as<C>(scalar)});
+      case UnaryOp::Elu: return fn(Elu<C>{scalar_as<C>(scalar)});
       default: break;
     }
   }
@@ -396,6 +606,29 @@ void with_binary_functor(BinaryOp op, double scalar, Fn&& fn) {
       case BinaryOp::SqrtBackward: return fn(SqrtBackward<C>{});
       case BinaryOp::AbsBackward: return fn(AbsBackward<C>{});
       case BinaryOp::PowBackward: return fn(PowBackward<C>{scalar_as<C>(scalar)});
+      case BinaryOp::SinBackward: return fn(SinBackward<C>{});
+      case BinaryOp::CosBackward: return fn(CosBackward<C>{});
+      case BinaryOp::TanBackward: return fn(TanBackward<C>{});
+      case BinaryOp::AsinBackward: return fn(AsinBackward<C>{});
+      case BinaryOp::AcosBackward: return fn(AcosBackward<C>{});
+      case BinaryOp::AtanBackward: return fn(AtanBackward<C>{});
+      case BinaryOp::SinhBackward: return fn(SinhBackward<C>{});
+      case BinaryOp::CoshBackward: return fn(CoshBackward<C>{});
+      case BinaryOp::Exp2Backward: return fn(Exp2Backward<C>{});
+      case BinaryOp::Expm1Backward: return fn(Expm1Backward<C>{});
+      case BinaryOp::Log1pBackward: return fn(Log1pBackward<C>{});
+      case BinaryOp::Log2Backward: return fn(Log2Backward<C>{});
+      case BinaryOp::Log10Backward: return fn(Log10Backward<C>{});
+      case BinaryOp::ErfBackward: return fn(ErfBackward<C>{});
+      case BinaryOp::ErfcBackward: return fn(ErfcBackward<C>{});
+      case BinaryOp::RsqrtBackward: return fn(RsqrtBackward<C>{});
+      case BinaryOp::ReciprocalBackward: return fn(ReciprocalBackward<C>{});
+      case BinaryOp::SquareBackward: return fn(SquareBackward<C>{});
+      case BinaryOp::SiluBackward: return fn(SiluBackward<C>{});
+      case BinaryOp::LeakyReluBackward: return fn(LeakyReluBackward<C>{scalar_as<C>(scalar)});
+      case BinaryOp::EluBackward: return fn(EluBackward<C>{scalar_as<C>(scalar)});
+      case BinaryOp::ZeroGradient: return fn(ZeroGradient<C>{});
+      case BinaryOp::PassGradient: return fn(PassGradient<C>{});
       default: break;
     }
   }

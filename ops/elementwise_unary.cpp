@@ -43,6 +43,35 @@ constexpr UnaryOpSpec kUnaryOps[] = {
     {"tanh",    "TanhBackward",    UnaryOp::Tanh,    kFloating, kOutput, BinaryOp::TanhBackward},
     {"gelu",    "GeluBackward",    UnaryOp::Gelu,    kFloating, kInput,  BinaryOp::GeluBackward},
     {"pow",     "PowBackward",     UnaryOp::Pow,     kFloating, kInput,  BinaryOp::PowBackward},
+    {"sin",     "SinBackward",     UnaryOp::Sin,     kFloating, kInput,  BinaryOp::SinBackward},
+    {"cos",     "CosBackward",     UnaryOp::Cos,     kFloating, kInput,  BinaryOp::CosBackward},
+    {"tan",     "TanBackward",     UnaryOp::Tan,     kFloating, kOutput, BinaryOp::TanBackward},
+    {"asin",    "AsinBackward",    UnaryOp::Asin,    kFloating, kInput,  BinaryOp::AsinBackward},
+    {"acos",    "AcosBackward",    UnaryOp::Acos,    kFloating, kInput,  BinaryOp::AcosBackward},
+    {"atan",    "AtanBackward",    UnaryOp::Atan,    kFloating, kInput,  BinaryOp::AtanBackward},
+    {"sinh",    "SinhBackward",    UnaryOp::Sinh,    kFloating, kInput,  BinaryOp::SinhBackward},
+    {"cosh",    "CoshBackward",    UnaryOp::Cosh,    kFloating, kInput,  BinaryOp::CoshBackward},
+    {"exp2",    "Exp2Backward",    UnaryOp::Exp2,    kFloating, kOutput, BinaryOp::Exp2Backward},
+    {"expm1",   "Expm1Backward",   UnaryOp::Expm1,   kFloating, kOutput, BinaryOp::Expm1Backward},
+    {"log1p",   "Log1pBackward",   UnaryOp::Log1p,   kFloating, kInput,  BinaryOp::Log1pBackward},
+    {"log2",    "Log2Backward",    UnaryOp::Log2,    kFloating, kInput,  BinaryOp::Log2Backward},
+    {"log10",   "Log10Backward",   UnaryOp::Log10,   kFloating, kInput,  BinaryOp::Log10Backward},
+    {"erf",     "ErfBackward",     UnaryOp::Erf,     kFloating, kInput,  BinaryOp::ErfBackward},
+    {"erfc",    "ErfcBackward",    UnaryOp::Erfc,    kFloating, kInput,  BinaryOp::ErfcBackward},
+    {"floor",   "FloorBackward",   UnaryOp::Floor,   kFloating, kInput,  BinaryOp::ZeroGradient},
+    {"ceil",    "CeilBackward",    UnaryOp::Ceil,    kFloating, kInput,  BinaryOp::ZeroGradient},
+    {"trunc",   "TruncBackward",   UnaryOp::Trunc,   kFloating, kInput,  BinaryOp::ZeroGradient},
+    {"round",   "RoundBackward",   UnaryOp::Round,   kFloating, kInput,  BinaryOp::ZeroGradient},
+    {"frac",    "FracBackward",    UnaryOp::Frac,    kFloating, kInput,  BinaryOp::PassGradient},
+    {"sign",    "SignBackward",    UnaryOp::Sign,    kFloating, kInput,  BinaryOp::ZeroGradient},
+    {"rsqrt",   "RsqrtBackward",   UnaryOp::Rsqrt,   kFloating, kOutput, BinaryOp::RsqrtBackward},
+    {"reciprocal", "ReciprocalBackward", UnaryOp::Reciprocal, kFloating, kOutput,
+                                                                BinaryOp::ReciprocalBackward},
+    {"square",  "SquareBackward",  UnaryOp::Square,  kFloating, kInput,  BinaryOp::SquareBackward},
+    {"silu",    "SiluBackward",    UnaryOp::Silu,    kFloating, kInput,  BinaryOp::SiluBackward},
+    {"leaky_relu", "LeakyReluBackward", UnaryOp::LeakyRelu, kFloating, kInput,
+                                                                BinaryOp::LeakyReluBackward},
+    {"elu",     "EluBackward",     UnaryOp::Elu,     kFloating, kInput,  BinaryOp::EluBackward},
 };
 // clang-format on
 
@@ -53,7 +82,8 @@ const UnaryOpSpec& spec_of(UnaryOp kernel) {
   return kUnaryOps[0];
 }
 
-// The op of `kernel`'s row applied to x; `scalar` is pow's exponent (0 for the others).
+// The op of `kernel`'s row applied to x; `scalar` is the op's parameter (pow's exponent,
+// leaky_relu's slope, elu's alpha; 0 for the others).
 Tensor unary_op(UnaryOp kernel, const Tensor& x, double scalar = 0) {
   const UnaryOpSpec& spec = spec_of(kernel);
   if (spec.accepts == kFloating)
@@ -91,5 +121,34 @@ Tensor sigmoid(const Tensor& x) { return unary_op(UnaryOp::Sigmoid, x); }
 Tensor tanh(const Tensor& x) { return unary_op(UnaryOp::Tanh, x); }
 Tensor gelu(const Tensor& x) { return unary_op(UnaryOp::Gelu, x); }
 Tensor pow(const Tensor& x, double exponent) { return unary_op(UnaryOp::Pow, x, exponent); }
+Tensor sin(const Tensor& x) { return unary_op(UnaryOp::Sin, x); }
+Tensor cos(const Tensor& x) { return unary_op(UnaryOp::Cos, x); }
+Tensor tan(const Tensor& x) { return unary_op(UnaryOp::Tan, x); }
+Tensor asin(const Tensor& x) { return unary_op(UnaryOp::Asin, x); }
+Tensor acos(const Tensor& x) { return unary_op(UnaryOp::Acos, x); }
+Tensor atan(const Tensor& x) { return unary_op(UnaryOp::Atan, x); }
+Tensor sinh(const Tensor& x) { return unary_op(UnaryOp::Sinh, x); }
+Tensor cosh(const Tensor& x) { return unary_op(UnaryOp::Cosh, x); }
+Tensor exp2(const Tensor& x) { return unary_op(UnaryOp::Exp2, x); }
+Tensor expm1(const Tensor& x) { return unary_op(UnaryOp::Expm1, x); }
+Tensor log1p(const Tensor& x) { return unary_op(UnaryOp::Log1p, x); }
+Tensor log2(const Tensor& x) { return unary_op(UnaryOp::Log2, x); }
+Tensor log10(const Tensor& x) { return unary_op(UnaryOp::Log10, x); }
+Tensor erf(const Tensor& x) { return unary_op(UnaryOp::Erf, x); }
+Tensor erfc(const Tensor& x) { return unary_op(UnaryOp::Erfc, x); }
+Tensor floor(const Tensor& x) { return unary_op(UnaryOp::Floor, x); }
+Tensor ceil(const Tensor& x) { return unary_op(UnaryOp::Ceil, x); }
+Tensor trunc(const Tensor& x) { return unary_op(UnaryOp::Trunc, x); }
+Tensor round(const Tensor& x) { return unary_op(UnaryOp::Round, x); }
+Tensor frac(const Tensor& x) { return unary_op(UnaryOp::Frac, x); }
+Tensor sign(const Tensor& x) { return unary_op(UnaryOp::Sign, x); }
+Tensor rsqrt(const Tensor& x) { return unary_op(UnaryOp::Rsqrt, x); }
+Tensor reciprocal(const Tensor& x) { return unary_op(UnaryOp::Reciprocal, x); }
+Tensor square(const Tensor& x) { return unary_op(UnaryOp::Square, x); }
+Tensor silu(const Tensor& x) { return unary_op(UnaryOp::Silu, x); }
+Tensor leaky_relu(const Tensor& x, double negative_slope) {
+  return unary_op(UnaryOp::LeakyRelu, x, negative_slope);
+}
+Tensor elu(const Tensor& x, double alpha) { return unary_op(UnaryOp::Elu, x, alpha); }
 
 }  // namespace minidl

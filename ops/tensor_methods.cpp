@@ -14,6 +14,30 @@ Tensor Tensor::abs() const { return minidl::abs(*this); }
 Tensor Tensor::relu() const { return minidl::relu(*this); }
 Tensor Tensor::sigmoid() const { return minidl::sigmoid(*this); }
 Tensor Tensor::tanh() const { return minidl::tanh(*this); }
+Tensor Tensor::sin() const { return minidl::sin(*this); }
+Tensor Tensor::cos() const { return minidl::cos(*this); }
+Tensor Tensor::tan() const { return minidl::tan(*this); }
+Tensor Tensor::asin() const { return minidl::asin(*this); }
+Tensor Tensor::acos() const { return minidl::acos(*this); }
+Tensor Tensor::atan() const { return minidl::atan(*this); }
+Tensor Tensor::sinh() const { return minidl::sinh(*this); }
+Tensor Tensor::cosh() const { return minidl::cosh(*this); }
+Tensor Tensor::exp2() const { return minidl::exp2(*this); }
+Tensor Tensor::expm1() const { return minidl::expm1(*this); }
+Tensor Tensor::log1p() const { return minidl::log1p(*this); }
+Tensor Tensor::log2() const { return minidl::log2(*this); }
+Tensor Tensor::log10() const { return minidl::log10(*this); }
+Tensor Tensor::erf() const { return minidl::erf(*this); }
+Tensor Tensor::erfc() const { return minidl::erfc(*this); }
+Tensor Tensor::floor() const { return minidl::floor(*this); }
+Tensor Tensor::ceil() const { return minidl::ceil(*this); }
+Tensor Tensor::trunc() const { return minidl::trunc(*this); }
+Tensor Tensor::round() const { return minidl::round(*this); }
+Tensor Tensor::frac() const { return minidl::frac(*this); }
+Tensor Tensor::sign() const { return minidl::sign(*this); }
+Tensor Tensor::rsqrt() const { return minidl::rsqrt(*this); }
+Tensor Tensor::reciprocal() const { return minidl::reciprocal(*this); }
+Tensor Tensor::square() const { return minidl::square(*this); }
 Tensor Tensor::pow(double exponent) const { return minidl::pow(*this, exponent); }
 Tensor Tensor::add(const Tensor& other, double alpha) const {
   return minidl::add(*this, other, alpha);

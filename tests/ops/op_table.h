@@ -1,0 +1,64 @@
+#pragma once
+// The operator table: one row per op, with what the tests need to call it. Its PyTorch
+// references are in tests/ops/op_reference.h (tools/make_op_reference.py); the CPU tests are
+// tests/ops/op_table_test.cpp, the CPU/CUDA parity tests tests/ops/op_table_cuda_test.cpp.
+// Adding an op: a row here and a line in the script's table, then rerun the script.
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "minidl/ops/elementwise.h"
+#include "op_reference.h"
+
+namespace minidl::testing {
+
+struct UnaryRow {
+  std::string name;
+  std::function<Tensor(const Tensor&)> op;
+  // Whether its gradient is worth a central difference: false where it is zero almost
+  // everywhere (floor, sign, ...), which the reference gradient checks instead.
+  bool smooth = true;
+  // Whether an integer input is an error (abs takes integers too, as PyTorch's).
+  bool floating_only = true;
+};
+
+inline void PrintTo(const UnaryRow& row, std::ostream* out) { *out << row.name; }
+
+// clang-format off
+#define MINIDL_UNARY_ROW(name, ...) {#name, [](const Tensor& x) { return minidl::name(x); }, ##__VA_ARGS__}
+inline const std::vector<UnaryRow>& unary_rows() {
+  static const std::vector<UnaryRow> rows = {
+      MINIDL_UNARY_ROW(exp), MINIDL_UNARY_ROW(log), MINIDL_UNARY_ROW(sqrt),
+      MINIDL_UNARY_ROW(abs, true, false),
+      MINIDL_UNARY_ROW(relu), MINIDL_UNARY_ROW(sigmoid), MINIDL_UNARY_ROW(tanh),
+      MINIDL_UNARY_ROW(gelu), MINIDL_UNARY_ROW(sin), MINIDL_UNARY_ROW(cos), MINIDL_UNARY_ROW(tan),
+      MINIDL_UNARY_ROW(asin), MINIDL_UNARY_ROW(acos), MINIDL_UNARY_ROW(atan),
+      MINIDL_UNARY_ROW(sinh), MINIDL_UNARY_ROW(cosh), MINIDL_UNARY_ROW(exp2),
+      MINIDL_UNARY_ROW(expm1), MINIDL_UNARY_ROW(log1p), MINIDL_UNARY_ROW(log2),
+      MINIDL_UNARY_ROW(log10), MINIDL_UNARY_ROW(erf), MINIDL_UNARY_ROW(erfc),
+      MINIDL_UNARY_ROW(floor, false), MINIDL_UNARY_ROW(ceil, false),
+      MINIDL_UNARY_ROW(trunc, false), MINIDL_UNARY_ROW(round, false), MINIDL_UNARY_ROW(frac),
+      MINIDL_UNARY_ROW(sign, false), MINIDL_UNARY_ROW(rsqrt), MINIDL_UNARY_ROW(reciprocal),
+      MINIDL_UNARY_ROW(square), MINIDL_UNARY_ROW(silu),
+      {"leaky_relu", [](const Tensor& x) { return leaky_relu(x, 0.2); }},
+      {"elu", [](const Tensor& x) { return elu(x, 1.3); }},
+  };
+  return rows;
+}
+#undef MINIDL_UNARY_ROW
+// clang-format on
+
+// The reference of the row called `name`; nullptr when the script has none.
+inline const UnaryReference* unary_reference(const std::string& name) {
+  for (const UnaryReference& reference : kUnaryReferences)
+    if (name == reference.name) return &reference;
+  return nullptr;
+}
+
+// `values` as a [2, 3, 2, 2] tensor of `dtype` (rounded from float64), on the CPU.
+inline Tensor reference_tensor(const double (&values)[kOpReferenceCount], DType dtype) {
+  return from_host(values, {2, 3, 2, 2}, kFloat64).to(dtype);
+}
+
+}  // namespace minidl::testing

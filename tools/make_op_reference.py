@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Writes tests/ops/op_reference.h: PyTorch's values for the operator table's rows
+(tests/ops/op_table_test.cpp), which the tests carry so that they run without PyTorch.
+
+    python3 tools/make_op_reference.py [--output tests/ops/op_reference.h]
+
+Needs PyTorch (2.15 wrote the checked-in file). For each unary op: 24 inputs spread over the
+op's domain (never on an integer or a half, where floor, round and sign jump), and from PyTorch
+on the CPU: the output in float64, in float32 (of the inputs rounded to float32), in bfloat16 and
+in float16 (of the inputs rounded to those), and the float64 gradient of sum(out * upstream) for
+the upstream 0.5 + i / 24. Adding a row: a line in UNARY below and one in the test's table.
+"""
+import argparse
+import os
+
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+COUNT = 24
+
+# name as in minidl, PyTorch's op, domain [lo, hi]
+UNARY = [
+    ("exp", torch.exp, -3.0, 3.0),
+    ("log", torch.log, 0.05, 5.0),
+    ("sqrt", torch.sqrt, 0.05, 5.0),
+    ("abs", torch.abs, -3.0, 3.0),
+    ("relu", torch.relu, -3.0, 3.0),
+    ("sigmoid", torch.sigmoid, -5.0, 5.0),
+    ("tanh", torch.tanh, -3.0, 3.0),
+    ("gelu", F.gelu, -4.0, 4.0),
+    ("sin", torch.sin, -3.0, 3.0),
+    ("cos", torch.cos, -3.0, 3.0),
+    ("tan", torch.tan, -1.4, 1.4),
+    ("asin", torch.asin, -0.95, 0.95),
+    ("acos", torch.acos, -0.95, 0.95),
+    ("atan", torch.atan, -4.0, 4.0),
+    ("sinh", torch.sinh, -3.0, 3.0),
+    ("cosh", torch.cosh, -3.0, 3.0),
+    ("exp2", torch.exp2, -4.0, 4.0),
+    ("expm1", torch.expm1, -2.0, 2.0),
+    ("log1p", torch.log1p, -0.9, 3.0),
+    ("log2", torch.log2, 0.05, 5.0),
+    ("log10", torch.log10, 0.05, 5.0),
+    ("erf", torch.erf, -2.5, 2.5),
+    ("erfc", torch.erfc, -2.5, 2.5),
+    ("floor", torch.floor, -3.3, 3.3),
+    ("ceil", torch.ceil, -3.3, 3.3),
+    ("trunc", torch.trunc, -3.3, 3.3),
+    ("round", torch.round, -3.3, 3.3),
+    ("frac", torch.frac, -3.3, 3.3),
+    ("sign", torch.sign, -2.0, 2.0),
+    ("rsqrt", torch.rsqrt, 0.1, 4.0),
+    ("reciprocal", torch.reciprocal, 0.2, 3.0),
+    ("square", torch.square, -3.0, 3.0),
+    ("silu", F.silu, -5.0, 5.0),
+    ("leaky_relu", lambda x: F.leaky_relu(x, 0.2), -3.0, 3.0),
+    ("elu", lambda x: F.elu(x, 1.3), -3.0, 3.0),
+]
+
+
+def inputs(lo, hi):
+    """COUNT points of [lo, hi] in a scrambled order, 0.37 of a step off the grid so that none is
+    an integer or a half for the domains above."""
+    points = [lo + (hi - lo) * ((k + 0.37) / COUNT) for k in range(COUNT)]
+    return [points[(7 * k) % COUNT] for k in range(COUNT)]
+
+
+def as_values(t):
+    return [float(v) for v in t.to(torch.float64).tolist()]
+
+
+def row(name, op, lo, hi):
+    x = torch.tensor(inputs(lo, hi), dtype=torch.float64)
+    upstream = torch.tensor([0.5 + k / COUNT for k in range(COUNT)], dtype=torch.float64)
+    leaf = x.clone().requires_grad_()
+    (op(leaf) * upstream).sum().backward()
+    return {
+        "name": name,
+        "input": as_values(x),
+        "float64": as_values(op(x)),
+        "float32": as_values(op(x.to(torch.float32))),
+        "bfloat16": as_values(op(x.to(torch.bfloat16))),
+        "float16": as_values(op(x.to(torch.float16))),
+        "grad": as_values(leaf.grad),
+    }
+
+
+def cpp_array(values):
+    return "{" + ", ".join(repr(v) if v == v else "kNaN" for v in values) + "}"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--output", default=os.path.join(HERE, "..", "tests", "ops",
+                                                         "op_reference.h"))
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    rows = [row(*spec) for spec in UNARY]
+    lines = [
+        "#pragma once",
+        f"// Written by tools/make_op_reference.py with PyTorch {torch.__version__}; do not edit.",
+        "// PyTorch's values for the operator table (tests/ops/op_table_test.cpp): see the script.",
+        "#include <limits>",
+        "",
+        "namespace minidl::testing {",
+        "",
+        f"inline constexpr int kOpReferenceCount = {COUNT};",
+        "inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();",
+        "",
+        "struct UnaryReference {",
+        "  const char* name;",
+        "  double input[kOpReferenceCount];",
+        "  double float64[kOpReferenceCount];",
+        "  double float32[kOpReferenceCount];",
+        "  double bfloat16[kOpReferenceCount];",
+        "  double float16[kOpReferenceCount];",
+        "  double grad[kOpReferenceCount];  // of sum(out * (0.5 + i / 24)), float64",
+        "};",
+        "",
+        "// clang-format off",
+        "inline constexpr UnaryReference kUnaryReferences[] = {",
+    ]
+    for r in rows:
+        lines.append(f'  {{"{r["name"]}",')
+        for key in ("input", "float64", "float32", "bfloat16", "float16", "grad"):
+            lines.append(f"   {cpp_array(r[key])},")
+        lines.append("  },")
+    lines += ["};", "// clang-format on", "", "}  // namespace minidl::testing", ""]
+    with open(args.output, "w") as f:
+        f.write("\n".join(lines))
+    print(f"wrote {len(rows)} unary rows to {args.output}")
+
+
+if __name__ == "__main__":
+    main()
