@@ -34,11 +34,11 @@
 #include <memory>
 #include <string>
 
+#include "minidl/core/arg.h"
 #include "minidl/core/tensor.h"
 #include "minidl/distributed/gradient_reducer.h"
 #include "minidl/distributed/process_group.h"
 #include "minidl/nn/any_module.h"
-#include "minidl/nn/options/arg.h"
 
 namespace minidl::distributed {
 

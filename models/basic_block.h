@@ -13,13 +13,13 @@
 #include <cstdint>
 #include <iosfwd>
 
+#include "minidl/core/arg.h"
 #include "minidl/core/tensor.h"
 #include "minidl/nn/module.h"
 #include "minidl/nn/module_holder.h"
 #include "minidl/nn/modules/batch_norm2d.h"
 #include "minidl/nn/modules/conv2d.h"
 #include "minidl/nn/modules/sequential.h"
-#include "minidl/nn/options/arg.h"
 
 namespace minidl::models {
 

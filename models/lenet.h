@@ -13,12 +13,12 @@
 #include <cstdint>
 #include <iosfwd>
 
+#include "minidl/core/arg.h"
 #include "minidl/core/tensor.h"
 #include "minidl/nn/module.h"
 #include "minidl/nn/module_holder.h"
 #include "minidl/nn/modules/conv2d.h"
 #include "minidl/nn/modules/linear.h"
-#include "minidl/nn/options/arg.h"
 
 namespace minidl::models {
 

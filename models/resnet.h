@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "minidl/core/arg.h"
 #include "minidl/core/tensor.h"
 #include "minidl/models/basic_block.h"
 #include "minidl/nn/module.h"
@@ -27,7 +28,6 @@
 #include "minidl/nn/modules/conv2d.h"
 #include "minidl/nn/modules/linear.h"
 #include "minidl/nn/modules/sequential.h"
-#include "minidl/nn/options/arg.h"
 
 namespace minidl::models {
 

@@ -34,7 +34,9 @@
 namespace minidl::optim {
 
 // The options of Adam and AdamW, which differ only in weight_decay's default; Self is the
-// concrete class, which the chained setters return.
+// concrete class, which the chained setters return. (So they are written by hand: MINIDL_ARG's
+// setters would return this base class, and AdamW(params, AdamWOptions().lr(...)) would not
+// compile.)
 template <class Self>
 class AdamOptionsBase : public OptimizerOptions {
  public:

@@ -45,6 +45,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "minidl/core/arg.h"
 #include "minidl/core/tensor.h"
 #include "minidl/optim/amp_math.h"
 #include "minidl/optim/optimizer.h"
@@ -54,55 +55,17 @@ namespace minidl::amp {
 
 class GradScalerOptions {
  public:
-  GradScalerOptions& init_scale(double value) {
-    init_scale_ = value;
-    return *this;
-  }
-  GradScalerOptions& growth_factor(double value) {
-    growth_factor_ = value;
-    return *this;
-  }
-  GradScalerOptions& backoff_factor(double value) {
-    backoff_factor_ = value;
-    return *this;
-  }
-  GradScalerOptions& growth_interval(int64_t value) {
-    growth_interval_ = value;
-    return *this;
-  }
+  MINIDL_ARG(double, init_scale) = 65536.0;  // 2^16
+  MINIDL_ARG(double, growth_factor) = 2.0;
+  MINIDL_ARG(double, backoff_factor) = 0.5;
+  MINIDL_ARG(int64_t, growth_interval) = 2000;
   // The scale never drops below this. 1.0: below it the "scaled" gradients would be smaller
   // than the true ones, the opposite of what scaling is for.
-  GradScalerOptions& min_scale(double value) {
-    min_scale_ = value;
-    return *this;
-  }
+  MINIDL_ARG(double, min_scale) = 1.0;
   // See Note [Consecutive skips]; 0 turns the check off.
-  GradScalerOptions& max_consecutive_skips(int64_t value) {
-    max_consecutive_skips_ = value;
-    return *this;
-  }
+  MINIDL_ARG(int64_t, max_consecutive_skips) = 50;
   // A disabled scaler is a pass-through: scale() returns the loss, step() is optimizer.step().
-  GradScalerOptions& enabled(bool value) {
-    enabled_ = value;
-    return *this;
-  }
-
-  double init_scale() const { return init_scale_; }
-  double growth_factor() const { return growth_factor_; }
-  double backoff_factor() const { return backoff_factor_; }
-  int64_t growth_interval() const { return growth_interval_; }
-  double min_scale() const { return min_scale_; }
-  int64_t max_consecutive_skips() const { return max_consecutive_skips_; }
-  bool enabled() const { return enabled_; }
-
- private:
-  double init_scale_ = 65536.0;  // 2^16
-  double growth_factor_ = 2.0;
-  double backoff_factor_ = 0.5;
-  int64_t growth_interval_ = 2000;
-  double min_scale_ = 1.0;
-  int64_t max_consecutive_skips_ = 50;
-  bool enabled_ = true;
+  MINIDL_ARG(bool, enabled) = true;
 };
 
 class GradScaler {

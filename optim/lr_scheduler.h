@@ -39,6 +39,7 @@
 #include <optional>
 #include <vector>
 
+#include "minidl/core/arg.h"
 #include "minidl/optim/checkpointable_scheduler.h"
 #include "minidl/optim/optimizer.h"
 #include "minidl/optim/scalar_map.h"
@@ -224,57 +225,23 @@ class OneCycleLROptions {
   OneCycleLROptions(std::vector<double> max_lrs, int64_t total_steps)
       : max_lrs_(std::move(max_lrs)), total_steps_(total_steps) {}
 
-  OneCycleLROptions& pct_start(double value) {
-    pct_start_ = value;
-    return *this;
-  }
-  OneCycleLROptions& div_factor(double value) {
-    div_factor_ = value;
-    return *this;
-  }
-  OneCycleLROptions& final_div_factor(double value) {
-    final_div_factor_ = value;
-    return *this;
-  }
-  OneCycleLROptions& three_phase(bool value) {
-    three_phase_ = value;
-    return *this;
-  }
-  // PyTorch cycles momentum by default; fast CIFAR-10 recipes keep it constant, which is the
-  // default here. cycle_momentum(true) gives PyTorch's behaviour.
-  OneCycleLROptions& cycle_momentum(bool value) {
-    cycle_momentum_ = value;
-    return *this;
-  }
-  OneCycleLROptions& base_momentum(double value) {
-    base_momentum_ = value;
-    return *this;
-  }
-  OneCycleLROptions& max_momentum(double value) {
-    max_momentum_ = value;
-    return *this;
-  }
-
+  // Set by the constructor only.
   const std::vector<double>& max_lrs() const { return max_lrs_; }
   int64_t total_steps() const { return total_steps_; }
-  double pct_start() const { return pct_start_; }
-  double div_factor() const { return div_factor_; }
-  double final_div_factor() const { return final_div_factor_; }
-  bool three_phase() const { return three_phase_; }
-  bool cycle_momentum() const { return cycle_momentum_; }
-  double base_momentum() const { return base_momentum_; }
-  double max_momentum() const { return max_momentum_; }
+
+  MINIDL_ARG(double, pct_start) = 0.3;
+  MINIDL_ARG(double, div_factor) = 25;
+  MINIDL_ARG(double, final_div_factor) = 1e4;
+  MINIDL_ARG(bool, three_phase) = false;
+  // PyTorch cycles momentum by default; fast CIFAR-10 recipes keep it constant, which is the
+  // default here. cycle_momentum(true) gives PyTorch's behaviour.
+  MINIDL_ARG(bool, cycle_momentum) = false;
+  MINIDL_ARG(double, base_momentum) = 0.85;
+  MINIDL_ARG(double, max_momentum) = 0.95;
 
  private:
   std::vector<double> max_lrs_;
   int64_t total_steps_;
-  double pct_start_ = 0.3;
-  double div_factor_ = 25;
-  double final_div_factor_ = 1e4;
-  bool three_phase_ = false;
-  bool cycle_momentum_ = false;
-  double base_momentum_ = 0.85;
-  double max_momentum_ = 0.95;
 };
 
 // The one-cycle policy with linear annealing: PyTorch's OneCycleLR(anneal_strategy='linear'),

@@ -42,6 +42,7 @@
 #include <utility>
 #include <vector>
 
+#include "minidl/core/arg.h"
 #include "minidl/optim/checkpointable_scheduler.h"
 #include "minidl/optim/optimizer.h"
 #include "minidl/optim/scalar_map.h"
@@ -57,34 +58,6 @@ class ReduceLROnPlateauOptions {
  public:
   ReduceLROnPlateauOptions() = default;
 
-  ReduceLROnPlateauOptions& mode(PlateauMode value) {
-    mode_ = value;
-    return *this;
-  }
-  // What the lr is multiplied by at a reduction, in [0, 1).
-  ReduceLROnPlateauOptions& factor(double value) {
-    factor_ = value;
-    return *this;
-  }
-  // The epochs without improvement tolerated before a reduction.
-  ReduceLROnPlateauOptions& patience(int64_t value) {
-    patience_ = value;
-    return *this;
-  }
-  // How much better than the best a metric must be to count as better, >= 0.
-  ReduceLROnPlateauOptions& threshold(double value) {
-    threshold_ = value;
-    return *this;
-  }
-  ReduceLROnPlateauOptions& threshold_mode(ThresholdMode value) {
-    threshold_mode_ = value;
-    return *this;
-  }
-  // The epochs after a reduction during which bad epochs are not counted.
-  ReduceLROnPlateauOptions& cooldown(int64_t value) {
-    cooldown_ = value;
-    return *this;
-  }
   // One lower bound for every param group's lr (also for groups added later).
   ReduceLROnPlateauOptions& min_lr(double value) {
     min_lrs_ = {value};
@@ -97,33 +70,26 @@ class ReduceLROnPlateauOptions {
     min_lr_per_group_ = true;
     return *this;
   }
-  // A reduction smaller than this is skipped.
-  ReduceLROnPlateauOptions& eps(double value) {
-    eps_ = value;
-    return *this;
-  }
-
-  PlateauMode mode() const { return mode_; }
-  double factor() const { return factor_; }
-  int64_t patience() const { return patience_; }
-  double threshold() const { return threshold_; }
-  ThresholdMode threshold_mode() const { return threshold_mode_; }
-  int64_t cooldown() const { return cooldown_; }
   // One value (min_lr_per_group() false) or one per group.
   const std::vector<double>& min_lrs() const { return min_lrs_; }
   bool min_lr_per_group() const { return min_lr_per_group_; }
-  double eps() const { return eps_; }
+
+  MINIDL_ARG(PlateauMode, mode) = PlateauMode::kMin;
+  // What the lr is multiplied by at a reduction, in [0, 1).
+  MINIDL_ARG(double, factor) = 0.1;
+  // The epochs without improvement tolerated before a reduction.
+  MINIDL_ARG(int64_t, patience) = 10;
+  // How much better than the best a metric must be to count as better, >= 0.
+  MINIDL_ARG(double, threshold) = 1e-4;
+  MINIDL_ARG(ThresholdMode, threshold_mode) = ThresholdMode::kRelative;
+  // The epochs after a reduction during which bad epochs are not counted.
+  MINIDL_ARG(int64_t, cooldown) = 0;
+  // A reduction smaller than this is skipped.
+  MINIDL_ARG(double, eps) = 1e-8;
 
  private:
-  PlateauMode mode_ = PlateauMode::kMin;
-  double factor_ = 0.1;
-  int64_t patience_ = 10;
-  double threshold_ = 1e-4;
-  ThresholdMode threshold_mode_ = ThresholdMode::kRelative;
-  int64_t cooldown_ = 0;
   std::vector<double> min_lrs_{0.0};
   bool min_lr_per_group_ = false;
-  double eps_ = 1e-8;
 };
 
 class ReduceLROnPlateau : public CheckpointableScheduler {

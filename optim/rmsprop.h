@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "minidl/core/arg.h"
 #include "minidl/optim/multi_tensor_optimizer.h"
 #include "minidl/optim/optimizer.h"
 
@@ -30,47 +31,6 @@ class RMSpropOptions : public OptimizerOptions {
  public:
   explicit RMSpropOptions(double lr = 1e-2) : lr_(lr) {}
 
-  RMSpropOptions& lr(double value) {
-    lr_ = value;
-    return *this;
-  }
-  // The decay rate of the moving average of the squared gradient.
-  RMSpropOptions& alpha(double value) {
-    alpha_ = value;
-    return *this;
-  }
-  RMSpropOptions& eps(double value) {
-    eps_ = value;
-    return *this;
-  }
-  RMSpropOptions& weight_decay(double value) {
-    weight_decay_ = value;
-    return *this;
-  }
-  RMSpropOptions& momentum(double value) {
-    momentum_ = value;
-    return *this;
-  }
-  // Normalises by the variance (the squared average minus the squared mean of the gradient)
-  // instead of the squared average.
-  RMSpropOptions& centered(bool value) {
-    centered_ = value;
-    return *this;
-  }
-  // Ascends the objective instead of descending it.
-  RMSpropOptions& maximize(bool value) {
-    maximize_ = value;
-    return *this;
-  }
-
-  double lr() const { return lr_; }
-  double alpha() const { return alpha_; }
-  double eps() const { return eps_; }
-  double weight_decay() const { return weight_decay_; }
-  double momentum() const { return momentum_; }
-  bool centered() const { return centered_; }
-  bool maximize() const { return maximize_; }
-
   std::unique_ptr<OptimizerOptions> clone() const override;
   double get_lr() const override { return lr_; }
   void set_lr(double lr) override { lr_ = lr; }
@@ -78,14 +38,17 @@ class RMSpropOptions : public OptimizerOptions {
   ScalarMap to_scalars() const override;
   void load_scalars(const ScalarMap& scalars, const std::string& what) override;
 
- private:
-  double lr_;
-  double alpha_ = 0.99;
-  double eps_ = 1e-8;
-  double weight_decay_ = 0;
-  double momentum_ = 0;
-  bool centered_ = false;
-  bool maximize_ = false;
+  MINIDL_ARG(double, lr);
+  // The decay rate of the moving average of the squared gradient.
+  MINIDL_ARG(double, alpha) = 0.99;
+  MINIDL_ARG(double, eps) = 1e-8;
+  MINIDL_ARG(double, weight_decay) = 0;
+  MINIDL_ARG(double, momentum) = 0;
+  // Normalises by the variance (the squared average minus the squared mean of the gradient)
+  // instead of the squared average.
+  MINIDL_ARG(bool, centered) = false;
+  // Ascends the objective instead of descending it.
+  MINIDL_ARG(bool, maximize) = false;
 };
 
 class RMSprop : public MultiTensorOptimizer {

@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "minidl/core/arg.h"
 #include "minidl/optim/multi_tensor_optimizer.h"
 #include "minidl/optim/optimizer.h"
 
@@ -46,34 +47,6 @@ class SGDOptions : public OptimizerOptions {
  public:
   explicit SGDOptions(double lr) : lr_(lr) {}
 
-  SGDOptions& lr(double value) {
-    lr_ = value;
-    return *this;
-  }
-  SGDOptions& momentum(double value) {
-    momentum_ = value;
-    return *this;
-  }
-  SGDOptions& dampening(double value) {
-    dampening_ = value;
-    return *this;
-  }
-  SGDOptions& weight_decay(double value) {
-    weight_decay_ = value;
-    return *this;
-  }
-  // Nesterov momentum needs momentum > 0 and dampening == 0 (checked when used).
-  SGDOptions& nesterov(bool value) {
-    nesterov_ = value;
-    return *this;
-  }
-
-  double lr() const { return lr_; }
-  double momentum() const { return momentum_; }
-  double dampening() const { return dampening_; }
-  double weight_decay() const { return weight_decay_; }
-  bool nesterov() const { return nesterov_; }
-
   std::unique_ptr<OptimizerOptions> clone() const override;
   double get_lr() const override { return lr_; }
   void set_lr(double lr) override { lr_ = lr; }
@@ -81,12 +54,12 @@ class SGDOptions : public OptimizerOptions {
   ScalarMap to_scalars() const override;
   void load_scalars(const ScalarMap& scalars, const std::string& what) override;
 
- private:
-  double lr_;
-  double momentum_ = 0;
-  double dampening_ = 0;
-  double weight_decay_ = 0;
-  bool nesterov_ = false;
+  MINIDL_ARG(double, lr);
+  MINIDL_ARG(double, momentum) = 0;
+  MINIDL_ARG(double, dampening) = 0;
+  MINIDL_ARG(double, weight_decay) = 0;
+  // Nesterov momentum needs momentum > 0 and dampening == 0 (checked when used).
+  MINIDL_ARG(bool, nesterov) = false;
 };
 
 class SGD : public MultiTensorOptimizer {

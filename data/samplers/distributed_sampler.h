@@ -10,6 +10,7 @@
 // So the shards of one epoch are disjoint (apart from the padding) and together cover the data.
 #include <cstdint>
 
+#include "minidl/core/arg.h"
 #include "minidl/data/samplers/sampler.h"
 
 namespace minidl::data {
@@ -17,31 +18,17 @@ namespace minidl::data {
 struct DistributedSamplerOptions {
   DistributedSamplerOptions(int rank, int world_size) : rank_(rank), world_size_(world_size) {}
 
-  DistributedSamplerOptions& shuffle(bool value) {
-    shuffle_ = value;
-    return *this;
-  }
-  DistributedSamplerOptions& drop_last(bool value) {
-    drop_last_ = value;
-    return *this;
-  }
-  DistributedSamplerOptions& seed(uint64_t value) {
-    seed_ = value;
-    return *this;
-  }
-
+  // Set by the constructor only.
   int rank() const { return rank_; }
   int world_size() const { return world_size_; }
-  bool shuffle() const { return shuffle_; }
-  bool drop_last() const { return drop_last_; }
-  uint64_t seed() const { return seed_; }
+
+  MINIDL_ARG(bool, shuffle) = true;     // PyTorch's default
+  MINIDL_ARG(bool, drop_last) = false;  // PyTorch's default
+  MINIDL_ARG(uint64_t, seed) = 0;       // must be the same on every rank
 
  private:
   int rank_;
   int world_size_;
-  bool shuffle_ = true;     // PyTorch's default
-  bool drop_last_ = false;  // PyTorch's default
-  uint64_t seed_ = 0;       // must be the same on every rank
 };
 
 class DistributedSampler final : public Sampler {

@@ -41,11 +41,6 @@ AugmentOptions& AugmentOptions::normalize(std::vector<float> mean, std::vector<f
   return *this;
 }
 
-AugmentOptions& AugmentOptions::seed(uint64_t value) {
-  seed_ = value;
-  return *this;
-}
-
 namespace {
 
 BatchAugmentParams make_params(const Tensor& images, int64_t epoch, const AugmentOptions& options) {

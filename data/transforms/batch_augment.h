@@ -15,6 +15,7 @@
 #include <optional>
 #include <vector>
 
+#include "minidl/core/arg.h"
 #include "minidl/core/tensor.h"
 
 namespace minidl::data {
@@ -29,7 +30,6 @@ class AugmentOptions {
   AugmentOptions& horizontal_flip(double probability = 0.5);
   // One mean and std per channel, or one for all channels.
   AugmentOptions& normalize(std::vector<float> mean, std::vector<float> std);
-  AugmentOptions& seed(uint64_t value);
 
   bool crops() const { return crop_padding_.has_value(); }
   int64_t crop_padding() const { return crop_padding_.value_or(0); }
@@ -38,8 +38,9 @@ class AugmentOptions {
   bool normalizes() const { return !mean_.empty(); }
   const std::vector<float>& mean() const { return mean_; }
   const std::vector<float>& std() const { return std_; }
-  uint64_t seed() const { return seed_; }
   bool does_anything() const { return crops() || flip_probability_ > 0 || normalizes(); }
+
+  MINIDL_ARG(uint64_t, seed) = 0;
 
  private:
   std::optional<int64_t> crop_padding_;
@@ -47,7 +48,6 @@ class AugmentOptions {
   double flip_probability_ = 0;
   std::vector<float> mean_;
   std::vector<float> std_;
-  uint64_t seed_ = 0;
 };
 
 Tensor augment_batch(const Tensor& images, const Tensor& sample_indices, int64_t epoch,

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "minidl/core/arg.h"
 #include "minidl/core/tensor.h"
-#include "minidl/nn/options/arg.h"
 
 namespace minidl::nn {
 

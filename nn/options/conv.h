@@ -2,8 +2,8 @@
 // Options of nn::Conv2d, and of nn::functional::conv2d (the geometry without the channels).
 #include <cstdint>
 
+#include "minidl/core/arg.h"
 #include "minidl/core/tensor_options.h"
-#include "minidl/nn/options/arg.h"
 
 namespace minidl::nn {
 

@@ -1,6 +1,6 @@
 #pragma once
 // Options of nn::Dropout and nn::functional::dropout.
-#include "minidl/nn/options/arg.h"
+#include "minidl/core/arg.h"
 
 namespace minidl::nn {
 

@@ -2,7 +2,7 @@
 // Options of nn::Flatten.
 #include <cstdint>
 
-#include "minidl/nn/options/arg.h"
+#include "minidl/core/arg.h"
 
 namespace minidl::nn {
 

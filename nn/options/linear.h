@@ -2,7 +2,7 @@
 // Options of nn::Linear.
 #include <cstdint>
 
-#include "minidl/nn/options/arg.h"
+#include "minidl/core/arg.h"
 
 namespace minidl::nn {
 

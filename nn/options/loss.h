@@ -1,6 +1,6 @@
 #pragma once
 // Options of the loss modules and their functional forms.
-#include "minidl/nn/options/arg.h"
+#include "minidl/core/arg.h"
 #include "minidl/ops/loss.h"
 
 namespace minidl::nn {

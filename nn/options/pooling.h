@@ -1,8 +1,8 @@
 #pragma once
 // Options of the pooling layers and their functional forms (the same structs serve both, as
 // LibTorch's MaxPool2dFuncOptions is MaxPool2dOptions).
+#include "minidl/core/arg.h"
 #include "minidl/core/tensor_options.h"
-#include "minidl/nn/options/arg.h"
 
 namespace minidl::nn {
 
