@@ -31,6 +31,13 @@ Tensor relu(const Tensor& x) { return minidl::relu(x); }
 Tensor sigmoid(const Tensor& x) { return minidl::sigmoid(x); }
 Tensor tanh(const Tensor& x) { return minidl::tanh(x); }
 Tensor gelu(const Tensor& x) { return minidl::gelu(x); }
+Tensor silu(const Tensor& x) { return minidl::silu(x); }
+Tensor leaky_relu(const Tensor& x, const LeakyReLUFuncOptions& options) {
+  return minidl::leaky_relu(x, options.negative_slope());
+}
+Tensor elu(const Tensor& x, const ELUFuncOptions& options) {
+  return minidl::elu(x, options.alpha());
+}
 Tensor softmax(const Tensor& x, int64_t dim) { return minidl::softmax(x, dim); }
 Tensor log_softmax(const Tensor& x, int64_t dim) { return minidl::log_softmax(x, dim); }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "minidl/core/tensor.h"
+#include "minidl/nn/options/activation.h"
 #include "minidl/nn/options/batchnorm.h"
 #include "minidl/nn/options/conv.h"
 #include "minidl/nn/options/dropout.h"
@@ -27,6 +28,9 @@ Tensor relu(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
 Tensor tanh(const Tensor& x);
 Tensor gelu(const Tensor& x);  // exact form, x * Phi(x)
+Tensor silu(const Tensor& x);  // x * sigmoid(x)
+Tensor leaky_relu(const Tensor& x, const LeakyReLUFuncOptions& options = {});
+Tensor elu(const Tensor& x, const ELUFuncOptions& options = {});
 Tensor softmax(const Tensor& x, int64_t dim);
 Tensor log_softmax(const Tensor& x, int64_t dim);
 

@@ -58,13 +58,13 @@ struct Computing {
 
 namespace detail {
 // detail::name(x): libm's name in double, namef in float (the same spelling on the device).
-#define MINIDL_LIBM_UNARY(name)                 \
-  template <class C>                            \
-  MINIDL_HOST_DEVICE C name(C x) {              \
-    if constexpr (std::is_same_v<C, float>)     \
-      return ::name##f(x);                      \
-    else                                        \
-      return ::name(x);                         \
+#define MINIDL_LIBM_UNARY(name)             \
+  template <class C>                        \
+  MINIDL_HOST_DEVICE C name(C x) {          \
+    if constexpr (std::is_same_v<C, float>) \
+      return ::name##f(x);                  \
+    else                                    \
+      return ::name(x);                     \
   }
 MINIDL_LIBM_UNARY(exp)
 MINIDL_LIBM_UNARY(exp2)
@@ -102,8 +102,8 @@ MINIDL_HOST_DEVICE bool is_nan(C x) {
   return x != x;  // false for every integer
 }
 
-inline constexpr double kSqrtHalf = 0.70710678118654752440;      // 1 / sqrt(2)
-inline constexpr double kInvSqrtTwoPi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
+inline constexpr double kSqrtHalf = 0.70710678118654752440;       // 1 / sqrt(2)
+inline constexpr double kInvSqrtTwoPi = 0.39894228040143267794;   // 1 / sqrt(2 pi)
 inline constexpr double kTwoOverSqrtPi = 1.12837916709551257390;  // 2 / sqrt(pi)
 inline constexpr double kLnTwo = 0.69314718055994530942;
 inline constexpr double kLnTen = 2.30258509299404568402;
@@ -155,10 +155,10 @@ struct Gelu {  // x * Phi(x), Phi the standard normal CDF
   }
 };
 // name(x) = detail::name(x), for the libm functions that are ops as they are.
-#define MINIDL_LIBM_FUNCTOR(Name, name)                                                 \
-  template <class C>                                                                    \
-  struct Name {                                                                         \
-    MINIDL_HOST_DEVICE C operator()(C x) const { return detail::name(x); }              \
+#define MINIDL_LIBM_FUNCTOR(Name, name)                                    \
+  template <class C>                                                       \
+  struct Name {                                                            \
+    MINIDL_HOST_DEVICE C operator()(C x) const { return detail::name(x); } \
   };
 MINIDL_LIBM_FUNCTOR(Sin, sin)
 MINIDL_LIBM_FUNCTOR(Cos, cos)
@@ -198,9 +198,7 @@ struct Square {
 };
 template <class C>
 struct Sign {  // -1, 0 or 1; 0 for NaN, as torch.sign
-  MINIDL_HOST_DEVICE C operator()(C x) const {
-    return x > C(0) ? C(1) : (x < C(0) ? C(-1) : C(0));
-  }
+  MINIDL_HOST_DEVICE C operator()(C x) const { return x > C(0) ? C(1) : (x < C(0) ? C(-1) : C(0)); }
 };
 template <class C>
 struct Silu {  // x * sigmoid(x)
@@ -331,9 +329,7 @@ struct AsinBackward {  // saved: the input
 };
 template <class C>
 struct AcosBackward {  // saved: the input
-  MINIDL_HOST_DEVICE C operator()(C grad, C x) const {
-    return -grad / detail::sqrt(C(1) - x * x);
-  }
+  MINIDL_HOST_DEVICE C operator()(C grad, C x) const { return -grad / detail::sqrt(C(1) - x * x); }
 };
 template <class C>
 struct AtanBackward {  // saved: the input
@@ -349,9 +345,7 @@ struct CoshBackward {  // saved: the input
 };
 template <class C>
 struct Exp2Backward {  // saved: exp2's output
-  MINIDL_HOST_DEVICE C operator()(C grad, C out) const {
-    return grad * out * C(detail::kLnTwo);
-  }
+  MINIDL_HOST_DEVICE C operator()(C grad, C out) const { return grad * out * C(detail::kLnTwo); }
 };
 template <class C>
 struct Expm1Backward {  // saved: expm1's output
@@ -383,9 +377,7 @@ struct ErfcBackward {  // saved: the input
 };
 template <class C>
 struct RsqrtBackward {  // saved: rsqrt's output; -1/2 x^(-3/2)
-  MINIDL_HOST_DEVICE C operator()(C grad, C out) const {
-    return grad * C(-0.5) * out * out * out;
-  }
+  MINIDL_HOST_DEVICE C operator()(C grad, C out) const { return grad * C(-0.5) * out * out * out; }
 };
 template <class C>
 struct ReciprocalBackward {  // saved: the output; -1/x^2
@@ -508,10 +500,33 @@ enum class UnaryOp : uint8_t {
   Gelu,
   Pow,
   DivScalar,
-  Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh,
-  Exp2, Expm1, Log1p, Log2, Log10, Erf, Erfc,
-  Floor, Ceil, Trunc, Round, Frac, Sign,
-  Rsqrt, Reciprocal, Square, Silu, LeakyRelu, Elu,
+  Sin,
+  Cos,
+  Tan,
+  Asin,
+  Acos,
+  Atan,
+  Sinh,
+  Cosh,
+  Exp2,
+  Expm1,
+  Log1p,
+  Log2,
+  Log10,
+  Erf,
+  Erfc,
+  Floor,
+  Ceil,
+  Trunc,
+  Round,
+  Frac,
+  Sign,
+  Rsqrt,
+  Reciprocal,
+  Square,
+  Silu,
+  LeakyRelu,
+  Elu,
 };
 enum class BinaryOp : uint8_t {
   Add,
@@ -526,10 +541,29 @@ enum class BinaryOp : uint8_t {
   SqrtBackward,
   AbsBackward,
   PowBackward,
-  SinBackward, CosBackward, TanBackward, AsinBackward, AcosBackward, AtanBackward,
-  SinhBackward, CoshBackward, Exp2Backward, Expm1Backward, Log1pBackward, Log2Backward,
-  Log10Backward, ErfBackward, ErfcBackward, RsqrtBackward, ReciprocalBackward, SquareBackward,
-  SiluBackward, LeakyReluBackward, EluBackward, ZeroGradient, PassGradient,
+  SinBackward,
+  CosBackward,
+  TanBackward,
+  AsinBackward,
+  AcosBackward,
+  AtanBackward,
+  SinhBackward,
+  CoshBackward,
+  Exp2Backward,
+  Expm1Backward,
+  Log1pBackward,
+  Log2Backward,
+  Log10Backward,
+  ErfBackward,
+  ErfcBackward,
+  RsqrtBackward,
+  ReciprocalBackward,
+  SquareBackward,
+  SiluBackward,
+  LeakyReluBackward,
+  EluBackward,
+  ZeroGradient,
+  PassGradient,
 };
 enum class TernaryOp : uint8_t { MaximumBackward, MinimumBackward, DivBackwardDivisor };
 enum class CompareOp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };

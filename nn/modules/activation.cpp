@@ -22,6 +22,22 @@ Tensor TanhImpl::forward(const Tensor& x) { return functional::tanh(x); }
 
 void TanhImpl::pretty_print(std::ostream& out) const { out << "Tanh()"; }
 
+Tensor SiLUImpl::forward(const Tensor& x) { return functional::silu(x); }
+
+void SiLUImpl::pretty_print(std::ostream& out) const { out << "SiLU()"; }
+
+Tensor LeakyReLUImpl::forward(const Tensor& x) { return functional::leaky_relu(x, options); }
+
+void LeakyReLUImpl::pretty_print(std::ostream& out) const {
+  out << "LeakyReLU(negative_slope=" << options.negative_slope() << ")";
+}
+
+Tensor ELUImpl::forward(const Tensor& x) { return functional::elu(x, options); }
+
+void ELUImpl::pretty_print(std::ostream& out) const {
+  out << "ELU(alpha=" << options.alpha() << ")";
+}
+
 Tensor IdentityImpl::forward(const Tensor& x) { return x; }
 
 void IdentityImpl::pretty_print(std::ostream& out) const { out << "Identity()"; }

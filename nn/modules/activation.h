@@ -6,6 +6,9 @@
 //   GELU      x * Phi(x), the exact form (PyTorch's approximate='none')
 //   Sigmoid   1 / (1 + exp(-x))
 //   Tanh      tanh(x)
+//   SiLU      x * sigmoid(x) (also called swish)
+//   LeakyReLU x for x > 0, negative_slope * x otherwise
+//   ELU       x for x > 0, alpha * (exp(x) - 1) otherwise
 //   Identity  x itself: a placeholder where a model sometimes has a layer and sometimes not
 //
 // Each is its torch::nn namesake; forward calls the nn::functional form.
@@ -14,6 +17,7 @@
 #include "minidl/core/tensor.h"
 #include "minidl/nn/module.h"
 #include "minidl/nn/module_holder.h"
+#include "minidl/nn/options/activation.h"
 
 namespace minidl::nn {
 
@@ -48,6 +52,33 @@ class TanhImpl : public Module {
   void pretty_print(std::ostream& out) const override;
 };
 MINIDL_MODULE(Tanh);
+
+class SiLUImpl : public Module {
+ public:
+  SiLUImpl() : Module("SiLU") {}
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& out) const override;
+};
+MINIDL_MODULE(SiLU);
+
+class LeakyReLUImpl : public Module {
+ public:
+  explicit LeakyReLUImpl(const LeakyReLUOptions& options = {})
+      : Module("LeakyReLU"), options(options) {}
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& out) const override;
+  LeakyReLUOptions options;
+};
+MINIDL_MODULE(LeakyReLU);
+
+class ELUImpl : public Module {
+ public:
+  explicit ELUImpl(const ELUOptions& options = {}) : Module("ELU"), options(options) {}
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& out) const override;
+  ELUOptions options;
+};
+MINIDL_MODULE(ELU);
 
 class IdentityImpl : public Module {
  public:

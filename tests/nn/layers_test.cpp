@@ -208,6 +208,26 @@ TEST(Activations, ForwardIsTheFunctionalOp) {
   EXPECT_TRUE(nn::ReLU()->parameters().empty());
 }
 
+TEST(Activations, SiLULeakyReLUAndELUTakeTheirOptionsAsLibTorchs) {
+  Tensor x = randn({3, 7});
+  EXPECT_TRUE(identical(nn::SiLU()(x), silu(x)));
+  EXPECT_TRUE(identical(nn::LeakyReLU()(x), leaky_relu(x, 0.01)));
+  EXPECT_TRUE(identical(nn::LeakyReLU(nn::LeakyReLUOptions().negative_slope(0.2))(x),
+                        F::leaky_relu(x, nn::LeakyReLUFuncOptions().negative_slope(0.2))));
+  EXPECT_TRUE(identical(nn::ELU(nn::ELUOptions().alpha(1.5))(x), elu(x, 1.5)));
+  EXPECT_TRUE(identical(F::elu(x), elu(x, 1.0)));
+  // Known values: a negative input on each side's formula.
+  const Tensor minus_two = tensor({-2.0, 3.0});
+  EXPECT_EQ(to_vector<float>(nn::LeakyReLU(nn::LeakyReLUOptions().negative_slope(0.25))(minus_two)),
+            (std::vector<float>{-0.5f, 3.0f}));
+  EXPECT_FLOAT_EQ(to_vector<float>(nn::ELU()(minus_two))[0], std::expm1(-2.0f));
+  EXPECT_EQ(printed(*nn::SiLU()), "SiLU()");
+  EXPECT_EQ(printed(*nn::LeakyReLU(nn::LeakyReLUOptions().negative_slope(0.2))),
+            "LeakyReLU(negative_slope=0.2)");
+  EXPECT_EQ(printed(*nn::ELU()), "ELU(alpha=1)");
+  EXPECT_TRUE(nn::ELU()->parameters().empty());
+}
+
 TEST(Pooling, ForwardIsTheFunctionalOpWithStrideDefaultingToTheKernel) {
   Tensor x = randn({2, 3, 8, 8});
   nn::MaxPool2d max_pool(2);

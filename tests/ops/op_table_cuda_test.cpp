@@ -36,8 +36,8 @@ TEST_P(UnaryOpTableCuda, ValuesAndGradientMatchTheCpu) {
     const Tensor upstream = reference_tensor(r->grad, dtype);  // any fixed values will do
     cpu_out.backward(upstream);
     cuda_out.backward(upstream.cuda());
-    EXPECT_TRUE(all_close(cuda_leaf.grad().cpu(), cpu_leaf.grad(), tolerance.first * 10,
-                          tolerance.second));
+    EXPECT_TRUE(
+        all_close(cuda_leaf.grad().cpu(), cpu_leaf.grad(), tolerance.first * 10, tolerance.second));
   }
 }
 

@@ -2,13 +2,14 @@
 // dtype and its float64 gradient (tests/ops/op_reference.h), a central-difference gradient check,
 // the same bits in every layout (contiguous, channels-last, strided, empty), and the error for an
 // input of the wrong dtype.
+#include "op_table.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "minidl/core/autograd/gradcheck.h"
 #include "minidl/minidl.h"
-#include "op_table.h"
 #include "test_util.h"
 
 namespace minidl {
@@ -32,8 +33,8 @@ Tolerance tolerance(DType dtype) {
     // gelu's tail, 1 + erf(x) for x near -3.5, cancels to 1e-4 relative error in float32
     // in PyTorch and here alike (by different amounts), hence an absolute term.
     case kFloat32: return {1e-6, 1e-6};
-    case kFloat16: return {1e-4, 1e-3};   // one ulp: 2^-10
-    default: return {1e-3, 8e-3};         // bfloat16, one ulp: 2^-7
+    case kFloat16: return {1e-4, 1e-3};  // one ulp: 2^-10
+    default: return {1e-3, 8e-3};        // bfloat16, one ulp: 2^-7
   }
 }
 
@@ -49,9 +50,10 @@ class UnaryOpTable : public ::testing::TestWithParam<UnaryRow> {
 
 TEST_P(UnaryOpTable, MatchesPyTorchInEveryDtype) {
   const UnaryReference& r = reference();
-  const std::pair<DType, const double (*)[kOpReferenceCount]> cases[] = {
-      {kFloat64, &r.float64}, {kFloat32, &r.float32}, {kBFloat16, &r.bfloat16},
-      {kFloat16, &r.float16}};
+  const std::pair<DType, const double(*)[kOpReferenceCount]> cases[] = {{kFloat64, &r.float64},
+                                                                        {kFloat32, &r.float32},
+                                                                        {kBFloat16, &r.bfloat16},
+                                                                        {kFloat16, &r.float16}};
   for (const auto& [dtype, expected] : cases) {
     SCOPED_TRACE(std::string(dtype_name(dtype)));
     const Tensor out = GetParam().op(reference_tensor(r.input, dtype));
@@ -70,9 +72,9 @@ TEST_P(UnaryOpTable, GradientMatchesPyTorchAndCentralDifferences) {
   (GetParam().op(x) * upstream).sum().backward();
   EXPECT_TRUE(all_close(x.grad(), reference_tensor(r.grad, kFloat64), 1e-14, 1e-12));
   if (GetParam().smooth) {
-    const auto result = gradcheck(
-        [&](const std::vector<Tensor>& in) { return GetParam().op(in[0]); },
-        {reference_tensor(r.input, kFloat64).requires_grad_()});
+    const auto result =
+        gradcheck([&](const std::vector<Tensor>& in) { return GetParam().op(in[0]); },
+                  {reference_tensor(r.input, kFloat64).requires_grad_()});
     EXPECT_TRUE(result.ok) << result.message;
   }
 }
