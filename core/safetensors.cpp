@@ -1,6 +1,6 @@
 // safetensors files: writing (atomic) and reading (validated). Format and guarantees in
 // safetensors.h.
-#include "minidl/nn/safetensors.h"
+#include "minidl/core/safetensors.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

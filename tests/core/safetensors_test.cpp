@@ -2,7 +2,7 @@
 // the exact bytes of a small file; every kind of corrupt file refused with its own message;
 // a file truncated at every offset refused, never crashing; and atomic writes (a failed write
 // leaves no file under the final name, or the old file intact).
-#include "minidl/nn/safetensors.h"
+#include "minidl/core/safetensors.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>

@@ -25,10 +25,10 @@
 // trailing bytes); BOOL bytes are 0 or 1. Any failure is a minidl::Error naming the file and
 // what was expected and found. Tensor memory is allocated only for bytes the file really holds.
 //
-// Namespace minidl::serialize: the file format alone, below nn::Module. nn::save(module, path)
-// and nn::load(module, path, strict) (nn/serialize.h) are built on these functions; a training
-// checkpoint adds optimizer and scheduler state through the same tensors + metadata (see
-// optim/optimizer_state_dict.h).
+// Namespace minidl::serialize: the file format alone, in core/ so that every layer above can
+// use it. nn::save(module, path) and nn::load(module, path, strict) (nn/serialize.h) are built on
+// these functions; a training checkpoint adds optimizer and scheduler state through the same
+// tensors + metadata (see optim/optimizer_state_dict.h).
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
