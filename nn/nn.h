@@ -25,6 +25,5 @@
 #include "minidl/nn/options/loss.h"
 #include "minidl/nn/options/pooling.h"
 #include "minidl/nn/ordered_dict.h"
-#include "minidl/nn/safetensors.h"
 #include "minidl/nn/serialize.h"
 #include "minidl/nn/utils/clip_grad.h"

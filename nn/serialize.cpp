@@ -1,6 +1,6 @@
 #include "minidl/nn/serialize.h"
 
-#include "minidl/nn/safetensors.h"
+#include "minidl/core/safetensors.h"
 
 namespace minidl::nn {
 

@@ -1,6 +1,6 @@
 #pragma once
 // Saving and loading a module's parameters and buffers as a safetensors file (see
-// nn/safetensors.h), named as PyTorch's state_dict keys ("layer1.0.conv1.weight"), so
+// core/safetensors.h), named as PyTorch's state_dict keys ("layer1.0.conv1.weight"), so
 //   torch_model.load_state_dict(safetensors.torch.load_file(path))
 // reads a minidl file, and nn::load reads one written by safetensors.torch.save_file.
 //

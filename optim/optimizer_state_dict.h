@@ -24,9 +24,9 @@
 #include <map>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
+#include "minidl/core/safetensors.h"
 #include "minidl/core/tensor.h"
 #include "minidl/optim/scalar_map.h"
 
@@ -34,8 +34,8 @@ namespace minidl::optim {
 
 // One parameter's state by name ("momentum_buffer" -> tensor).
 using ParamState = std::map<std::string, Tensor>;
-// The same type as serialize::NamedTensorList (nn/safetensors.h).
-using NamedTensorList = std::vector<std::pair<std::string, Tensor>>;
+// Tensors with their names, in order: what a safetensors file holds.
+using serialize::NamedTensorList;
 
 struct OptimizerStateDict {
   struct ParamGroup {

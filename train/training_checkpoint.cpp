@@ -13,6 +13,7 @@
 #include <regex>
 #include <system_error>
 
+#include "minidl/core/atomic_file.h"
 #include "minidl/core/error.h"
 #include "minidl/core/logging.h"
 #include "minidl/optim/scalar_map.h"
@@ -348,21 +349,19 @@ void prune_checkpoints(const fs::path& directory, int64_t keep) {
 }
 
 std::vector<fs::path> remove_stale_temporaries(const fs::path& directory) {
-  static const std::regex kTemporary(R"(checkpoint-\d+\.safetensors\.tmp-(\d+)-\d+)");
   std::vector<fs::path> removed;
   std::error_code error;
   if (!fs::is_directory(directory, error)) return removed;
   for (const fs::directory_entry& entry : fs::directory_iterator(directory)) {
-    const std::string name = entry.path().filename().string();
-    std::smatch match;
-    if (!entry.is_regular_file() || !std::regex_match(name, match, kTemporary)) continue;
-    const std::string& pid_text = match[1].str();
-    pid_t pid = 0;
-    const auto [end, parse_error] =
-        std::from_chars(pid_text.data(), pid_text.data() + pid_text.size(), pid);
+    const std::optional<AtomicTemporaryName> temporary =
+        parse_atomic_temporary_name(entry.path().filename().string());
+    if (!entry.is_regular_file() || !temporary ||
+        !std::regex_match(temporary->target_name, checkpoint_name()))
+      continue;
     // A pid too large for pid_t belongs to no process.
-    const bool owner_alive = parse_error == std::errc() && pid > 0 && pid != ::getpid() &&
-                             (::kill(pid, 0) == 0 || errno == EPERM);
+    const std::optional<pid_t> pid = temporary->pid;
+    const bool owner_alive =
+        pid && *pid > 0 && *pid != ::getpid() && (::kill(*pid, 0) == 0 || errno == EPERM);
     if (owner_alive) continue;
     if (fs::remove(entry.path(), error)) removed.push_back(entry.path());
   }

@@ -1,6 +1,6 @@
 #pragma once
 // Training checkpoints: everything a run needs to continue bit for bit, in one safetensors file
-// (nn/safetensors.h), so it is written atomically and validated before it is trusted.
+// (core/safetensors.h), so it is written atomically and validated before it is trusted.
 //
 //   tensors   "model.<state_dict key>"        the model's parameters and buffers
 //             "optimizer.state.<i>.<key>"      the optimizer's per-parameter state
@@ -35,8 +35,8 @@
 #include <vector>
 
 #include "minidl/core/generator.h"
+#include "minidl/core/safetensors.h"
 #include "minidl/nn/module.h"
-#include "minidl/nn/safetensors.h"
 #include "minidl/optim/checkpointable_scheduler.h"
 #include "minidl/optim/optimizer.h"
 #include "minidl/optim/scalar_map.h"
@@ -102,11 +102,12 @@ void prune_checkpoints(const std::filesystem::path& directory, int64_t keep);
 void check_training_checkpoint_file(const std::filesystem::path& path);
 
 // A checkpoint being written lives under "<checkpoint name>.tmp-<pid>-<n>" until it is renamed
-// (nn/safetensors.cpp). A process killed while writing leaves its temporary behind; this removes
-// those in `directory` whose process is gone (no process has the pid, or it is this process, which
-// has written none yet when a run starts) and returns them. Temporaries of live processes stay:
-// another run may be writing into the same directory. The pid is this host's: on a file system
-// shared by several hosts a dead process of another host whose pid is alive here is left alone.
+// (an atomic write, core/safetensors.h). A process killed while writing leaves its temporary
+// behind; this removes those in `directory` whose process is gone (no process has the pid, or it
+// is this process, which has written none yet when a run starts) and returns them. Temporaries of
+// live processes stay: another run may be writing into the same directory. The pid is this host's:
+// on a file system shared by several hosts a dead process of another host whose pid is alive here
+// is left alone.
 std::vector<std::filesystem::path> remove_stale_temporaries(const std::filesystem::path& directory);
 
 }  // namespace minidl::train

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "minidl/core/error.h"
+#include "minidl/core/safetensors.h"
 #include "minidl/core/tensor.h"
-#include "minidl/nn/safetensors.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "minidl/core/error.h"
-#include "minidl/nn/safetensors.h"
+#include "minidl/core/safetensors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

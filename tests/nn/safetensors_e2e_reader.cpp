@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "minidl/core/error.h"
+#include "minidl/core/safetensors.h"
 #include "minidl/core/tensor.h"
 #include "minidl/models/lenet.h"
-#include "minidl/nn/safetensors.h"
 #include "minidl/nn/serialize.h"
 
 namespace {

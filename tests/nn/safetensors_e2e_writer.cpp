@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "minidl/core/safetensors.h"
 #include "minidl/core/tensor.h"
 #include "minidl/models/lenet.h"
-#include "minidl/nn/safetensors.h"
 #include "minidl/nn/serialize.h"
 
 namespace {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "minidl/core/safetensors.h"
 #include "minidl/nn/nn.h"
 #include "minidl/ops/random.h"
 #include "minidl/ops/reduce.h"

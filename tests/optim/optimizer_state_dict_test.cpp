@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "minidl/nn/safetensors.h"
+#include "minidl/core/safetensors.h"
 #include "minidl/optim/scalar_map.h"
 #include "minidl/optim/sgd.h"
 #include "test_util.h"

@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "minidl/core/generator.h"
+#include "minidl/core/safetensors.h"
 #include "minidl/data/dataloader.h"
 #include "minidl/data/datasets/synthetic_dataset.h"
 #include "minidl/nn/nn.h"
-#include "minidl/nn/safetensors.h"
 #include "minidl/ops/loss.h"
 #include "minidl/ops/random.h"
 #include "minidl/optim/optim.h"

@@ -22,10 +22,10 @@
 #include <vector>
 
 #include "minidl/core/generator.h"
+#include "minidl/core/safetensors.h"
 #include "minidl/data/dataloader.h"
 #include "minidl/data/datasets/synthetic_dataset.h"
 #include "minidl/nn/nn.h"
-#include "minidl/nn/safetensors.h"
 #include "minidl/nn/serialize.h"
 #include "minidl/ops/random.h"
 #include "minidl/optim/optim.h"

@@ -12,8 +12,8 @@
 // dtypes: F32 F64 F16 BF16 I32 I64 U8 BOOL (minidl's DTypes; other safetensors dtypes are
 // reported as unsupported).
 //
-// Writing is atomic: the bytes go to a temporary file in the same directory ("<path>.tmp-<pid>-
-// <n>"), which is flushed to disk (fsync) and then renamed over `path`; a crash or a failed
+// Writing is atomic (core/atomic_file.h): the bytes go to a temporary file in the same directory
+// ("<path>.tmp-<pid>-<n>"), flushed to disk (fsync) and renamed over `path`; a crash or a failed
 // write never leaves a partial file under `path`, and an existing file there stays intact until
 // the rename. A failed write removes its temporary file; a killed process may leave one behind.
 //
@@ -25,10 +25,10 @@
 // trailing bytes); BOOL bytes are 0 or 1. Any failure is a minidl::Error naming the file and
 // what was expected and found. Tensor memory is allocated only for bytes the file really holds.
 //
-// Namespace minidl::serialize: the file format alone, below nn::Module. nn::save(module, path)
-// and nn::load(module, path, strict) (nn/serialize.h) are built on these functions; a training
-// checkpoint adds optimizer and scheduler state through the same tensors + metadata (see
-// optim/optimizer_state_dict.h).
+// Namespace minidl::serialize: the file format alone, in core/ so that every layer above can
+// use it. nn::save(module, path) and nn::load(module, path, strict) (nn/serialize.h) are built on
+// these functions; a training checkpoint adds optimizer and scheduler state through the same
+// tensors + metadata (see optim/optimizer_state_dict.h).
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>

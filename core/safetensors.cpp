@@ -1,6 +1,6 @@
-// safetensors files: writing (atomic) and reading (validated). Format and guarantees in
-// safetensors.h.
-#include "minidl/nn/safetensors.h"
+// safetensors files: writing (atomic, through core/atomic_file.h) and reading (validated).
+// Format and guarantees in safetensors.h.
+#include "minidl/core/safetensors.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <cstring>
@@ -17,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
+#include "minidl/core/atomic_file.h"
 #include "minidl/core/autograd/grad_mode.h"
 #include "minidl/core/error.h"
 
@@ -321,76 +321,6 @@ class ReadOnlyFile {
 
 // ==== writing ====
 
-// Writes a file under a temporary name in the target's directory and renames it over the target
-// in commit(). Destroyed without commit() (after an error), it removes the temporary file, so the
-// target is either untouched or complete.
-class AtomicFileWriter {
- public:
-  explicit AtomicFileWriter(const std::filesystem::path& target)
-      : target_(target), source_(quoted(target)) {
-    static std::atomic<uint64_t> counter{0};
-    // Beside the target (rename is atomic only within one file system), unique per process and
-    // call; O_EXCL refuses a name that exists. Mode 0666 minus the umask, as any new file.
-    temporary_ = target_;
-    temporary_ += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-    fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    MINIDL_CHECK(fd_ >= 0, "write_safetensors: ", source_, ": cannot create the temporary file ",
-                 quoted(temporary_), ": ", std::strerror(errno));
-  }
-
-  ~AtomicFileWriter() {
-    if (committed_) return;
-    if (fd_ >= 0) ::close(fd_);
-    ::unlink(temporary_.c_str());
-  }
-  AtomicFileWriter(const AtomicFileWriter&) = delete;
-  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
-
-  void write(const void* data, size_t size) {
-    const auto* bytes = static_cast<const char*>(data);
-    while (size > 0) {
-      const ssize_t written = ::write(fd_, bytes, size);
-      if (written < 0 && errno == EINTR) continue;
-      MINIDL_CHECK(written > 0, "write_safetensors: ", source_, ": writing ", size, " bytes to ",
-                   quoted(temporary_), " failed: ", std::strerror(errno));
-      bytes += written;
-      size -= static_cast<size_t>(written);
-    }
-  }
-
-  void commit() {
-    // The data must be on disk before the rename makes it visible under the final name.
-    MINIDL_CHECK(::fsync(fd_) == 0, "write_safetensors: ", source_, ": flushing ",
-                 quoted(temporary_), " to disk failed: ", std::strerror(errno));
-    const int fd = fd_;
-    fd_ = -1;
-    MINIDL_CHECK(::close(fd) == 0, "write_safetensors: ", source_, ": closing ", quoted(temporary_),
-                 " failed: ", std::strerror(errno));
-    MINIDL_CHECK(::rename(temporary_.c_str(), target_.c_str()) == 0, "write_safetensors: ", source_,
-                 ": renaming ", quoted(temporary_), " to it failed: ", std::strerror(errno));
-    committed_ = true;
-    sync_directory();
-  }
-
- private:
-  // Makes the rename itself durable. Best effort: the file is complete under its final name
-  // already, and some file systems refuse to fsync a directory.
-  void sync_directory() const {
-    const std::filesystem::path directory =
-        target_.has_parent_path() ? target_.parent_path() : std::filesystem::path(".");
-    const int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return;
-    (void)::fsync(fd);
-    ::close(fd);
-  }
-
-  std::filesystem::path target_;
-  std::filesystem::path temporary_;
-  std::string source_;
-  int fd_ = -1;
-  bool committed_ = false;
-};
-
 // The JSON header, padded with spaces to a multiple of kDataAlignment after the length field.
 std::string encode_header(const NamedTensorList& tensors, const SafetensorsMetadata& metadata,
                           const std::string& target) {
@@ -452,7 +382,7 @@ void write_safetensors(const std::filesystem::path& path, const NamedTensorList&
   // Everything that can be refused is checked before a file is created.
   const std::string header = encode_header(tensors, metadata, target);
 
-  AtomicFileWriter file(path);
+  AtomicFileWriter file(path, "write_safetensors");
   std::array<uint8_t, kLengthFieldBytes> length_field{};
   for (size_t i = 0; i < kLengthFieldBytes; ++i)
     length_field[i] = static_cast<uint8_t>(static_cast<uint64_t>(header.size()) >> (8 * i));

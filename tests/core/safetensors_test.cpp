@@ -2,11 +2,10 @@
 // the exact bytes of a small file; every kind of corrupt file refused with its own message;
 // a file truncated at every offset refused, never crashing; and atomic writes (a failed write
 // leaves no file under the final name, or the old file intact).
-#include "minidl/nn/safetensors.h"
+#include "minidl/core/safetensors.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include <csignal>
 #include <cstring>
@@ -17,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "scratch_directory.h"
 #include "test_util.h"
 
 namespace minidl::serialize {
@@ -27,27 +27,10 @@ namespace fs = std::filesystem;
 // A fresh, empty directory per test, removed afterwards.
 class SafetensorsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    directory_ = fs::path(::testing::TempDir()) / (std::string("minidl_safetensors_") +
-                                                   info->name() + "_" + std::to_string(::getpid()));
-    fs::remove_all(directory_);
-    fs::create_directories(directory_);
-  }
-  void TearDown() override { fs::remove_all(directory_); }
+  fs::path file(const std::string& name) const { return directory_.file(name); }
+  std::vector<std::string> directory_listing() const { return directory_.listing(); }
 
-  fs::path file(const std::string& name) const { return directory_ / name; }
-
-  // Names of everything in the directory (to spot leftover temporary files).
-  std::vector<std::string> directory_listing() const {
-    std::vector<std::string> names;
-    for (const auto& entry : fs::directory_iterator(directory_))
-      names.push_back(entry.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-
-  fs::path directory_;
+  testing::ScratchDirectory directory_{"minidl_safetensors_"};
 };
 
 std::string read_bytes(const fs::path& path) {
@@ -295,7 +278,7 @@ TEST_F(SafetensorsTest, RejectsWhatIsNotAFile) {
   EXPECT_ERROR_CONTAINS(read_safetensors(file("missing.safetensors")),
                         "read_safetensors: cannot open \"" + file("missing.safetensors").string() +
                             "\": No such file or directory");
-  EXPECT_ERROR_CONTAINS(read_safetensors(directory_), "is not a regular file");
+  EXPECT_ERROR_CONTAINS(read_safetensors(directory_.path()), "is not a regular file");
 }
 
 TEST_F(SafetensorsTest, ParsesBytesInMemoryAndNamesTheSource) {
