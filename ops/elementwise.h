@@ -3,6 +3,8 @@
 // have the same dtype and device (no implicit promotion: a mismatch is an error naming the op).
 // Floating-point ops accept float32, float64 (CPU), float16 and bfloat16; add/sub/mul and the
 // comparisons also accept integer types. Every op here is differentiable where PyTorch's is.
+#include <optional>
+
 #include "minidl/core/tensor.h"
 
 namespace minidl {
@@ -49,6 +51,11 @@ Tensor square(const Tensor& x);
 Tensor silu(const Tensor& x);  // x * sigmoid(x)
 Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);
 Tensor elu(const Tensor& x, double alpha = 1.0);  // x > 0 ? x : alpha * (exp(x) - 1)
+// Bounds as scalars, on floating and integer tensors (an integer tensor's bounds are truncated);
+// NaN stays NaN; the gradient passes where min <= x <= max, as PyTorch's.
+Tensor clamp(const Tensor& x, std::optional<double> min, std::optional<double> max);
+Tensor clamp_min(const Tensor& x, double min);
+Tensor clamp_max(const Tensor& x, double max);
 
 // ---- binary, with broadcasting ----
 Tensor add(const Tensor& a, const Tensor& b, double alpha = 1);  // a + alpha * b
@@ -78,8 +85,11 @@ Tensor le(const Tensor& a, double b);
 Tensor gt(const Tensor& a, double b);
 Tensor ge(const Tensor& a, double b);
 
-// condition ? a : b, broadcasting all three; condition is a bool tensor.
+// condition ? a : b, broadcasting all three; condition is a bool tensor. A scalar operand takes
+// the tensor operand's dtype and device.
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& condition, const Tensor& a, double b);
+Tensor where(const Tensor& condition, double a, const Tensor& b);
 
 // ---- C++ operators ----
 Tensor operator-(const Tensor& x);
@@ -101,5 +111,17 @@ Tensor operator<(const Tensor& a, const Tensor& b);
 Tensor operator<=(const Tensor& a, const Tensor& b);
 Tensor operator>(const Tensor& a, const Tensor& b);
 Tensor operator>=(const Tensor& a, const Tensor& b);
+Tensor operator==(const Tensor& a, double b);
+Tensor operator!=(const Tensor& a, double b);
+Tensor operator<(const Tensor& a, double b);
+Tensor operator<=(const Tensor& a, double b);
+Tensor operator>(const Tensor& a, double b);
+Tensor operator>=(const Tensor& a, double b);
+Tensor operator==(double a, const Tensor& b);
+Tensor operator!=(double a, const Tensor& b);
+Tensor operator<(double a, const Tensor& b);
+Tensor operator<=(double a, const Tensor& b);
+Tensor operator>(double a, const Tensor& b);
+Tensor operator>=(double a, const Tensor& b);
 
 }  // namespace minidl

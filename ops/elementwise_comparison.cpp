@@ -80,4 +80,14 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   return out;
 }
 
+Tensor where(const Tensor& condition, const Tensor& a, double b) {
+  check_defined(a, "where", "input");
+  return where(condition, a, full({}, b, a.options()));
+}
+
+Tensor where(const Tensor& condition, double a, const Tensor& b) {
+  check_defined(b, "where", "other");
+  return where(condition, full({}, a, b.options()), b);
+}
+
 }  // namespace minidl

@@ -210,6 +210,16 @@ struct LeakyRelu {
   MINIDL_HOST_DEVICE C operator()(C x) const { return x > C(0) ? x : x * negative_slope; }
 };
 template <class C>
+struct ClampMin {  // NaN stays NaN, as torch.clamp
+  C min;
+  MINIDL_HOST_DEVICE C operator()(C x) const { return x < min ? min : x; }
+};
+template <class C>
+struct ClampMax {
+  C max;
+  MINIDL_HOST_DEVICE C operator()(C x) const { return x > max ? max : x; }
+};
+template <class C>
 struct Elu {
   C alpha;
   MINIDL_HOST_DEVICE C operator()(C x) const { return x > C(0) ? x : alpha * detail::expm1(x); }
@@ -409,6 +419,16 @@ struct EluBackward {  // saved: the input
   }
 };
 template <class C>
+struct ClampMinBackward {  // saved: the input; the gradient passes where x >= min (NaN: not)
+  C min;
+  MINIDL_HOST_DEVICE C operator()(C grad, C x) const { return x >= min ? grad : C(0); }
+};
+template <class C>
+struct ClampMaxBackward {  // saved: the input; the gradient passes where x <= max
+  C max;
+  MINIDL_HOST_DEVICE C operator()(C grad, C x) const { return x <= max ? grad : C(0); }
+};
+template <class C>
 struct ZeroGradient {  // sign, floor, ceil, round, trunc: zero almost everywhere, as PyTorch
   MINIDL_HOST_DEVICE C operator()(C, C) const { return C(0); }
 };
@@ -527,6 +547,8 @@ enum class UnaryOp : uint8_t {
   Silu,
   LeakyRelu,
   Elu,
+  ClampMin,  // also on integer types
+  ClampMax,  // also on integer types
 };
 enum class BinaryOp : uint8_t {
   Add,
@@ -564,6 +586,8 @@ enum class BinaryOp : uint8_t {
   EluBackward,
   ZeroGradient,
   PassGradient,
+  ClampMinBackward,
+  ClampMaxBackward,
 };
 enum class TernaryOp : uint8_t { MaximumBackward, MinimumBackward, DivBackwardDivisor };
 enum class CompareOp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
@@ -620,6 +644,8 @@ void with_unary_functor(UnaryOp op, double scalar, Fn&& fn) {
       case UnaryOp::Abs: return fn(Abs<C>{});
       case UnaryOp::AddScalar: return fn(AddScalar<C>{scalar_as<C>(scalar)});
       case UnaryOp::MulScalar: return fn(MulScalar<C>{scalar_as<C>(scalar)});
+      case UnaryOp::ClampMin: return fn(ClampMin<C>{scalar_as<C>(scalar)});
+      case UnaryOp::ClampMax: return fn(ClampMax<C>{scalar_as<C>(scalar)});
       default: break;
     }
   }
@@ -663,6 +689,8 @@ void with_binary_functor(BinaryOp op, double scalar, Fn&& fn) {
       case BinaryOp::EluBackward: return fn(EluBackward<C>{scalar_as<C>(scalar)});
       case BinaryOp::ZeroGradient: return fn(ZeroGradient<C>{});
       case BinaryOp::PassGradient: return fn(PassGradient<C>{});
+      case BinaryOp::ClampMinBackward: return fn(ClampMinBackward<C>{scalar_as<C>(scalar)});
+      case BinaryOp::ClampMaxBackward: return fn(ClampMaxBackward<C>{scalar_as<C>(scalar)});
       default: break;
     }
   }

@@ -3,6 +3,7 @@
 // its backward keeps and which kernel computes its derivative (a BinaryOp of (grad, kept)).
 // Every row then runs the same body (unary_op). neg keeps nothing for its backward and is
 // written out.
+#include <optional>
 #include <vector>
 
 #include "minidl/core/autograd/function.h"
@@ -72,6 +73,10 @@ constexpr UnaryOpSpec kUnaryOps[] = {
     {"leaky_relu", "LeakyReluBackward", UnaryOp::LeakyRelu, kFloating, kInput,
                                                                 BinaryOp::LeakyReluBackward},
     {"elu",     "EluBackward",     UnaryOp::Elu,     kFloating, kInput,  BinaryOp::EluBackward},
+    {"clamp_min", "ClampMinBackward", UnaryOp::ClampMin, kNumeric, kInput,
+                                                                BinaryOp::ClampMinBackward},
+    {"clamp_max", "ClampMaxBackward", UnaryOp::ClampMax, kNumeric, kInput,
+                                                                BinaryOp::ClampMaxBackward},
 };
 // clang-format on
 
@@ -150,5 +155,13 @@ Tensor leaky_relu(const Tensor& x, double negative_slope) {
   return unary_op(UnaryOp::LeakyRelu, x, negative_slope);
 }
 Tensor elu(const Tensor& x, double alpha) { return unary_op(UnaryOp::Elu, x, alpha); }
+Tensor clamp_min(const Tensor& x, double min) { return unary_op(UnaryOp::ClampMin, x, min); }
+Tensor clamp_max(const Tensor& x, double max) { return unary_op(UnaryOp::ClampMax, x, max); }
+Tensor clamp(const Tensor& x, std::optional<double> min, std::optional<double> max) {
+  MINIDL_CHECK(min || max, "clamp: expected at least one of min and max, got neither");
+  // Where min > max every element becomes max, as in PyTorch (and its gradient is zero).
+  const Tensor above = min ? clamp_min(x, *min) : x;
+  return max ? clamp_max(above, *max) : above;
+}
 
 }  // namespace minidl

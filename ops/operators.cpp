@@ -22,5 +22,18 @@ Tensor operator<(const Tensor& a, const Tensor& b) { return lt(a, b); }
 Tensor operator<=(const Tensor& a, const Tensor& b) { return le(a, b); }
 Tensor operator>(const Tensor& a, const Tensor& b) { return gt(a, b); }
 Tensor operator>=(const Tensor& a, const Tensor& b) { return ge(a, b); }
+Tensor operator==(const Tensor& a, double b) { return eq(a, b); }
+Tensor operator!=(const Tensor& a, double b) { return ne(a, b); }
+Tensor operator<(const Tensor& a, double b) { return lt(a, b); }
+Tensor operator<=(const Tensor& a, double b) { return le(a, b); }
+Tensor operator>(const Tensor& a, double b) { return gt(a, b); }
+Tensor operator>=(const Tensor& a, double b) { return ge(a, b); }
+// A scalar on the left: the same comparison seen from the tensor's side.
+Tensor operator==(double a, const Tensor& b) { return eq(b, a); }
+Tensor operator!=(double a, const Tensor& b) { return ne(b, a); }
+Tensor operator<(double a, const Tensor& b) { return gt(b, a); }
+Tensor operator<=(double a, const Tensor& b) { return ge(b, a); }
+Tensor operator>(double a, const Tensor& b) { return lt(b, a); }
+Tensor operator>=(double a, const Tensor& b) { return le(b, a); }
 
 }  // namespace minidl

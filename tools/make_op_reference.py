@@ -56,6 +56,9 @@ UNARY = [
     ("silu", F.silu, -5.0, 5.0),
     ("leaky_relu", lambda x: F.leaky_relu(x, 0.2), -3.0, 3.0),
     ("elu", lambda x: F.elu(x, 1.3), -3.0, 3.0),
+    ("clamp", lambda x: torch.clamp(x, -0.7, 1.1), -3.0, 3.0),
+    ("clamp_min", lambda x: torch.clamp_min(x, -0.7), -3.0, 3.0),
+    ("clamp_max", lambda x: torch.clamp_max(x, 1.1), -3.0, 3.0),
 ]
 
 

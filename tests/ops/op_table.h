@@ -19,7 +19,7 @@ struct UnaryRow {
   // Whether its gradient is worth a central difference: false where it is zero almost
   // everywhere (floor, sign, ...), which the reference gradient checks instead.
   bool smooth = true;
-  // Whether an integer input is an error (abs takes integers too, as PyTorch's).
+  // Whether an integer input is an error (abs and clamp take integers too, as PyTorch's).
   bool floating_only = true;
 };
 
@@ -43,6 +43,10 @@ inline const std::vector<UnaryRow>& unary_rows() {
       MINIDL_UNARY_ROW(square), MINIDL_UNARY_ROW(silu),
       {"leaky_relu", [](const Tensor& x) { return leaky_relu(x, 0.2); }},
       {"elu", [](const Tensor& x) { return elu(x, 1.3); }},
+      // Integer tensors too: their bounds truncated (-0.7 -> 0, 1.1 -> 1).
+      {"clamp", [](const Tensor& x) { return clamp(x, -0.7, 1.1); }, true, false},
+      {"clamp_min", [](const Tensor& x) { return clamp_min(x, -0.7); }, true, false},
+      {"clamp_max", [](const Tensor& x) { return clamp_max(x, 1.1); }, true, false},
   };
   return rows;
 }

@@ -97,10 +97,11 @@ TEST_P(UnaryOpTable, EveryLayoutGivesTheSameBits) {
 }
 
 TEST_P(UnaryOpTable, AnIntegerInputIsAnErrorNamingTheOpOrKeepsItsDtype) {
-  if (!GetParam().floating_only) {  // abs: integers in, integers out, as PyTorch's
+  if (!GetParam().floating_only) {  // integers in, integers out: float64's values, truncated
     const Tensor out = GetParam().op(tensor(std::vector<int64_t>{-3, 0, 7}));
     EXPECT_EQ(out.dtype(), kInt64);
-    EXPECT_EQ(to_vector<int64_t>(out), (std::vector<int64_t>{3, 0, 7}));
+    EXPECT_EQ(to_vector<int64_t>(out),
+              to_vector<int64_t>(GetParam().op(tensor({-3.0, 0.0, 7.0}, kFloat64)).to(kInt64)));
     return;
   }
   for (DType dtype : {kInt64, kBool}) {
@@ -134,6 +135,39 @@ TEST(OpTable, RoundGoesHalfToEvenAndSignOfNaNIsZeroAsPyTorch) {
   const Tensor specials = tensor({std::nan(""), -0.0, 0.0, -3.0});
   EXPECT_EQ(to_vector<float>(sign(specials)), (std::vector<float>{0, 0, 0, -1}));
   EXPECT_EQ(to_vector<float>(frac(tensor({-1.5, 2.25}))), (std::vector<float>{-0.5f, 0.25f}));
+}
+
+TEST(OpTable, ClampNeedsABoundKeepsNaNAndGivesMaxWhenTheBoundsCross) {
+  const Tensor x = tensor({-2.0, std::nan(""), 0.5, 3.0});
+  EXPECT_ERROR_CONTAINS(clamp(x, std::nullopt, std::nullopt),
+                        "clamp: expected at least one of min and max");
+  const auto clamped = to_vector<float>(clamp(x, -1.0, 1.0));
+  EXPECT_EQ(clamped[0], -1.0f);
+  EXPECT_TRUE(std::isnan(clamped[1]));
+  EXPECT_EQ(clamped[3], 1.0f);
+  EXPECT_EQ(to_vector<float>(clamp(x, 2.0, 1.0))[2], 1.0f);  // min > max: max, as PyTorch
+  EXPECT_EQ(to_vector<float>(clamp(x, std::nullopt, 0.0))[0], -2.0f);
+  // The gradient passes where min <= x <= max, the bounds included.
+  const Tensor leaf = tensor({-1.0, -0.5, 1.0, 2.0}, kFloat64).requires_grad_();
+  clamp(leaf, -1.0, 1.0).sum().backward();
+  EXPECT_EQ(to_vector<double>(leaf.grad()), (std::vector<double>{1, 1, 1, 0}));
+}
+
+TEST(OpTable, ComparisonsAndWhereTakeAScalarOnEitherSide) {
+  const Tensor x = tensor({0.2, 0.5, 0.9});
+  EXPECT_EQ(to_vector<bool>(x < 0.5), (std::vector<bool>{true, false, false}));
+  EXPECT_EQ(to_vector<bool>(0.5 < x), (std::vector<bool>{false, false, true}));
+  EXPECT_EQ(to_vector<bool>(0.5 <= x), to_vector<bool>(x >= 0.5));
+  EXPECT_EQ(to_vector<bool>(0.5 > x), to_vector<bool>(x < 0.5));
+  EXPECT_EQ(to_vector<bool>(0.5 >= x), to_vector<bool>(x <= 0.5));
+  EXPECT_EQ(to_vector<bool>(0.5 == x), (std::vector<bool>{false, true, false}));
+  EXPECT_EQ(to_vector<bool>(x != 0.5), (std::vector<bool>{true, false, true}));
+  EXPECT_EQ(to_vector<float>(where(x > 0.4, x, 0.0)), (std::vector<float>{0.0f, 0.5f, 0.9f}));
+  EXPECT_EQ(to_vector<float>(where(x > 0.4, -1.0, x)), (std::vector<float>{0.2f, -1.0f, -1.0f}));
+  EXPECT_EQ(where(x > 0.4, x, 0.0).dtype(), kFloat32);
+  const Tensor leaf = tensor({0.2, 0.5, 0.9}, kFloat64).requires_grad_();
+  where(leaf > 0.4, leaf, 0.0).sum().backward();
+  EXPECT_EQ(to_vector<double>(leaf.grad()), (std::vector<double>{0, 1, 1}));
 }
 
 TEST(OpTable, TensorMethodsForwardToTheFunctions) {
