@@ -30,12 +30,11 @@ MINIDL_AVX512 void flat_range_avx512(const Op& op, int64_t begin, int64_t end, O
   flat_range(op, begin, end, out, in...);
 }
 
-// Whether a flat loop with these element types takes flat_range_avx512: where bfloat16 is read
-// or written (the other types vectorise on the baseline too).
+// Whether a flat loop with these element types has an AVX-512 version: where bfloat16 is read or
+// written (the other types vectorise on the baseline too). Only those are compiled twice.
 template <class Out, class... In>
-bool takes_avx512() {
-  return (std::is_same_v<Out, BFloat16> || ... || std::is_same_v<In, BFloat16>)&&has_avx512();
-}
+constexpr bool reads_or_writes_bfloat16 = (std::is_same_v<Out, BFloat16> || ... ||
+                                           std::is_same_v<In, BFloat16>);
 
 // out[i] = op(inputs[0][i], ...) over every element of out's shape. When all operands share one
 // dense layout the elements are walked as flat arrays in memory order; otherwise through
@@ -50,12 +49,12 @@ void elementwise_loop(const Op& op, const Tensor& out,
   auto walk = [&]<size_t... I>(std::index_sequence<I...>) {
     const std::tuple<const In*...> in_data{static_cast<const In*>(inputs[I].data_ptr())...};
     if (flat) {
-      const bool avx512 = takes_avx512<Out, In...>();
       parallel_for(0, out.numel(), kDefaultGrain, [&](int64_t begin, int64_t end) {
-        if (avx512)
-          flat_range_avx512(op, begin, end, out_data, std::get<I>(in_data)...);
-        else
-          flat_range(op, begin, end, out_data, std::get<I>(in_data)...);
+        if constexpr (reads_or_writes_bfloat16<Out, In...>) {
+          if (has_avx512())
+            return flat_range_avx512(op, begin, end, out_data, std::get<I>(in_data)...);
+        }
+        flat_range(op, begin, end, out_data, std::get<I>(in_data)...);
       });
     } else {
       strided_loop<kInputs + 1>(out.sizes(), {out.strides(), inputs[I].strides()...},
