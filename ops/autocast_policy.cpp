@@ -31,6 +31,10 @@ constexpr std::array kAutocastPolicy{
     PolicyEntry{AutocastOp::Sum, CastPolicy::Float32, "sum"},
     PolicyEntry{AutocastOp::Mean, CastPolicy::Float32, "mean"},
     PolicyEntry{AutocastOp::Var, CastPolicy::Float32, "var"},
+    // As PyTorch's lower-precision list (AT_FORALL_LOWER_PRECISION_FP): the products run in 16
+    // bits while the softmax statistics accumulate in float32 inside the kernel.
+    PolicyEntry{AutocastOp::ScaledDotProductAttention, CastPolicy::LowerPrecision,
+                "scaled_dot_product_attention"},
     // batch_norm is not here, as in PyTorch: it runs in its input's dtype, computing statistics
     // in float32 and keeping float32 parameters and running statistics as they are, so a
     // 16-bit activation stays 16-bit through it (and the ReLU and residual add after it).
@@ -39,7 +43,7 @@ constexpr std::array kAutocastPolicy{
 constexpr bool rows_follow_enum_order() {
   for (size_t i = 0; i < kAutocastPolicy.size(); ++i)
     if (static_cast<size_t>(kAutocastPolicy[i].op) != i) return false;
-  return kAutocastPolicy.back().op == AutocastOp::Var;
+  return kAutocastPolicy.back().op == AutocastOp::ScaledDotProductAttention;
 }
 static_assert(rows_follow_enum_order(),
               "kAutocastPolicy must have one row per AutocastOp, in declaration order");

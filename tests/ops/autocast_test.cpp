@@ -173,7 +173,8 @@ INSTANTIATE_TEST_SUITE_P(Float16AndBFloat16, AutocastPolicy, ::testing::Values(k
 TEST(AutocastPolicyTable, ProductsAreLowPrecisionTheRestFloat32) {
   using amp::AutocastOp;
   using amp::CastPolicy;
-  for (AutocastOp op : {AutocastOp::Conv2d, AutocastOp::Linear, AutocastOp::Matmul})
+  for (AutocastOp op : {AutocastOp::Conv2d, AutocastOp::Linear, AutocastOp::Matmul,
+                        AutocastOp::ScaledDotProductAttention})
     EXPECT_EQ(amp::cast_policy(op), CastPolicy::LowerPrecision) << amp::autocast_op_name(op);
   for (AutocastOp op :
        {AutocastOp::Softmax, AutocastOp::LogSoftmax, AutocastOp::CrossEntropy, AutocastOp::NllLoss,
