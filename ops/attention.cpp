@@ -46,10 +46,11 @@ void check_operands(const Tensor& query, const Tensor& key, const Tensor& value)
   MINIDL_CHECK(key.device() == query.device() && value.device() == query.device(), kOp,
                ": expected query, key and value on one device, got ", query.device(), ", ",
                key.device(), " and ", value.device());
-  MINIDL_CHECK(query.dim() >= 2 && key.dim() == query.dim() && value.dim() == query.dim(), kOp,
-               ": expected query [..., T, D], key [..., S, D] and value [..., S, Dv] with the same ",
-               "number of dims (at least 2), got ", shape_str(query.sizes()), ", ",
-               shape_str(key.sizes()), " and ", shape_str(value.sizes()));
+  MINIDL_CHECK(
+      query.dim() >= 2 && key.dim() == query.dim() && value.dim() == query.dim(), kOp,
+      ": expected query [..., T, D], key [..., S, D] and value [..., S, Dv] with the same ",
+      "number of dims (at least 2), got ", shape_str(query.sizes()), ", ", shape_str(key.sizes()),
+      " and ", shape_str(value.sizes()));
   for (int64_t d = 0; d < query.dim() - 2; ++d)
     MINIDL_CHECK(key.size(d) == query.size(d) && value.size(d) == query.size(d), kOp,
                  ": expected query, key and value with the same leading (batch) dims, got ",
@@ -133,8 +134,8 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
 
   Shape out_sizes(query.sizes().begin(), query.sizes().end() - 1);
   out_sizes.push_back(params.value_dim);
-  Tensor out = empty({params.batch, params.heads, params.query_length, params.value_dim},
-                     query.options());
+  Tensor out =
+      empty({params.batch, params.heads, params.query_length, params.value_dim}, query.options());
   Tensor logsumexp = empty({params.batch, params.heads, params.query_length},
                            query.options().dtype(accumulation_dtype(query.dtype())));
   const AttentionKernels& kernels = kernels_for<AttentionKernels>(query.device());
@@ -145,8 +146,7 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
     autograd::SavedTensor saved_q(q, kOp), saved_k(k, kOp), saved_v(v, kOp), saved_out(out, kOp);
     const Shape key_sizes = key.sizes(), value_sizes = value.sizes(), query_shape = query.sizes();
     autograd::record(
-        result, "ScaledDotProductAttentionBackward", {query, key, value},
-        [=](const Tensor& grad) {
+        result, "ScaledDotProductAttentionBackward", {query, key, value}, [=](const Tensor& grad) {
           const Tensor &q4 = saved_q.get(), &k4 = saved_k.get(), &v4 = saved_v.get();
           Tensor grad_q = empty(q4.sizes(), q4.options());
           Tensor grad_k = empty(k4.sizes(), k4.options());

@@ -55,17 +55,15 @@ MINIDL_HOST_DEVICE Acc infinity() {
 MINIDL_HOST_DEVICE bool causally_visible(int64_t query, int64_t key) { return key <= query; }
 
 // The Philox counter of entry (bh = b * H + h, i, j); see Note [Attention dropout].
-MINIDL_HOST_DEVICE uint64_t dropout_counter(uint64_t offset, int64_t bh, int64_t query,
-                                            int64_t key, int64_t query_length,
-                                            int64_t key_length) {
+MINIDL_HOST_DEVICE uint64_t dropout_counter(uint64_t offset, int64_t bh, int64_t query, int64_t key,
+                                            int64_t query_length, int64_t key_length) {
   return offset + static_cast<uint64_t>((bh * query_length + query) * key_length + key);
 }
 
 // The factor entry (bh, i, j) is multiplied by after dropout: 1 / (1 - p) when kept, else 0;
 // 1 without dropout (p == 0).
 template <class Acc>
-MINIDL_HOST_DEVICE Acc dropout_factor(uint64_t seed, uint64_t counter, double p,
-                                      Acc keep_scale) {
+MINIDL_HOST_DEVICE Acc dropout_factor(uint64_t seed, uint64_t counter, double p, Acc keep_scale) {
   if (p == 0.0) return Acc(1);
   return dropout::keeps(seed, counter, p) ? keep_scale : Acc(0);
 }
@@ -109,7 +107,7 @@ struct OnlineSoftmax {
 template <class Acc>
 MINIDL_HOST_DEVICE Acc probability(Acc score, Acc logsumexp) {
   return score == -infinity<Acc>() || logsumexp == infinity<Acc>() ? Acc(0)
-                                                                    : exp_of(score - logsumexp);
+                                                                   : exp_of(score - logsumexp);
 }
 
 // dScore_ij = P_ij * (dP_ij - Delta_i), dP_ij already multiplied by the dropout factor.

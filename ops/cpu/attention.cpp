@@ -109,8 +109,8 @@ struct Problem {
     Acc additive = 0;
     if (params.mask != AttentionMask::None) {
       const auto& s = params.mask_strides;
-      const int64_t at = (bh / params.heads) * s[0] + (bh % params.heads) * s[1] + i * s[2] +
-                         j * s[3];
+      const int64_t at =
+          (bh / params.heads) * s[0] + (bh % params.heads) * s[1] + i * s[2] + j * s[3];
       if (boolean_mask)
         masked_out = masked_out || !boolean_mask[at];
       else
@@ -228,8 +228,8 @@ struct BackwardTile {
 // Fills tile.dropped_probabilities and tile.score_gradients for the loaded blocks.
 template <class T, class Acc>
 void recompute_tile(const Problem<T, Acc>& problem, BackwardTile<Acc>& tile, int64_t bh,
-                    int64_t first_query, int64_t query_count, int64_t first_key,
-                    int64_t key_count, const Acc* logsumexp, const Acc* delta) {
+                    int64_t first_query, int64_t query_count, int64_t first_key, int64_t key_count,
+                    const Acc* logsumexp, const Acc* delta) {
   const AttentionParams& params = problem.params;
   for (int64_t r = 0; r < query_count; ++r) {
     const int64_t i = first_query + r;
@@ -257,9 +257,9 @@ void recompute_tile(const Problem<T, Acc>& problem, BackwardTile<Acc>& tile, int
 
 template <class T>
 void attention_backward_typed(const Tensor& grad_query, const Tensor& grad_key,
-                              const Tensor& grad_value, const Tensor& grad_out,
-                              const Tensor& query, const Tensor& key, const Tensor& value,
-                              const Tensor& out, const Tensor& logsumexp, const Tensor& mask,
+                              const Tensor& grad_value, const Tensor& grad_out, const Tensor& query,
+                              const Tensor& key, const Tensor& value, const Tensor& out,
+                              const Tensor& logsumexp, const Tensor& mask,
                               const AttentionParams& params) {
   using Acc = acc_t<T>;
   const Problem<T, Acc> problem(params, query, key, value, mask);
@@ -272,7 +272,8 @@ void attention_backward_typed(const Tensor& grad_query, const Tensor& grad_key,
 
   // Delta_i = rowsum(dO_i * O_i), [B * H * T].
   std::vector<Acc> delta(static_cast<size_t>(heads_total * query_length));
-  parallel_for(0, heads_total * query_length, std::max<int64_t>(1, kDefaultGrain / std::max<int64_t>(Dv, 1)),
+  parallel_for(0, heads_total * query_length,
+               std::max<int64_t>(1, kDefaultGrain / std::max<int64_t>(Dv, 1)),
                [&](int64_t begin, int64_t end) {
                  for (int64_t row = begin; row < end; ++row) {
                    Acc sum = 0;
@@ -301,7 +302,8 @@ void attention_backward_typed(const Tensor& grad_query, const Tensor& grad_key,
       // Under is_causal, queries before first_key see none of these keys.
       const int64_t query_start =
           params.is_causal ? std::min(query_length, first_key) / kQueryBlock * kQueryBlock : 0;
-      for (int64_t first_query = query_start; first_query < query_length; first_query += kQueryBlock) {
+      for (int64_t first_query = query_start; first_query < query_length;
+           first_query += kQueryBlock) {
         const int64_t query_count = std::min(kQueryBlock, query_length - first_query);
         tile.queries.load(problem.query_rows(bh), first_query, query_count);
         tile.grad_outs.load(grad_out_data + bh * query_length * Dv, first_query, query_count);
@@ -311,7 +313,8 @@ void attention_backward_typed(const Tensor& grad_query, const Tensor& grad_key,
           for (int64_t c = 0; c < key_count; ++c) {
             const Acc dropped = tile.dropped_probabilities.row(r)[c];
             const Acc score_gradient = tile.score_gradients.row(r)[c];
-            if (dropped != Acc(0)) add_scaled(grad_values.row(c), dropped, tile.grad_outs.row(r), Dv);
+            if (dropped != Acc(0))
+              add_scaled(grad_values.row(c), dropped, tile.grad_outs.row(r), Dv);
             if (score_gradient != Acc(0))
               add_scaled(grad_keys.row(c), score_gradient, tile.queries.row(r), D);
           }
@@ -361,14 +364,13 @@ void attention_backward_typed(const Tensor& grad_query, const Tensor& grad_key,
   });
 }
 
-void attention_backward(const Tensor& grad_query, const Tensor& grad_key,
-                        const Tensor& grad_value, const Tensor& grad_out, const Tensor& query,
-                        const Tensor& key, const Tensor& value, const Tensor& out,
-                        const Tensor& logsumexp, const Tensor& mask,
-                        const AttentionParams& params) {
+void attention_backward(const Tensor& grad_query, const Tensor& grad_key, const Tensor& grad_value,
+                        const Tensor& grad_out, const Tensor& query, const Tensor& key,
+                        const Tensor& value, const Tensor& out, const Tensor& logsumexp,
+                        const Tensor& mask, const AttentionParams& params) {
   visit_floating(query.dtype(), "scaled_dot_product_attention backward", [&](auto zero) {
-    attention_backward_typed<decltype(zero)>(grad_query, grad_key, grad_value, grad_out, query,
-                                             key, value, out, logsumexp, mask, params);
+    attention_backward_typed<decltype(zero)>(grad_query, grad_key, grad_value, grad_out, query, key,
+                                             value, out, logsumexp, mask, params);
   });
 }
 

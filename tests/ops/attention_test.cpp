@@ -179,12 +179,11 @@ TEST_P(BlockedAgainstNaive, AgreesInFloat64) {
     options.mask = additive_mask(c.batch, c.query_length, c.key_length, kFloat64);
   manual_seed(1234);
   options.dropout_start = default_generator().state();
-  const Tensor out =
-      scaled_dot_product_attention(q, k, v, options.mask, c.dropout_p, c.is_causal);
+  const Tensor out = scaled_dot_product_attention(q, k, v, options.mask, c.dropout_p, c.is_causal);
   EXPECT_TRUE(all_close(out, naive_attention(q, k, v, options), 1e-12, 1e-10));
   if (c.dropout_p > 0) {  // the call reserved its B * H * T * S counters (rounded up to 4)
-    const uint64_t counters = static_cast<uint64_t>(c.batch * c.heads * c.query_length *
-                                                    c.key_length);
+    const uint64_t counters =
+        static_cast<uint64_t>(c.batch * c.heads * c.query_length * c.key_length);
     EXPECT_EQ(default_generator().state().offset, (counters + 3) / 4 * 4);
   }
 }
@@ -223,8 +222,8 @@ TEST(ScaledDotProductAttention, RowWithEveryKeyMaskedIsZeroWithZeroGradient) {
   }
   // The same through an additive mask of -inf.
   const Tensor additive = where(mask, zeros({3, 5}, kFloat64), full({3, 5}, -kInfinity, kFloat64));
-  EXPECT_TRUE(bitwise_equal(scaled_dot_product_attention(q, k, v, additive).detach(),
-                            out.detach()));
+  EXPECT_TRUE(
+      bitwise_equal(scaled_dot_product_attention(q, k, v, additive).detach(), out.detach()));
 }
 
 TEST(ScaledDotProductAttention, DropoutMaskIsTheSameForwardAndBackward) {
@@ -324,9 +323,8 @@ TEST(ScaledDotProductAttention, SixteenBitInputsAccumulateInFloat32) {
     const Tensor out = scaled_dot_product_attention(q16, k16, v16, {}, 0.0, true);
     EXPECT_EQ(out.dtype(), dtype);
     // Against float64 of the same rounded inputs: one rounding of the output.
-    const Tensor exact =
-        scaled_dot_product_attention(q16.to(kFloat64), k16.to(kFloat64), v16.to(kFloat64), {},
-                                     0.0, true);
+    const Tensor exact = scaled_dot_product_attention(q16.to(kFloat64), k16.to(kFloat64),
+                                                      v16.to(kFloat64), {}, 0.0, true);
     const double epsilon = dtype == kFloat16 ? 1.0 / 1024 : 1.0 / 128;
     EXPECT_TRUE(all_close(out, exact, 1e-4, epsilon)) << dtype;
   }
@@ -355,9 +353,8 @@ TEST(ScaledDotProductAttention, ErrorsNameTheOpAndWhatWasExpected) {
                         "scaled_dot_product_attention: expected attn_mask or is_causal, not both");
   EXPECT_ERROR_CONTAINS(scaled_dot_product_attention(q, k.to(kFloat64), v),
                         "scaled_dot_product_attention: expected query, key and value of one dtype");
-  EXPECT_ERROR_CONTAINS(
-      scaled_dot_product_attention(q.to(kInt64), k.to(kInt64), v.to(kInt64)),
-      "scaled_dot_product_attention: expected a floating-point query");
+  EXPECT_ERROR_CONTAINS(scaled_dot_product_attention(q.to(kInt64), k.to(kInt64), v.to(kInt64)),
+                        "scaled_dot_product_attention: expected a floating-point query");
   EXPECT_ERROR_CONTAINS(scaled_dot_product_attention(q, wiggly({2, 3, 5, 7}), v),
                         "expected key's last dim (D) to equal query's");
   EXPECT_ERROR_CONTAINS(scaled_dot_product_attention(q, k, wiggly({2, 3, 6, 6})),
@@ -366,8 +363,9 @@ TEST(ScaledDotProductAttention, ErrorsNameTheOpAndWhatWasExpected) {
                         "expected query, key and value with the same leading (batch) dims");
   EXPECT_ERROR_CONTAINS(scaled_dot_product_attention(q, wiggly({3, 5, 8}), v),
                         "with the same number of dims (at least 2)");
-  EXPECT_ERROR_CONTAINS(scaled_dot_product_attention(q, k, v, ones({4, 4}, kBool)),
-                        "expected attn_mask broadcastable to [2, 3, 4, 5] ([..., T, S]), got [4, 4]");
+  EXPECT_ERROR_CONTAINS(
+      scaled_dot_product_attention(q, k, v, ones({4, 4}, kBool)),
+      "expected attn_mask broadcastable to [2, 3, 4, 5] ([..., T, S]), got [4, 4]");
   EXPECT_ERROR_CONTAINS(scaled_dot_product_attention(q, k, v, ones({1, 2, 3, 4, 5}, kBool)),
                         "expected attn_mask broadcastable to");
   EXPECT_ERROR_CONTAINS(scaled_dot_product_attention(q, k, v, ones({4, 5}, kInt64)),
@@ -376,9 +374,8 @@ TEST(ScaledDotProductAttention, ErrorsNameTheOpAndWhatWasExpected) {
                         "expected dropout_p in [0, 1), got 1");
   EXPECT_ERROR_CONTAINS(scaled_dot_product_attention(q, k, v, {}, -0.1),
                         "expected dropout_p in [0, 1)");
-  EXPECT_ERROR_CONTAINS(
-      scaled_dot_product_attention(q, k, v, zeros({4, 5}).requires_grad_()),
-      "scaled_dot_product_attention: no gradient flows to attn_mask");
+  EXPECT_ERROR_CONTAINS(scaled_dot_product_attention(q, k, v, zeros({4, 5}).requires_grad_()),
+                        "scaled_dot_product_attention: no gradient flows to attn_mask");
   EXPECT_ERROR_CONTAINS(scaled_dot_product_attention(q, Tensor(), v),
                         "scaled_dot_product_attention: argument 'key' is an undefined tensor");
 }
