@@ -3,6 +3,7 @@
 // imported as `namespace F = minidl::nn::functional;`). Thin wrappers over ops/: the layers call
 // these, so a module and its function always compute the same thing.
 #include <cstdint>
+#include <optional>
 
 #include "minidl/core/tensor.h"
 #include "minidl/nn/options/activation.h"
@@ -43,6 +44,13 @@ Tensor adaptive_avg_pool2d(const Tensor& input, Size2 output_size);
 
 Tensor flatten(const Tensor& x, int64_t start_dim = 1, int64_t end_dim = -1);
 Tensor dropout(const Tensor& x, const DropoutFuncOptions& options = {});
+// query [..., T, D], key [..., S, D], value [..., S, Dv] -> [..., T, Dv]; see ops/attention.h.
+// LibTorch has no functional form with options (only torch::scaled_dot_product_attention), so
+// this takes PyTorch's arguments positionally.
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const Tensor& attn_mask = {}, double dropout_p = 0.0,
+                                    bool is_causal = false,
+                                    std::optional<double> scale = std::nullopt);
 
 // logits [N, C], target int64 class indices [N].
 Tensor cross_entropy(const Tensor& logits, const Tensor& target,

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Writes tests/ops/attention_reference.h: PyTorch's scaled_dot_product_attention and
-nn.MultiheadAttention on fixed inputs, which tests/ops/attention_test.cpp and
-tests/nn/attention_test.cpp carry so that they run without PyTorch.
+"""Writes tests/ops/attention_reference.h (PyTorch's scaled_dot_product_attention) and
+tests/nn/multihead_attention_reference.h (nn.MultiheadAttention) on fixed inputs, which
+tests/ops/attention_test.cpp and tests/nn/multihead_attention_test.cpp carry so that they run
+without PyTorch.
 
-    python3 tools/make_attention_reference.py [--output tests/ops/attention_reference.h]
+    python3 tools/make_attention_reference.py
 
 Needs PyTorch (2.15 wrote the checked-in file). Inputs are the tests' wiggly() sequences:
 element k (row-major) of a tensor with phase p is sin(1 + p + 0.37 k), computed in double and
@@ -116,8 +117,8 @@ def mha_values():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", default=os.path.join(HERE, "..", "tests", "ops",
-                                                         "attention_reference.h"))
+    parser.add_argument("--tests", default=os.path.join(HERE, "..", "tests"),
+                        help="the tests folder the two headers go under")
     args = parser.parse_args()
     lines = [
         "#pragma once",
@@ -155,10 +156,21 @@ def main():
         for values in (out, gq, gk, gv):
             lines.append(f"   {format_values(values)},")
         lines.append("  },")
-    lines.append("};")
+    lines += ["};", "// clang-format on", "", "}  // namespace minidl::testing", ""]
+    with open(os.path.join(args.tests, "ops", "attention_reference.h"), "w") as f:
+        f.write("\n".join(lines))
+
     out, weights, causal_out = mha_values()
-    lines += [
+    lines = [
+        "#pragma once",
+        f"// Written by tools/make_attention_reference.py with PyTorch {torch.__version__}; "
+        "do not edit.",
+        "// PyTorch's nn.MultiheadAttention on the inputs of the script's mha_values().",
+        "#include <vector>",
         "",
+        "namespace minidl::testing {",
+        "",
+        "// clang-format off",
         "// tools/make_attention_reference.py's mha_values(): output [2, 5, 8], weights [2, 5, 6],",
         "// and the causal self-attention output [2, 5, 8].",
         f"inline const std::vector<double> kMultiheadAttentionOut = {format_values(out)};",
@@ -171,7 +183,7 @@ def main():
         "}  // namespace minidl::testing",
         "",
     ]
-    with open(args.output, "w") as f:
+    with open(os.path.join(args.tests, "nn", "multihead_attention_reference.h"), "w") as f:
         f.write("\n".join(lines))
 
 

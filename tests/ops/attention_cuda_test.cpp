@@ -66,7 +66,8 @@ Results run(const ParityCase& c, DType dtype, bool on_cuda) {
   Tensor v = place(wiggly({c.batch, c.heads, c.key_length, c.value_dim}, 2.0, dtype))
                  .detach()
                  .requires_grad_();
-  const Tensor upstream = place(wiggly({c.batch, c.heads, c.query_length, c.value_dim}, 3.0, dtype));
+  const Tensor upstream =
+      place(wiggly({c.batch, c.heads, c.query_length, c.value_dim}, 3.0, dtype));
   Tensor mask;
   if (std::string(c.mask) == "boolean") mask = place(boolean_mask(c.query_length, c.key_length));
   if (std::string(c.mask) == "additive")
@@ -172,11 +173,11 @@ TEST(AttentionCuda, ErrorsNameTheOp) {
   EXPECT_ERROR_CONTAINS(scaled_dot_product_attention(q, q, v),
                         "scaled_dot_product_attention: on CUDA, expected head dims D and Dv of at "
                         "most 256, got D = 300");
-  EXPECT_ERROR_CONTAINS(scaled_dot_product_attention(wiggly({1, 1, 4, 8}), v, v),
-                        "scaled_dot_product_attention: expected query, key and value on one device");
   EXPECT_ERROR_CONTAINS(
-      scaled_dot_product_attention(v, v, v, ones({4, 4}, kBool)),
-      "scaled_dot_product_attention: expected attn_mask on the query's device");
+      scaled_dot_product_attention(wiggly({1, 1, 4, 8}), v, v),
+      "scaled_dot_product_attention: expected query, key and value on one device");
+  EXPECT_ERROR_CONTAINS(scaled_dot_product_attention(v, v, v, ones({4, 4}, kBool)),
+                        "scaled_dot_product_attention: expected attn_mask on the query's device");
 }
 
 }  // namespace
