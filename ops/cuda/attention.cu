@@ -44,7 +44,7 @@ constexpr int kKeys = kWarpSize;  // keys per tile: one per lane
 constexpr int kWarps = 8;         // query rows per tile: one per warp
 constexpr int kThreads = kWarpSize * kWarps;
 constexpr int kMaxDim = 256;
-constexpr int kMaxPerLane = kMaxDim / kWarpSize;                // forward's Dv accumulators
+constexpr int kMaxPerLane = kMaxDim / kWarpSize;                 // forward's Dv accumulators
 constexpr int kMaxKeyTileElements = kKeys * kMaxDim / kThreads;  // dK's or dV's per thread
 constexpr int kMaxQueryTileElements = kWarps * kMaxDim / kThreads;
 constexpr size_t kDefaultSharedBytes = 48 * 1024;
@@ -111,8 +111,7 @@ DeviceProblem<T> device_problem(const AttentionParams& params, const Tensor& que
   problem.query = query.data_ptr<T>();
   problem.key = key.data_ptr<T>();
   problem.value = value.data_ptr<T>();
-  problem.boolean_mask =
-      params.mask == AttentionMask::Boolean ? mask.data_ptr<bool>() : nullptr;
+  problem.boolean_mask = params.mask == AttentionMask::Boolean ? mask.data_ptr<bool>() : nullptr;
   problem.additive_mask = params.mask == AttentionMask::Additive ? mask.data_ptr<T>() : nullptr;
   for (int d = 0; d < 4; ++d) problem.mask_strides[d] = params.mask_strides[static_cast<size_t>(d)];
   problem.heads = params.heads;
@@ -137,7 +136,8 @@ __device__ void stage_rows(Acc* tile, const T* rows, int64_t first, int64_t coun
   for (int e = threadIdx.y * blockDim.x + threadIdx.x; e < tile_rows * width;
        e += blockDim.x * blockDim.y) {
     const int r = e / width, d = e % width;
-    tile[r * (width + 1) + d] = r < count ? static_cast<Acc>(rows[(first + r) * width + d]) : Acc(0);
+    tile[r * (width + 1) + d] =
+        r < count ? static_cast<Acc>(rows[(first + r) * width + d]) : Acc(0);
   }
 }
 
@@ -156,9 +156,9 @@ template <class T>
 __global__ void attention_forward_kernel(DeviceProblem<T> problem, T* out, Acc* logsumexp) {
   extern __shared__ Acc shared[];
   const int D = problem.head_dim, Dv = problem.value_dim;
-  Acc* queries = shared;                           // [kWarps, D + 1]
-  Acc* keys = queries + kWarps * (D + 1);          // [kKeys, D + 1]
-  Acc* values = keys + kKeys * (D + 1);            // [kKeys, Dv + 1]
+  Acc* queries = shared;                   // [kWarps, D + 1]
+  Acc* keys = queries + kWarps * (D + 1);  // [kKeys, D + 1]
+  Acc* values = keys + kKeys * (D + 1);    // [kKeys, Dv + 1]
   const int64_t bh = blockIdx.y;
   const int64_t first_query = static_cast<int64_t>(blockIdx.x) * kWarps;
   const int64_t query_count = min(static_cast<int64_t>(kWarps), problem.query_length - first_query);
@@ -191,8 +191,7 @@ __global__ void attention_forward_kernel(DeviceProblem<T> problem, T* out, Acc* 
     for (int m = 0; m < kMaxPerLane; ++m) accumulators[m] *= factor;
     const Acc weight = softmax.weight(score);
     softmax.sum += warp_all_reduce(SumOp<Acc>{}, weight);
-    const Acc kept =
-        weight != Acc(0) ? weight * problem.dropout_factor(bh, i, j) : Acc(0);
+    const Acc kept = weight != Acc(0) ? weight * problem.dropout_factor(bh, i, j) : Acc(0);
     for (int c = 0; c < key_count; ++c) {
       const Acc key_weight = __shfl_sync(0xffffffffu, kept, c);
       if (key_weight == Acc(0)) continue;  // the same for the whole warp
@@ -233,12 +232,12 @@ __global__ void attention_delta_kernel(const T* grad_out, const T* out, Acc* del
 
 // The shared tiles of the two gradient kernels.
 struct BackwardTiles {
-  Acc* queries;     // [kWarps, D + 1]
-  Acc* grad_outs;   // [kWarps, Dv + 1]
-  Acc* keys;        // [kKeys, D + 1]
-  Acc* values;      // [kKeys, Dv + 1]
-  Acc* dropped;     // [kWarps, kKeys]: P_ij * dropout factor
-  Acc* gradients;   // [kWarps, kKeys]: dScore_ij * scale
+  Acc* queries;    // [kWarps, D + 1]
+  Acc* grad_outs;  // [kWarps, Dv + 1]
+  Acc* keys;       // [kKeys, D + 1]
+  Acc* values;     // [kKeys, Dv + 1]
+  Acc* dropped;    // [kWarps, kKeys]: P_ij * dropout factor
+  Acc* gradients;  // [kWarps, kKeys]: dScore_ij * scale
 
   __device__ static BackwardTiles carve(Acc* shared, int D, int Dv) {
     BackwardTiles tiles;
@@ -251,8 +250,8 @@ struct BackwardTiles {
     return tiles;
   }
   static size_t bytes(int D, int Dv) {
-    return sizeof(Acc) * (static_cast<size_t>(kWarps + kKeys) * (D + 1 + Dv + 1) +
-                          2 * kWarps * kKeys);
+    return sizeof(Acc) *
+           (static_cast<size_t>(kWarps + kKeys) * (D + 1 + Dv + 1) + 2 * kWarps * kKeys);
   }
 };
 
@@ -309,8 +308,7 @@ __global__ void attention_key_value_gradient_kernel(DeviceProblem<T> problem, co
   for (int m = 0; m < kMaxKeyTileElements; ++m) grad_keys[m] = grad_values[m] = 0;
 
   // Under is_causal, queries before first_key see none of these keys.
-  const int64_t query_start =
-      problem.is_causal ? min(T_length, first_key) / kWarps * kWarps : 0;
+  const int64_t query_start = problem.is_causal ? min(T_length, first_key) / kWarps * kWarps : 0;
   for (int64_t first_query = query_start; first_query < T_length; first_query += kWarps) {
     const int64_t query_count = min(static_cast<int64_t>(kWarps), T_length - first_query);
     __syncthreads();  // the previous tile's readers are done
@@ -454,11 +452,10 @@ void attention_forward(const Tensor& out, const Tensor& logsumexp, const Tensor&
   });
 }
 
-void attention_backward(const Tensor& grad_query, const Tensor& grad_key,
-                        const Tensor& grad_value, const Tensor& grad_out, const Tensor& query,
-                        const Tensor& key, const Tensor& value, const Tensor& out,
-                        const Tensor& logsumexp, const Tensor& mask,
-                        const AttentionParams& params) {
+void attention_backward(const Tensor& grad_query, const Tensor& grad_key, const Tensor& grad_value,
+                        const Tensor& grad_out, const Tensor& query, const Tensor& key,
+                        const Tensor& value, const Tensor& out, const Tensor& logsumexp,
+                        const Tensor& mask, const AttentionParams& params) {
   check_supported(params);
   LaunchContext context(query);
   check_dropout_not_captured(params, context.device);
@@ -472,8 +469,7 @@ void attention_backward(const Tensor& grad_query, const Tensor& grad_key,
     using T = decltype(zero);
     const DeviceProblem<T> problem = device_problem<T>(params, query, key, value, mask);
     if (rows > 0) {
-      const unsigned delta_blocks =
-          resident_grid_stride_blocks(rows, kWarps, 8, context.device);
+      const unsigned delta_blocks = resident_grid_stride_blocks(rows, kWarps, 8, context.device);
       attention_delta_kernel<T><<<delta_blocks, block, 0, context.stream>>>(
           grad_out.data_ptr<T>(), out.data_ptr<T>(), delta.data_ptr<Acc>(), rows, Dv);
       MINIDL_LAUNCH_CHECK();
