@@ -20,9 +20,10 @@ namespace {
 // in `dtype`: -inf where a boolean mask is true.
 Tensor as_additive(const Tensor& mask, const Tensor& like, const char* what) {
   if (mask.dtype() == kBool)
-    return where(mask, -std::numeric_limits<double>::infinity(), zeros(mask.sizes(), like.options()));
-  MINIDL_CHECK(mask.is_floating_point(), "MultiheadAttention: expected a boolean or floating ", what,
-               ", got ", mask.dtype());
+    return where(mask, -std::numeric_limits<double>::infinity(),
+                 zeros(mask.sizes(), like.options()));
+  MINIDL_CHECK(mask.is_floating_point(), "MultiheadAttention: expected a boolean or floating ",
+               what, ", got ", mask.dtype());
   return mask.to(like.dtype());
 }
 
@@ -68,8 +69,8 @@ MultiheadAttentionImpl::MultiheadAttentionImpl(const MultiheadAttentionOptions& 
   const int64_t embed_dim = options.embed_dim();
   in_proj_weight = register_parameter("in_proj_weight", empty({3 * embed_dim, embed_dim}));
   if (options.bias()) in_proj_bias = register_parameter("in_proj_bias", empty({3 * embed_dim}));
-  out_proj = register_module("out_proj",
-                             Linear(LinearOptions(embed_dim, embed_dim).bias(options.bias())));
+  out_proj =
+      register_module("out_proj", Linear(LinearOptions(embed_dim, embed_dim).bias(options.bias())));
   reset_parameters();
 }
 
@@ -81,28 +82,25 @@ void MultiheadAttentionImpl::reset_parameters() {
   if (out_proj->bias.defined()) init::zeros_(out_proj->bias);
 }
 
-std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, const Tensor& key,
-                                                           const Tensor& value,
-                                                           const Tensor& key_padding_mask,
-                                                           bool need_weights,
-                                                           const Tensor& attn_mask,
-                                                           bool is_causal) {
+std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(
+    const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& key_padding_mask,
+    bool need_weights, const Tensor& attn_mask, bool is_causal) {
   const int64_t embed_dim = options.embed_dim(), heads = options.num_heads();
   const int64_t head_dim = embed_dim / heads;
   check_defined(query, "MultiheadAttention", "query");
   check_defined(key, "MultiheadAttention", "key");
   check_defined(value, "MultiheadAttention", "value");
   const bool batched = query.dim() == 3;
-  MINIDL_CHECK((query.dim() == 2 || batched) && key.dim() == query.dim() &&
-                   value.dim() == query.dim(),
-               "MultiheadAttention: expected query, key and value all 3-D (batched) or all 2-D, "
-               "got ",
-               query.sizes(), ", ", key.sizes(), " and ", value.sizes());
-  MINIDL_CHECK(query.size(-1) == embed_dim && key.size(-1) == embed_dim &&
-                   value.size(-1) == embed_dim,
-               "MultiheadAttention: expected query, key and value with embed_dim (", embed_dim,
-               ") features (kdim and vdim are not supported), got ", query.sizes(), ", ",
-               key.sizes(), " and ", value.sizes());
+  MINIDL_CHECK(
+      (query.dim() == 2 || batched) && key.dim() == query.dim() && value.dim() == query.dim(),
+      "MultiheadAttention: expected query, key and value all 3-D (batched) or all 2-D, "
+      "got ",
+      query.sizes(), ", ", key.sizes(), " and ", value.sizes());
+  MINIDL_CHECK(
+      query.size(-1) == embed_dim && key.size(-1) == embed_dim && value.size(-1) == embed_dim,
+      "MultiheadAttention: expected query, key and value with embed_dim (", embed_dim,
+      ") features (kdim and vdim are not supported), got ", query.sizes(), ", ", key.sizes(),
+      " and ", value.sizes());
   MINIDL_CHECK(!is_causal || attn_mask.defined(),
                "MultiheadAttention: is_causal is a hint that attn_mask is the causal mask; "
                "expected attn_mask too (as PyTorch)");
@@ -130,8 +128,8 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, 
         .transpose(1, 2);
   };
   const Tensor q = project(q_in, 0), k = project(k_in, 1), v = project(v_in, 2);
-  const Tensor mask = merged_mask(attn_mask, key_padding_mask, q, batch, heads, query_length,
-                                  key_length);
+  const Tensor mask =
+      merged_mask(attn_mask, key_padding_mask, q, batch, heads, query_length, key_length);
   const double dropout_p = is_training() ? options.dropout() : 0.0;
 
   Tensor heads_out, weights;  // [N, H, L, head_dim], [N, L, S]
@@ -154,7 +152,8 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, 
                        v.reshape({batch * heads, key_length, head_dim}))
                     .view({batch, heads, query_length, head_dim});
   }
-  Tensor out = out_proj->forward(heads_out.transpose(1, 2).reshape({batch, query_length, embed_dim}));
+  Tensor out =
+      out_proj->forward(heads_out.transpose(1, 2).reshape({batch, query_length, embed_dim}));
   if (!batched) return {out.squeeze(0), weights.defined() ? weights.squeeze(0) : weights};
   return {options.batch_first() ? out : out.transpose(0, 1), weights};
 }

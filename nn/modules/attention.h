@@ -37,9 +37,8 @@ class MultiheadAttentionImpl : public Module {
   // need_weights defaults to false here (PyTorch's default is true): the fused kernel then
   // never forms the weights.
   std::tuple<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
-                                     const Tensor& key_padding_mask = {},
-                                     bool need_weights = false, const Tensor& attn_mask = {},
-                                     bool is_causal = false);
+                                     const Tensor& key_padding_mask = {}, bool need_weights = false,
+                                     const Tensor& attn_mask = {}, bool is_causal = false);
   // Draws the parameters again, as at construction.
   void reset_parameters();
   void pretty_print(std::ostream& out) const override;

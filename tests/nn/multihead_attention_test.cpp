@@ -68,8 +68,8 @@ TEST(MultiheadAttention, MatchesPyTorchCausalSelfAttention) {
   // The hint (the kernel's causal mode), the mask alone, and the explicit weights path agree.
   EXPECT_TRUE(all_close(std::get<0>(mha->forward(q, q, q, {}, false, causal_mask, true)), expected,
                         1e-12, 1e-10));
-  EXPECT_TRUE(all_close(std::get<0>(mha->forward(q, q, q, {}, false, causal_mask)), expected,
-                        1e-12, 1e-10));
+  EXPECT_TRUE(all_close(std::get<0>(mha->forward(q, q, q, {}, false, causal_mask)), expected, 1e-12,
+                        1e-10));
   EXPECT_TRUE(all_close(std::get<0>(mha->forward(q, q, q, {}, true, causal_mask, true)), expected,
                         1e-12, 1e-10));
 }
@@ -119,12 +119,12 @@ TEST(MultiheadAttention, SequenceFirstAndUnbatchedMatchBatchFirst) {
   }
   const Tensor q = wiggly({2, 5, 8}, 0.0, kFloat64), k = wiggly({2, 6, 8}, 1.0, kFloat64);
   const Tensor expected = std::get<0>(batch_first->forward(q, k, k));
-  const Tensor seq = std::get<0>(
-      sequence_first->forward(q.transpose(0, 1), k.transpose(0, 1), k.transpose(0, 1)));
+  const Tensor seq =
+      std::get<0>(sequence_first->forward(q.transpose(0, 1), k.transpose(0, 1), k.transpose(0, 1)));
   EXPECT_EQ(seq.sizes(), (Shape{5, 2, 8}));
   EXPECT_TRUE(all_close(seq.transpose(0, 1).contiguous(), expected, 1e-12));
-  const Tensor unbatched = std::get<0>(batch_first->forward(q.select(0, 1), k.select(0, 1),
-                                                            k.select(0, 1)));
+  const Tensor unbatched =
+      std::get<0>(batch_first->forward(q.select(0, 1), k.select(0, 1), k.select(0, 1)));
   EXPECT_TRUE(all_close(unbatched, expected.select(0, 1).contiguous(), 1e-12));
 }
 
@@ -148,8 +148,9 @@ TEST(MultiheadAttention, Errors) {
                         "num_heads, got embed_dim 10 and num_heads 3");
   nn::MultiheadAttention mha(8, 2);
   const Tensor x = wiggly({4, 2, 8});
-  EXPECT_ERROR_CONTAINS(mha->forward(x, x, x, {}, false, {}, true),
-                        "MultiheadAttention: is_causal is a hint that attn_mask is the causal mask");
+  EXPECT_ERROR_CONTAINS(
+      mha->forward(x, x, x, {}, false, {}, true),
+      "MultiheadAttention: is_causal is a hint that attn_mask is the causal mask");
   EXPECT_ERROR_CONTAINS(mha->forward(x, wiggly({4, 2, 6}), x),
                         "expected query, key and value with embed_dim (8) features");
   EXPECT_ERROR_CONTAINS(mha->forward(x, x, x, {}, false, ones({3, 4}, kBool)),
