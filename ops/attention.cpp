@@ -139,7 +139,8 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
   Tensor logsumexp = empty({params.batch, params.heads, params.query_length},
                            query.options().dtype(accumulation_dtype(query.dtype())));
   const AttentionKernels& kernels = kernels_for<AttentionKernels>(query.device());
-  if (out.numel() > 0) kernels.forward(out, logsumexp, q, k, v, mask, params);
+  // Also for Dv = 0: backward reads the logsumexp.
+  if (logsumexp.numel() > 0) kernels.forward(out, logsumexp, q, k, v, mask, params);
   Tensor result = out.view(out_sizes);
 
   if (autograd::needs_grad({query, key, value})) {

@@ -115,7 +115,8 @@ INSTANTIATE_TEST_SUITE_P(
         ParityCase{"OddHeadDims", 1, 2, 9, 40, 5, 3, "boolean", false, 0.1},
         ParityCase{"WideHeads", 1, 2, 20, 50, 128, 128, "none", true, 0.0},
         ParityCase{"WidestHeads", 1, 1, 12, 40, 256, 256, "none", false, 0.2},
-        ParityCase{"NoKeys", 1, 2, 5, 0, 4, 3, "none", false, 0.0}),
+        ParityCase{"NoKeys", 1, 2, 5, 0, 4, 3, "none", false, 0.0},
+        ParityCase{"NoValueFeatures", 1, 2, 5, 6, 4, 0, "none", false, 0.0}),
     [](const ::testing::TestParamInfo<ParityCase>& info) { return info.param.name; });
 
 TEST(AttentionCuda, DropoutDropsTheSameEntriesAsTheCpu) {

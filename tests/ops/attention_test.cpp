@@ -200,8 +200,22 @@ INSTANTIATE_TEST_SUITE_P(
         NaiveCase{"AdditiveMask", 2, 3, 17, 65, 32, 8, "additive", false, 0.0},
         NaiveCase{"Dropout", 2, 2, 19, 67, 8, 8, "none", false, 0.3},
         NaiveCase{"DropoutCausalMasked", 2, 2, 21, 40, 8, 4, "boolean", false, 0.5},
-        NaiveCase{"NoKeys", 1, 2, 5, 0, 4, 3, "none", false, 0.0}),
+        NaiveCase{"NoKeys", 1, 2, 5, 0, 4, 3, "none", false, 0.0},
+        NaiveCase{"NoValueFeatures", 1, 2, 5, 6, 4, 0, "none", false, 0.0}),
     [](const ::testing::TestParamInfo<NaiveCase>& info) { return info.param.name; });
+
+TEST(ScaledDotProductAttention, EmptyDimsGiveZeroGradients) {
+  for (const Shape& value_sizes : {Shape{1, 2, 6, 0}, Shape{1, 2, 0, 3}}) {
+    const int64_t key_length = value_sizes[2];
+    Tensor q = wiggly({1, 2, 5, 4}, 0.0, kFloat64).requires_grad_();
+    Tensor k = wiggly({1, 2, key_length, 4}, 1.0, kFloat64).requires_grad_();
+    Tensor v = wiggly(value_sizes, 2.0, kFloat64).requires_grad_();
+    Tensor out = scaled_dot_product_attention(q, k, v);
+    EXPECT_EQ(out.sizes(), (Shape{1, 2, 5, value_sizes[3]}));
+    sum(out).backward();
+    EXPECT_TRUE(all_close(q.grad(), zeros(q.sizes(), kFloat64), 0, 0));
+  }
+}
 
 TEST(ScaledDotProductAttention, RowWithEveryKeyMaskedIsZeroWithZeroGradient) {
   // PyTorch 2.15 on the CPU gives 0 for such a row (its math path would give NaN).
