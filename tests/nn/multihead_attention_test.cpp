@@ -142,6 +142,20 @@ TEST(MultiheadAttention, GradientsReachInputsAndParameters) {
   EXPECT_TRUE(mha->out_proj->bias.grad().defined());
 }
 
+TEST(MultiheadAttention, DropoutOnlyInTrainingAndNotGraphSafe) {
+  nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2).dropout(0.5));
+  EXPECT_FALSE(mha->is_cuda_graph_safe());
+  EXPECT_TRUE(nn::MultiheadAttention(8, 2)->is_cuda_graph_safe());
+  const Tensor x = wiggly({4, 2, 8});
+  manual_seed(1);
+  const Tensor first = std::get<0>(mha->forward(x, x, x)).detach();
+  const Tensor second = std::get<0>(mha->forward(x, x, x)).detach();
+  EXPECT_FALSE(all_close(first, second, 1e-4, 1e-4));  // two masks
+  mha->eval();
+  EXPECT_TRUE(testing::bitwise_equal(std::get<0>(mha->forward(x, x, x)),
+                                     std::get<0>(mha->forward(x, x, x))));
+}
+
 TEST(MultiheadAttention, Errors) {
   EXPECT_ERROR_CONTAINS(nn::MultiheadAttention(10, 3),
                         "MultiheadAttention: expected a positive embed_dim divisible by a positive "
