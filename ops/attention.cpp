@@ -66,9 +66,9 @@ void check_operands(const Tensor& query, const Tensor& key, const Tensor& value)
 
 // The mask expanded (a view, stride 0 where it broadcasts) to [B, H, T, S].
 Tensor canonical_mask(const Tensor& mask, const Tensor& query, const Tensor& key) {
-  MINIDL_CHECK(mask.dtype() == kBool || mask.dtype() == query.dtype(), kOp,
-               ": expected a boolean attn_mask or one of the query's dtype (", query.dtype(),
-               "), got ", mask.dtype());
+  MINIDL_CHECK(mask.dtype() == kBool || mask.dtype() == query.dtype() || mask.dtype() == kFloat32,
+               kOp, ": expected a boolean attn_mask, a float32 one or one of the query's dtype (",
+               query.dtype(), "), got ", mask.dtype());
   MINIDL_CHECK(mask.device() == query.device(), kOp, ": expected attn_mask on the query's device (",
                query.device(), "), got ", mask.device());
   Shape full(query.sizes().begin(), query.sizes().end() - 1);
@@ -80,7 +80,10 @@ Tensor canonical_mask(const Tensor& mask, const Tensor& query, const Tensor& key
   }
   MINIDL_CHECK(broadcastable, kOp, ": expected attn_mask broadcastable to ", shape_str(full),
                " ([..., T, S]), got ", shape_str(mask.sizes()));
-  Tensor expanded = mask.expand(full);
+  // A float32 mask on 16-bit operands (PyTorch accepts it) is rounded to their dtype before it
+  // is broadcast, so the kernels read one dtype.
+  const Tensor typed = mask.dtype() == kBool ? mask : mask.to(query.dtype());
+  Tensor expanded = typed.expand(full);
   const Shape canonical = canonical_sizes(expanded);
   if (expanded.dim() == 4) return expanded;
   return expanded.reshape(canonical);  // a view but where > 2 leading dims do not merge
@@ -98,7 +101,7 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
   check_operands(query, key, value);
   MINIDL_CHECK(!(is_causal && attn_mask.defined()), kOp,
                ": expected attn_mask or is_causal, not both (as PyTorch)");
-  MINIDL_CHECK(dropout_p >= 0.0 && dropout_p < 1.0, kOp, ": expected dropout_p in [0, 1), got ",
+  MINIDL_CHECK(dropout_p >= 0.0 && dropout_p <= 1.0, kOp, ": expected dropout_p in [0, 1], got ",
                dropout_p);
   MINIDL_CHECK(!(attn_mask.defined() && autograd::needs_grad({attn_mask})), kOp,
                ": no gradient flows to attn_mask; expected one that does not require grad");

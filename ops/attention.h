@@ -17,13 +17,15 @@ namespace minidl {
 // three the same, on one device.
 //
 // attn_mask (optional) is broadcastable to [..., T, S]: boolean (true = the key takes part, as
-// PyTorch) or additive, in the query's dtype (added to the scaled scores; -inf masks). No
+// PyTorch) or additive, in the query's dtype or float32 (added to the scaled scores; -inf
+// masks). No
 // gradient flows to an additive mask: one that requires grad is an error.
 // is_causal masks key j for query i when j > i (the top-left aligned lower triangle, as
 // PyTorch, also when T != S); it and attn_mask together are an error, as in PyTorch.
 // A query row whose every key is masked gives 0 (and zero gradients), as PyTorch 2.15 gives on
 // the CPU (its flash kernel; the math path would give NaN).
-// dropout_p in [0, 1) drops attention probabilities, scaling the kept ones by 1 / (1 - p); the
+// dropout_p in [0, 1] drops attention probabilities, scaling the kept ones by 1 / (1 - p) (1
+// drops all: zeros, as PyTorch); the
 // keep decision of (b, h, i, j) comes from the default generator's Philox counter
 // offset + ((b * H + h) * T + i) * S + j, so CPU and CUDA drop the same entries for the same
 // seed, and backward regenerates the mask instead of storing it. Pass 0 in evaluation.

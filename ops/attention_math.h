@@ -60,6 +60,10 @@ MINIDL_HOST_DEVICE uint64_t dropout_counter(uint64_t offset, int64_t bh, int64_t
   return offset + static_cast<uint64_t>((bh * query_length + query) * key_length + key);
 }
 
+// 1 / (1 - p), the kept entries' scale; 0 for p = 1, where nothing is kept (and 1 / 0 would be
+// a division by zero).
+MINIDL_HOST_DEVICE double dropout_keep_scale(double p) { return p < 1.0 ? 1.0 / (1.0 - p) : 0.0; }
+
 // The factor entry (bh, i, j) is multiplied by after dropout: 1 / (1 - p) when kept, else 0;
 // 1 without dropout (p == 0).
 template <class Acc>

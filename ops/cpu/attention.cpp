@@ -71,7 +71,7 @@ struct Problem {
         key(key.data_ptr<T>()),
         value(value.data_ptr<T>()),
         scale(static_cast<Acc>(params.scale)),
-        keep_scale(static_cast<Acc>(1.0 / (1.0 - params.dropout_p))) {
+        keep_scale(static_cast<Acc>(attention::dropout_keep_scale(params.dropout_p))) {
     if (params.mask == AttentionMask::Boolean) boolean_mask = mask.data_ptr<bool>();
     if (params.mask == AttentionMask::Additive) additive_mask = mask.data_ptr<T>();
   }

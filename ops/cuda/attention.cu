@@ -120,7 +120,7 @@ DeviceProblem<T> device_problem(const AttentionParams& params, const Tensor& que
   problem.head_dim = static_cast<int>(params.head_dim);
   problem.value_dim = static_cast<int>(params.value_dim);
   problem.scale = static_cast<Acc>(params.scale);
-  problem.keep_scale = static_cast<Acc>(1.0 / (1.0 - params.dropout_p));
+  problem.keep_scale = static_cast<Acc>(attention::dropout_keep_scale(params.dropout_p));
   problem.is_causal = params.is_causal;
   problem.dropout_p = params.dropout_p;
   problem.seed = params.dropout_start.seed;

@@ -260,6 +260,25 @@ TEST(ScaledDotProductAttention, DropoutMaskIsTheSameForwardAndBackward) {
   EXPECT_FALSE(all_close(dropped, undropped, 1e-3, 1e-3));
 }
 
+TEST(ScaledDotProductAttention, DropoutOfOneGivesZeros) {
+  // As PyTorch: every probability dropped, so the output and the gradients are 0.
+  Tensor q = wiggly({1, 2, 4, 3}, 0.0).requires_grad_();
+  Tensor k = wiggly({1, 2, 6, 3}, 1.0), v = wiggly({1, 2, 6, 3}, 2.0);
+  Tensor out = scaled_dot_product_attention(q, k, v, {}, 1.0);
+  EXPECT_TRUE(all_close(out, zeros({1, 2, 4, 3}), 0, 0));
+  sum(out).backward();
+  EXPECT_TRUE(all_close(q.grad(), zeros({1, 2, 4, 3}), 0, 0));
+}
+
+TEST(ScaledDotProductAttention, Float32MaskOnSixteenBitOperands) {
+  // PyTorch accepts it; the mask is rounded to the operands' dtype.
+  const Tensor q = wiggly({1, 2, 4, 8}, 0.0, kBFloat16), k = wiggly({1, 2, 6, 8}, 1.0, kBFloat16),
+               v = wiggly({1, 2, 6, 8}, 2.0, kBFloat16);
+  const Tensor mask = additive_mask(1, 4, 6, kFloat32);
+  EXPECT_TRUE(bitwise_equal(scaled_dot_product_attention(q, k, v, mask),
+                            scaled_dot_product_attention(q, k, v, mask.to(kBFloat16))));
+}
+
 // ---- gradients ----
 
 struct GradcheckCase {
@@ -383,11 +402,15 @@ TEST(ScaledDotProductAttention, ErrorsNameTheOpAndWhatWasExpected) {
   EXPECT_ERROR_CONTAINS(scaled_dot_product_attention(q, k, v, ones({1, 2, 3, 4, 5}, kBool)),
                         "expected attn_mask broadcastable to");
   EXPECT_ERROR_CONTAINS(scaled_dot_product_attention(q, k, v, ones({4, 5}, kInt64)),
-                        "expected a boolean attn_mask or one of the query's dtype (float32)");
-  EXPECT_ERROR_CONTAINS(scaled_dot_product_attention(q, k, v, {}, 1.0),
-                        "expected dropout_p in [0, 1), got 1");
+                        "expected a boolean attn_mask, a float32 one or one of the query's dtype "
+                        "(float32), got int64");
+  EXPECT_ERROR_CONTAINS(scaled_dot_product_attention(q.to(kBFloat16), k.to(kBFloat16),
+                                                     v.to(kBFloat16), ones({4, 5}, kFloat16)),
+                        "got float16");
+  EXPECT_ERROR_CONTAINS(scaled_dot_product_attention(q, k, v, {}, 1.5),
+                        "expected dropout_p in [0, 1], got 1.5");
   EXPECT_ERROR_CONTAINS(scaled_dot_product_attention(q, k, v, {}, -0.1),
-                        "expected dropout_p in [0, 1)");
+                        "expected dropout_p in [0, 1]");
   EXPECT_ERROR_CONTAINS(scaled_dot_product_attention(q, k, v, zeros({4, 5}).requires_grad_()),
                         "scaled_dot_product_attention: no gradient flows to attn_mask");
   EXPECT_ERROR_CONTAINS(scaled_dot_product_attention(q, Tensor(), v),
