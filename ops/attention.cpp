@@ -10,6 +10,7 @@
 #include "minidl/core/dispatch.h"
 #include "minidl/ops/attention_kernels.h"
 #include "minidl/ops/autocast_policy.h"
+#include "minidl/ops/flop_counter.h"
 
 namespace minidl {
 
@@ -142,6 +143,9 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
   Tensor logsumexp = empty({params.batch, params.heads, params.query_length},
                            query.options().dtype(accumulation_dtype(query.dtype())));
   const AttentionKernels& kernels = kernels_for<AttentionKernels>(query.device());
+  // As PyTorch's flop counter: Q K^T and P V, 2 per multiply-add, the causal half included.
+  count_flops(2 * params.batch * params.heads * params.query_length * params.key_length *
+              (params.head_dim + params.value_dim));
   // Also for Dv = 0: backward reads the logsumexp.
   if (logsumexp.numel() > 0) kernels.forward(out, logsumexp, q, k, v, mask, params);
   Tensor result = out.view(out_sizes);
