@@ -152,6 +152,8 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
 
   if (autograd::needs_grad({query, key, value})) {
     autograd::SavedTensor saved_q(q, kOp), saved_k(k, kOp), saved_v(v, kOp), saved_out(out, kOp);
+    autograd::SavedTensor saved_mask;  // kept with a version check too: backward rereads it
+    if (mask.defined()) saved_mask = autograd::SavedTensor(mask, kOp);
     const Shape key_sizes = key.sizes(), value_sizes = value.sizes(), query_shape = query.sizes();
     autograd::record(
         result, "ScaledDotProductAttentionBackward", {query, key, value}, [=](const Tensor& grad) {
@@ -162,7 +164,8 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
           if (grad_q.numel() + grad_k.numel() + grad_v.numel() > 0)
             kernels_for<AttentionKernels>(q4.device())
                 .backward(grad_q, grad_k, grad_v, grad.contiguous().view(saved_out.get().sizes()),
-                          q4, k4, v4, saved_out.get(), logsumexp, mask, params);
+                          q4, k4, v4, saved_out.get(), logsumexp,
+                          saved_mask.defined() ? saved_mask.get() : Tensor(), params);
           return std::vector<Tensor>{grad_q.view(query_shape), grad_k.view(key_sizes),
                                      grad_v.view(value_sizes)};
         });

@@ -279,6 +279,15 @@ TEST(ScaledDotProductAttention, Float32MaskOnSixteenBitOperands) {
                             scaled_dot_product_attention(q, k, v, mask.to(kBFloat16))));
 }
 
+TEST(ScaledDotProductAttention, MaskChangedInPlaceBeforeBackwardIsAnError) {
+  Tensor q = wiggly({1, 1, 3, 4}, 0.0).requires_grad_();
+  const Tensor k = wiggly({1, 1, 5, 4}, 1.0), v = wiggly({1, 1, 5, 4}, 2.0);
+  Tensor mask = zeros({3, 5});
+  Tensor out = scaled_dot_product_attention(q, k, v, mask);
+  mask.fill_(1.0);  // backward would reread it
+  EXPECT_THROW(sum(out).backward(), Error);
+}
+
 // ---- gradients ----
 
 struct GradcheckCase {
