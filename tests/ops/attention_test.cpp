@@ -199,7 +199,8 @@ INSTANTIATE_TEST_SUITE_P(
         NaiveCase{"BooleanMask", 2, 2, 33, 70, 8, 12, "boolean", false, 0.0},
         NaiveCase{"AdditiveMask", 2, 3, 17, 65, 32, 8, "additive", false, 0.0},
         NaiveCase{"Dropout", 2, 2, 19, 67, 8, 8, "none", false, 0.3},
-        NaiveCase{"DropoutCausalMasked", 2, 2, 21, 40, 8, 4, "boolean", false, 0.5},
+        NaiveCase{"DropoutMasked", 2, 2, 21, 40, 8, 4, "boolean", false, 0.5},
+        NaiveCase{"DropoutCausal", 1, 3, 70, 40, 8, 4, "none", true, 0.25},
         NaiveCase{"NoKeys", 1, 2, 5, 0, 4, 3, "none", false, 0.0},
         NaiveCase{"NoValueFeatures", 1, 2, 5, 6, 4, 0, "none", false, 0.0}),
     [](const ::testing::TestParamInfo<NaiveCase>& info) { return info.param.name; });
