@@ -38,6 +38,7 @@
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/linalg.h"
 #include "minidl/ops/loss.h"
+#include "minidl/ops/masking.h"
 #include "minidl/ops/norm.h"
 #include "minidl/ops/onednn.h"
 #include "minidl/ops/pool.h"

@@ -30,7 +30,9 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
 Tensor relu(const Tensor& x) { return minidl::relu(x); }
 Tensor sigmoid(const Tensor& x) { return minidl::sigmoid(x); }
 Tensor tanh(const Tensor& x) { return minidl::tanh(x); }
-Tensor gelu(const Tensor& x) { return minidl::gelu(x); }
+Tensor gelu(const Tensor& x, const GELUFuncOptions& options) {
+  return minidl::gelu(x, options.approximate());
+}
 Tensor silu(const Tensor& x) { return minidl::silu(x); }
 Tensor leaky_relu(const Tensor& x, const LeakyReLUFuncOptions& options) {
   return minidl::leaky_relu(x, options.negative_slope());
@@ -72,7 +74,8 @@ Tensor dropout(const Tensor& x, const DropoutFuncOptions& options) {
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target,
                      const CrossEntropyFuncOptions& options) {
-  return minidl::cross_entropy(logits, target, options.reduction(), options.label_smoothing());
+  return minidl::cross_entropy(logits, target, options.reduction(), options.label_smoothing(),
+                               options.ignore_index());
 }
 
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction) {

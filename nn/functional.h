@@ -27,7 +27,7 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
 Tensor relu(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
 Tensor tanh(const Tensor& x);
-Tensor gelu(const Tensor& x);  // exact form, x * Phi(x)
+Tensor gelu(const Tensor& x, const GELUFuncOptions& options = {});
 Tensor silu(const Tensor& x);  // x * sigmoid(x)
 Tensor leaky_relu(const Tensor& x, const LeakyReLUFuncOptions& options = {});
 Tensor elu(const Tensor& x, const ELUFuncOptions& options = {});
