@@ -1,11 +1,13 @@
 // nn::LayerNorm and F::layer_norm: forward against the functional op, PyTorch's parameters and
 // their initialisation, reset_parameters, the options, printing, and option errors.
+#include "minidl/ops/layer_norm.h"
+
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "minidl/nn/nn.h"
-#include "minidl/ops/layer_norm.h"
+#include "minidl/ops/elementwise.h"
 #include "minidl/ops/random.h"
 #include "test_util.h"
 

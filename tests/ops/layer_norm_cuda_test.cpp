@@ -63,8 +63,8 @@ TEST(LayerNormCuda, MatchesCpuWithAndWithoutWeightAndBias) {
   for (const LayerNormCase& c : layer_norm_cases()) {
     for (int affine = 0; affine < 3; ++affine) {
       const bool weighted = affine >= 1, biased = affine == 2;
-      const std::string what = std::string(c.what) + (weighted ? ", weight" : "") +
-                               (biased ? ", bias" : "");
+      const std::string what =
+          std::string(c.what) + (weighted ? ", weight" : "") + (biased ? ", bias" : "");
       const Outputs cpu = run(c, Device(kCPU), kFloat32, weighted, biased);
       const Outputs gpu = run(c, Device(kCUDA), kFloat32, weighted, biased);
       EXPECT_TRUE(all_close(gpu.y, cpu.y, 1e-4, 1e-4)) << what;
@@ -113,8 +113,7 @@ TEST(LayerNormCuda, NonContiguousInputMatchesTheCpu) {
   const Tensor x = wiggly({6, 4, 40}, 0.0, 1.0).transpose(0, 1);  // [4, 6, 40]
   const Tensor weight = wiggly({6, 40}, 1.0, 1.0), bias = wiggly({6, 40}, 2.0);
   const Tensor expected = layer_norm(x, {6, 40}, weight, bias);
-  const Tensor y =
-      layer_norm(testing::same_layout_on_cuda(x), {6, 40}, weight.cuda(), bias.cuda());
+  const Tensor y = layer_norm(testing::same_layout_on_cuda(x), {6, 40}, weight.cuda(), bias.cuda());
   EXPECT_TRUE(all_close(y.cpu(), expected, 1e-4, 1e-4));
 }
 
