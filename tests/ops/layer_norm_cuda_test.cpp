@@ -70,8 +70,8 @@ TEST(LayerNormCuda, MatchesCpuWithAndWithoutWeightAndBias) {
       EXPECT_TRUE(all_close(gpu.y, cpu.y, 1e-4, 1e-4)) << what;
       EXPECT_TRUE(all_close(gpu.grad_input, cpu.grad_input, 1e-4, 1e-3)) << what;
       // Sums over up to 4096 rows, merged in another order than the CPU's.
-      if (weighted) EXPECT_TRUE(all_close(gpu.grad_weight, cpu.grad_weight, 1e-3, 1e-4)) << what;
-      if (biased) EXPECT_TRUE(all_close(gpu.grad_bias, cpu.grad_bias, 1e-3, 1e-4)) << what;
+      if (weighted) EXPECT_TRUE(all_close(gpu.grad_weight, cpu.grad_weight, 5e-3, 1e-4)) << what;
+      if (biased) EXPECT_TRUE(all_close(gpu.grad_bias, cpu.grad_bias, 5e-3, 1e-4)) << what;
     }
   }
 }
@@ -89,8 +89,8 @@ TEST(LayerNormCuda, SixteenBitInputWithFloat32ParametersMatchesTheCpu) {
       EXPECT_TRUE(all_close(gpu.y, cpu.y, 2e-2, 1e-2)) << what;
       EXPECT_TRUE(all_close(gpu.grad_input, cpu.grad_input, 2e-2, 1e-2)) << what;
       // float32 sums of the same 16-bit values.
-      EXPECT_TRUE(all_close(gpu.grad_weight, cpu.grad_weight, 1e-3, 1e-4)) << what;
-      EXPECT_TRUE(all_close(gpu.grad_bias, cpu.grad_bias, 1e-3, 1e-4)) << what;
+      EXPECT_TRUE(all_close(gpu.grad_weight, cpu.grad_weight, 5e-3, 1e-4)) << what;
+      EXPECT_TRUE(all_close(gpu.grad_bias, cpu.grad_bias, 5e-3, 1e-4)) << what;
     }
   }
 }
