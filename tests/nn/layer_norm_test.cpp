@@ -74,6 +74,13 @@ TEST(LayerNormModule, TrainsItsParameters) {
   EXPECT_FALSE(identical(ln->bias.grad(), zeros({6})));
 }
 
+TEST(LayerNormModule, TakesItsPlaceInASequentialUnderPyTorchsNames) {
+  nn::Sequential net{nn::Linear(4, 6), nn::LayerNorm(nn::LayerNormOptions({6})), nn::ReLU()};
+  EXPECT_EQ(net->named_parameters().keys(),
+            (std::vector<std::string>{"0.weight", "0.bias", "1.weight", "1.bias"}));
+  EXPECT_EQ(net->forward(randn({3, 4})).sizes(), (Shape{3, 6}));
+}
+
 TEST(LayerNormModule, ResetParametersRestoresOneAndZero) {
   nn::LayerNorm ln(nn::LayerNormOptions({5}));
   nn::init::uniform_(ln->weight, -1.0, 1.0);
