@@ -3,6 +3,7 @@
 #include "minidl/ops/conv.h"
 #include "minidl/ops/dropout.h"
 #include "minidl/ops/elementwise.h"
+#include "minidl/ops/layer_norm.h"
 #include "minidl/ops/linalg.h"
 #include "minidl/ops/loss.h"
 #include "minidl/ops/norm.h"
@@ -25,6 +26,11 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
                   const BatchNormFuncOptions& options) {
   return minidl::batch_norm(input, running_mean, running_var, options.weight(), options.bias(),
                             options.training(), options.momentum(), options.eps());
+}
+
+Tensor layer_norm(const Tensor& input, const LayerNormFuncOptions& options) {
+  return minidl::layer_norm(input, options.normalized_shape(), options.weight(), options.bias(),
+                            options.eps());
 }
 
 Tensor relu(const Tensor& x) { return minidl::relu(x); }

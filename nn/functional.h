@@ -10,6 +10,7 @@
 #include "minidl/nn/options/conv.h"
 #include "minidl/nn/options/dropout.h"
 #include "minidl/nn/options/loss.h"
+#include "minidl/nn/options/normalization.h"
 #include "minidl/nn/options/pooling.h"
 
 namespace minidl::nn::functional {
@@ -23,6 +24,9 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}
 // (see ops/norm.h), and may be undefined in training.
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                   const BatchNormFuncOptions& options = {});
+// Over the last dims of input, options.normalized_shape() (see ops/layer_norm.h):
+// F::layer_norm(x, F::LayerNormFuncOptions({C}).weight(w).bias(b)).
+Tensor layer_norm(const Tensor& input, const LayerNormFuncOptions& options);
 
 Tensor relu(const Tensor& x);
 Tensor sigmoid(const Tensor& x);

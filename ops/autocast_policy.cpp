@@ -31,6 +31,8 @@ constexpr std::array kAutocastPolicy{
     PolicyEntry{AutocastOp::Sum, CastPolicy::Float32, "sum"},
     PolicyEntry{AutocastOp::Mean, CastPolicy::Float32, "mean"},
     PolicyEntry{AutocastOp::Var, CastPolicy::Float32, "var"},
+    // layer_norm is in PyTorch's float32 list (unlike batch_norm): its output is float32.
+    PolicyEntry{AutocastOp::LayerNorm, CastPolicy::Float32, "layer_norm"},
     // batch_norm is not here, as in PyTorch: it runs in its input's dtype, computing statistics
     // in float32 and keeping float32 parameters and running statistics as they are, so a
     // 16-bit activation stays 16-bit through it (and the ReLU and residual add after it).
@@ -39,7 +41,7 @@ constexpr std::array kAutocastPolicy{
 constexpr bool rows_follow_enum_order() {
   for (size_t i = 0; i < kAutocastPolicy.size(); ++i)
     if (static_cast<size_t>(kAutocastPolicy[i].op) != i) return false;
-  return kAutocastPolicy.back().op == AutocastOp::Var;
+  return kAutocastPolicy.back().op == AutocastOp::LayerNorm;
 }
 static_assert(rows_follow_enum_order(),
               "kAutocastPolicy must have one row per AutocastOp, in declaration order");
