@@ -1,14 +1,15 @@
 // nn::Embedding and F::embedding: the forward against the op, the initialisation (N(0, 1) and
 // a zero padding row), padding_idx from the end, the gradient, printing and option errors.
+#include "minidl/ops/embedding.h"
+
 #include <cmath>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "minidl/nn/nn.h"
-#include "minidl/ops/random.h"
 #include "minidl/ops/elementwise.h"
-#include "minidl/ops/embedding.h"
+#include "minidl/ops/random.h"
 #include "minidl/ops/reduce.h"
 #include "test_util.h"
 

@@ -57,9 +57,9 @@ TEST(EmbeddingCuda, ForwardMatchesCpuForDtypesAndIndexTypes) {
   // A transposed weight and indices, and no indices at all.
   Tensor weight_t = wiggly({5, 7}).t();
   Tensor indices_t = indices.t();
-  EXPECT_TRUE(bitwise_equal(embedding(testing::same_layout_on_cuda(weight_t),
-                                      testing::same_layout_on_cuda(indices_t)),
-                            embedding(weight_t, indices_t)));
+  EXPECT_TRUE(bitwise_equal(
+      embedding(testing::same_layout_on_cuda(weight_t), testing::same_layout_on_cuda(indices_t)),
+      embedding(weight_t, indices_t)));
   EXPECT_EQ(embedding(wiggly({7, 5}).cuda(), empty({0, 3}, kInt64).cuda()).sizes(),
             (Shape{0, 3, 5}));
 }
@@ -121,7 +121,8 @@ TEST(EmbeddingCuda, OutOfRangeIndexIsRaisedAtTheNextSyncPoint) {
                         "embedding: index -2 at position 1 is out of range for an embedding "
                         "table of 256 rows");
   (void)embedding(weight.detach(), tensor(std::vector<int64_t>{256}).cuda());
-  EXPECT_ERROR_CONTAINS(cuda::current_stream(0).synchronize(), "embedding: index 256 at position 0");
+  EXPECT_ERROR_CONTAINS(cuda::current_stream(0).synchronize(),
+                        "embedding: index 256 at position 0");
   EXPECT_NO_THROW(cuda::synchronize());
 }
 
