@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "embedding_reference.h"
+#include "minidl/core/autocast.h"
 #include "minidl/core/autograd/gradcheck.h"
 #include "test_util.h"
 
@@ -164,6 +165,16 @@ TEST(EmbeddingGradcheck, RepeatedIndices) {
   };
   result = gradcheck(with_int32, {wiggly({3, 2}, 1.0, kFloat64).requires_grad_()});
   EXPECT_TRUE(result.ok) << result.message;
+}
+
+// As in PyTorch, embedding is in none of autocast's lists: the output has the weight's dtype.
+TEST(Embedding, AutocastLeavesTheWeightsDtype) {
+  Tensor indices = reference_indices();
+  for (DType low : {kBFloat16, kFloat16}) {
+    amp::AutocastGuard autocast(low);
+    EXPECT_EQ(embedding(wiggly({5, 3}), indices).dtype(), kFloat32);
+    EXPECT_EQ(embedding(wiggly({5, 3}, 0.0, low), indices).dtype(), low);
+  }
 }
 
 TEST(Embedding, BadArgumentsAreErrors) {
