@@ -8,16 +8,21 @@
 // run, so the bytes of the gradient would change from run to run. Both backends instead add
 // each row's terms in one fixed order, ascending position in `indices`, starting from zero:
 //
-//   - CPU (ops/cpu/embedding.cpp): the threads split the rows of the table, not the indices.
-//     Each scans all the indices in order and adds only the rows it owns, so every row is
-//     summed by one thread, in position order, whatever the thread count.
-//   - CUDA (ops/cuda/embedding.cu): (index, position) pairs are sorted by index with cub's
-//     radix sort, which is stable, so each index's positions stay ascending; then one thread
-//     per (run of equal indices, column) sums its run in that order.
+// Both backends first group the positions by index, keeping each index's positions ascending,
+// and then sum each row's terms in that order, the threads splitting the table's rows (not the
+// indices), so each row is summed by one thread whatever the thread count:
 //
-// Both accumulate in the dtype's accumulation type (float32 for float16 and bfloat16, rounded
-// once at the end) with plain additions, so for float32 and the 16-bit dtypes the CPU and CUDA
-// gradients are equal to the bit, not only repeatable.
+//   - CPU (ops/cpu/embedding.cpp): a counting sort of the positions by row (one serial pass
+//     over the indices, memory for a count per row and a position per index), then a
+//     parallel_for over the rows.
+//   - CUDA (ops/cuda/embedding.cu): (index, position) pairs sorted by index with cub's radix
+//     sort, which is stable; then one thread per (run of equal indices, column).
+//
+// Both start each row from zero and accumulate with plain additions in the dtype's accumulation
+// type (float32 for float16 and bfloat16, rounded once at the end; float64 for float64, CPU
+// only), so for float32 and the 16-bit dtypes the CPU and CUDA gradients are equal to the bit,
+// not only repeatable. One row's terms are summed serially: an index that fills most of a batch
+// is as slow as its count, which is what determinism costs here.
 #include "minidl/ops/embedding.h"
 
 #include "minidl/core/autograd/function.h"

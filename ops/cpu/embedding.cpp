@@ -1,5 +1,6 @@
-// CPU embedding: the row gather and its deterministic scatter-add backward (Note [Deterministic
-// embedding backward] in ops/embedding.cpp). Conventions in ops/embedding_kernels.h.
+// CPU embedding: the row gather and its deterministic backward, a counting sort of the positions
+// by row and an in-order sum of each row's (Note [Deterministic embedding backward] in
+// ops/embedding.cpp). Conventions in ops/embedding_kernels.h.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -48,24 +49,50 @@ void embedding_kernel(const Tensor& out, const Tensor& weight, const Tensor& ind
   });
 }
 
-// Adds grad's rows into accumulator [num_embeddings, dim] (zeroed by the caller) at their
-// indices, skipping padding_row. The threads own disjoint ranges of table rows and each scans
-// every index in order, so each row is summed in position order at any thread count.
-template <class Accumulate, class T, class Index>
-void scatter_add_rows(Accumulate* accumulator, const T* grad, const Index* indices, int64_t count,
-                      int64_t num_embeddings, int64_t dim, int64_t padding_row) {
-  // A task's work: its rows' share of the additions plus the scan of every index.
-  const int64_t additions_per_row =
-      std::max<int64_t>(1, count / std::max<int64_t>(1, num_embeddings));
+// The positions of each table row's indices, ascending: a counting sort by row. Row r's
+// positions are positions[starts[r], starts[r + 1]); padding_row gets none.
+struct PositionsByRow {
+  std::vector<int64_t> starts;     // [num_embeddings + 1]
+  std::vector<int64_t> positions;  // [count of indices other than padding_row]
+};
+
+template <class Index>
+PositionsByRow positions_by_row(const Index* indices, int64_t count, int64_t num_embeddings,
+                                int64_t padding_row) {
+  PositionsByRow sorted;
+  sorted.starts.assign(static_cast<size_t>(num_embeddings + 1), 0);
+  for (int64_t j = 0; j < count; ++j)
+    if (indices[j] != padding_row) ++sorted.starts[static_cast<size_t>(indices[j]) + 1];
+  for (size_t r = 1; r < sorted.starts.size(); ++r) sorted.starts[r] += sorted.starts[r - 1];
+  sorted.positions.resize(static_cast<size_t>(sorted.starts.back()));
+  std::vector<int64_t> next(sorted.starts.begin(), sorted.starts.end() - 1);
+  for (int64_t j = 0; j < count; ++j)
+    if (indices[j] != padding_row) sorted.positions[next[static_cast<size_t>(indices[j])]++] = j;
+  return sorted;
+}
+
+// grad_weight [num_embeddings, dim]: each row the sum, from zero, of grad's rows at its
+// positions in ascending order, in Accumulate (float32 for the 16-bit dtypes, rounded once).
+// The threads split the table's rows, so each row is summed by one thread in that order at any
+// thread count (Note [Deterministic embedding backward] in ops/embedding.cpp).
+template <class Accumulate, class T>
+void sum_rows_in_position_order(T* grad_weight, const T* grad, const PositionsByRow& sorted,
+                                int64_t num_embeddings, int64_t dim) {
+  const int64_t terms_per_row = std::max<int64_t>(
+      1, static_cast<int64_t>(sorted.positions.size()) / std::max<int64_t>(1, num_embeddings));
   const int64_t rows_per_grain =
-      std::max<int64_t>(1, kDefaultGrain / std::max<int64_t>(1, additions_per_row * dim));
+      std::max<int64_t>(1, kDefaultGrain / std::max<int64_t>(1, terms_per_row * dim));
   parallel_for(0, num_embeddings, rows_per_grain, [&](int64_t first_row, int64_t last_row) {
-    for (int64_t j = 0; j < count; ++j) {
-      const int64_t row = indices[j];
-      if (row < first_row || row >= last_row || row == padding_row) continue;
-      Accumulate* to = accumulator + row * dim;
-      const T* from = grad + j * dim;
-      for (int64_t c = 0; c < dim; ++c) to[c] += static_cast<Accumulate>(from[c]);
+    std::vector<Accumulate> sum(static_cast<size_t>(dim));
+    for (int64_t row = first_row; row < last_row; ++row) {
+      std::fill(sum.begin(), sum.end(), Accumulate(0));
+      for (int64_t k = sorted.starts[static_cast<size_t>(row)];
+           k < sorted.starts[static_cast<size_t>(row) + 1]; ++k) {
+        const T* from = grad + sorted.positions[static_cast<size_t>(k)] * dim;
+        for (int64_t c = 0; c < dim; ++c) sum[c] += static_cast<Accumulate>(from[c]);
+      }
+      T* to = grad_weight + row * dim;
+      for (int64_t c = 0; c < dim; ++c) to[c] = T(sum[c]);
     }
   });
 }
@@ -74,24 +101,16 @@ void embedding_backward_kernel(const Tensor& grad_weight, const Tensor& grad, co
                                int64_t padding_row) {
   const int64_t num_embeddings = grad_weight.size(0), dim = grad_weight.size(1);
   const int64_t count = indices.numel();
-  visit_floating(grad_weight.dtype(), "embedding backward", [&](auto zero) {
-    using T = decltype(zero);
-    visit_index_type(indices.dtype(), [&](auto index_zero) {
-      using Index = decltype(index_zero);
-      const Index* index = static_cast<const Index*>(indices.data_ptr());
-      const T* from = static_cast<const T*>(grad.data_ptr());
-      T* result = static_cast<T*>(grad_weight.data_ptr());
-      const size_t elements = static_cast<size_t>(num_embeddings * dim);
-      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-        std::fill(result, result + elements, T(0));
-        scatter_add_rows<T>(result, from, index, count, num_embeddings, dim, padding_row);
-      } else {
-        // 16-bit: sum in float32 and round once, as the CUDA kernel does.
-        std::vector<float> accumulator(elements, 0.0f);
-        scatter_add_rows<float>(accumulator.data(), from, index, count, num_embeddings, dim,
-                                padding_row);
-        for (size_t e = 0; e < elements; ++e) result[e] = T(accumulator[e]);
-      }
+  visit_index_type(indices.dtype(), [&](auto index_zero) {
+    using Index = decltype(index_zero);
+    const PositionsByRow sorted = positions_by_row(static_cast<const Index*>(indices.data_ptr()),
+                                                   count, num_embeddings, padding_row);
+    visit_floating(grad_weight.dtype(), "embedding backward", [&](auto zero) {
+      using T = decltype(zero);
+      using Accumulate = std::conditional_t<std::is_same_v<T, double>, double, float>;
+      sum_rows_in_position_order<Accumulate>(static_cast<T*>(grad_weight.data_ptr()),
+                                             static_cast<const T*>(grad.data_ptr()), sorted,
+                                             num_embeddings, dim);
     });
   });
 }
