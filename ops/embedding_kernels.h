@@ -19,6 +19,14 @@
 
 namespace minidl {
 
+// Calls fn(Index{}) with the C++ type of embedding indices (int64 or int32), for both backends.
+template <class Fn>
+void visit_embedding_index(DType dtype, Fn&& fn) {
+  if (dtype == kInt64) return fn(int64_t{});
+  MINIDL_INTERNAL_ASSERT(dtype == kInt32, "embedding: indices of dtype ", dtype);
+  fn(int32_t{});
+}
+
 // The row that receives no gradient in embedding_backward, when none does.
 inline constexpr int64_t kNoPaddingRow = -1;
 

@@ -14,14 +14,6 @@ namespace minidl::cpu {
 
 namespace {
 
-// Calls fn(Index{}) with the C++ type of the indices (int64 or int32).
-template <class Fn>
-void visit_index_type(DType dtype, Fn&& fn) {
-  if (dtype == kInt64) return fn(int64_t{});
-  MINIDL_INTERNAL_ASSERT(dtype == kInt32, "embedding: indices of dtype ", dtype);
-  fn(int32_t{});
-}
-
 template <class Index>
 void check_indices(const Index* indices, int64_t count, int64_t num_embeddings) {
   for (int64_t j = 0; j < count; ++j)
@@ -35,7 +27,7 @@ void embedding_kernel(const Tensor& out, const Tensor& weight, const Tensor& ind
   const size_t row_bytes = static_cast<size_t>(weight.size(1)) * weight.element_size();
   const char* table = static_cast<const char*>(weight.data_ptr());
   char* destination = static_cast<char*>(out.data_ptr());
-  visit_index_type(indices.dtype(), [&](auto index_zero) {
+  visit_embedding_index(indices.dtype(), [&](auto index_zero) {
     using Index = decltype(index_zero);
     const Index* index = static_cast<const Index*>(indices.data_ptr());
     check_indices(index, count, num_embeddings);
@@ -101,7 +93,7 @@ void embedding_backward_kernel(const Tensor& grad_weight, const Tensor& grad, co
                                int64_t padding_row) {
   const int64_t num_embeddings = grad_weight.size(0), dim = grad_weight.size(1);
   const int64_t count = indices.numel();
-  visit_index_type(indices.dtype(), [&](auto index_zero) {
+  visit_embedding_index(indices.dtype(), [&](auto index_zero) {
     using Index = decltype(index_zero);
     const PositionsByRow sorted = positions_by_row(static_cast<const Index*>(indices.data_ptr()),
                                                    count, num_embeddings, padding_row);

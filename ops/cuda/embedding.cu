@@ -111,14 +111,6 @@ void visit_floating_width(DType dtype, Fn&& fn) {
   }
 }
 
-// Calls fn(Index{}) with the C++ type of the indices (int64 or int32).
-template <class Fn>
-void visit_index_type(DType dtype, Fn&& fn) {
-  if (dtype == kInt64) return fn(int64_t{});
-  MINIDL_INTERNAL_ASSERT(dtype == kInt32, "embedding: indices of dtype ", dtype);
-  fn(int32_t{});
-}
-
 // ---- launchers ----
 
 void embedding_kernel(const Tensor& out, const Tensor& weight, const Tensor& indices) {
@@ -128,7 +120,7 @@ void embedding_kernel(const Tensor& out, const Tensor& weight, const Tensor& ind
   const DeviceErrorSlot error_slot = device_error_slot(context.device, embedding_index_error);
   visit_floating_width(weight.dtype(), [&](auto word) {
     using Word = decltype(word);
-    visit_index_type(indices.dtype(), [&](auto index_zero) {
+    visit_embedding_index(indices.dtype(), [&](auto index_zero) {
       using Index = decltype(index_zero);
       embedding_forward<Word, Index><<<blocks_for(total), kThreadsPerBlock, 0, context.stream>>>(
           static_cast<Word*>(out.data_ptr()), static_cast<const Word*>(weight.data_ptr()),
@@ -157,7 +149,7 @@ void embedding_backward_kernel(const Tensor& grad_weight, const Tensor& grad, co
          sorted_positions = empty({count}, keys_options);
   auto* key_data = reinterpret_cast<uint64_t*>(keys.data_ptr());
   auto* sorted_key_data = reinterpret_cast<uint64_t*>(sorted_keys.data_ptr());
-  visit_index_type(indices.dtype(), [&](auto index_zero) {
+  visit_embedding_index(indices.dtype(), [&](auto index_zero) {
     using Index = decltype(index_zero);
     embedding_sort_keys<Index><<<blocks_for(count), kThreadsPerBlock, 0, context.stream>>>(
         key_data, positions.data_ptr<int64_t>(), static_cast<const Index*>(indices.data_ptr()),
