@@ -12,6 +12,7 @@
 #include "minidl/core/cuda/cuda.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/ops/embedding.h"
+#include "minidl/ops/reduce.h"
 #include "test_util.h"
 
 namespace minidl {
@@ -90,6 +91,8 @@ TEST(EmbeddingCuda, WeightGradientRepeatsBitForBitAndAllocatesNothingWhenWarm) {
   Tensor weight = wiggly({rows, dim}).cuda();
   Tensor grad = wiggly({count, dim}, 2.0).cuda();
   const Tensor first = weight_gradient(weight, indices, grad);
+  // A second run warms the cache for a gradient allocated while `first` holds its block.
+  EXPECT_TRUE(bitwise_equal(weight_gradient(weight, indices, grad), first));
   const uint64_t allocations = cuda::memory_stats(0).num_device_allocations;
   for (int run = 0; run < 3; ++run)
     EXPECT_TRUE(bitwise_equal(weight_gradient(weight, indices, grad), first)) << "run " << run;
@@ -124,6 +127,22 @@ TEST(EmbeddingCuda, OutOfRangeIndexIsRaisedAtTheNextSyncPoint) {
   EXPECT_ERROR_CONTAINS(cuda::current_stream(0).synchronize(),
                         "embedding: index 256 at position 0");
   EXPECT_NO_THROW(cuda::synchronize());
+}
+
+TEST(EmbeddingCuda, TheFirstReportIsKeptUntilRaised) {
+  SKIP_WITHOUT_CUDA();
+  Tensor weight = ones({4, 3}).cuda();
+  // Two bad launches on one stream before the host looks: the first one's report stays whole.
+  (void)embedding(weight, tensor(std::vector<int64_t>{0, 500}).cuda());
+  (void)embedding(weight, tensor(std::vector<int64_t>{600, 1, 2}).cuda());
+  EXPECT_ERROR_CONTAINS(
+      sum(embedding(weight, tensor(std::vector<int64_t>{1}).cuda())).item<float>(),
+      "embedding: index 500 at position 1 is out of range for an embedding "
+      "table of 4 rows");
+  EXPECT_NO_THROW(cuda::synchronize());
+  // Armed again: the next bad index is reported.
+  (void)embedding(weight, tensor(std::vector<int64_t>{7}).cuda());
+  EXPECT_ERROR_CONTAINS(cuda::synchronize(), "embedding: index 7 at position 0");
 }
 
 }  // namespace
