@@ -3,6 +3,7 @@
 #include "minidl/ops/conv.h"
 #include "minidl/ops/dropout.h"
 #include "minidl/ops/elementwise.h"
+#include "minidl/ops/embedding.h"
 #include "minidl/ops/layer_norm.h"
 #include "minidl/ops/linalg.h"
 #include "minidl/ops/loss.h"
@@ -76,6 +77,10 @@ Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
 
 Tensor dropout(const Tensor& x, const DropoutFuncOptions& options) {
   return minidl::dropout(x, options.p(), options.training());
+}
+
+Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncOptions& options) {
+  return minidl::embedding(weight, input, options.padding_idx());
 }
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target,

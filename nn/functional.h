@@ -9,6 +9,7 @@
 #include "minidl/nn/options/batchnorm.h"
 #include "minidl/nn/options/conv.h"
 #include "minidl/nn/options/dropout.h"
+#include "minidl/nn/options/embedding.h"
 #include "minidl/nn/options/loss.h"
 #include "minidl/nn/options/normalization.h"
 #include "minidl/nn/options/pooling.h"
@@ -47,6 +48,10 @@ Tensor adaptive_avg_pool2d(const Tensor& input, Size2 output_size);
 
 Tensor flatten(const Tensor& x, int64_t start_dim = 1, int64_t end_dim = -1);
 Tensor dropout(const Tensor& x, const DropoutFuncOptions& options = {});
+// The rows of weight [num_embeddings, embedding_dim] at input (int64 or int32, any shape):
+// input.shape + [embedding_dim]. PyTorch's argument order; the op is minidl::embedding.
+Tensor embedding(const Tensor& input, const Tensor& weight,
+                 const EmbeddingFuncOptions& options = {});
 
 // logits [N, C], target int64 class indices [N].
 Tensor cross_entropy(const Tensor& logits, const Tensor& target,

@@ -39,15 +39,15 @@ TEST(MaskingCuda, MaskedFillTrilAndTriuMatchTheCpu) {
   };
   for (const auto& [name, fn] : ops) {
     EXPECT_TRUE(testing::bitwise_equal(fn(x.cuda()).cpu(), fn(x))) << name;
-    EXPECT_TRUE(testing::bitwise_equal(gradient_on(Device(kCUDA), x, fn),
-                                   gradient_on(Device(kCPU), x, fn)))
+    EXPECT_TRUE(
+        testing::bitwise_equal(gradient_on(Device(kCUDA), x, fn), gradient_on(Device(kCPU), x, fn)))
         << name << " backward";
   }
   // The causal mask of attention, as nanoGPT builds it, in bfloat16.
   Tensor scores = wiggly({1, 2, 4, 4}).to(kBFloat16);
   Tensor causal = tril(ones({4, 4}));
   EXPECT_TRUE(testing::bitwise_equal(scores.cuda().masked_fill(causal.cuda() == 0, -INFINITY).cpu(),
-                                 scores.masked_fill(causal == 0, -INFINITY)));
+                                     scores.masked_fill(causal == 0, -INFINITY)));
 }
 
 }  // namespace

@@ -16,18 +16,14 @@ namespace {
 
 using testing::all_close;
 
-Tensor bools(const std::vector<bool>& values, const Shape& sizes) {
-  return tensor(values, sizes);
-}
+Tensor bools(const std::vector<bool>& values, const Shape& sizes) { return tensor(values, sizes); }
 
 TEST(MaskedFill, FillsWhereTheMaskIsTrueAndBroadcastsIt) {
   Tensor x = tensor({1, 2, 3, 4, 5, 6}).view({2, 3});
   Tensor mask = bools({true, false, true}, {3});  // broadcast over the rows
-  EXPECT_EQ(to_vector<float>(x.masked_fill(mask, -1)),
-            (std::vector<float>{-1, 2, -1, -1, 5, -1}));
+  EXPECT_EQ(to_vector<float>(x.masked_fill(mask, -1)), (std::vector<float>{-1, 2, -1, -1, 5, -1}));
   // -inf, as attention's masks use.
-  Tensor filled = masked_fill(x, bools({false, false, false, true, true, true}, {2, 3}),
-                              -INFINITY);
+  Tensor filled = masked_fill(x, bools({false, false, false, true, true, true}, {2, 3}), -INFINITY);
   std::vector<float> values = to_vector<float>(filled);
   EXPECT_EQ(values[0], 1.0f);
   EXPECT_TRUE(std::isinf(values[5]) && values[5] < 0);
@@ -41,9 +37,9 @@ TEST(MaskedFill, FillsWhereTheMaskIsTrueAndBroadcastsIt) {
 
 TEST(MaskedFill, GradientReachesTheUnmaskedElementsOnly) {
   Tensor mask = bools({true, false, false, true, false, true}, {2, 3});
-  auto result = gradcheck(
-      [&](const std::vector<Tensor>& in) { return masked_fill(in[0], mask, 0.5); },
-      {testing::wiggly({2, 3}, 0.3, kFloat64).requires_grad_()});
+  auto result =
+      gradcheck([&](const std::vector<Tensor>& in) { return masked_fill(in[0], mask, 0.5); },
+                {testing::wiggly({2, 3}, 0.3, kFloat64).requires_grad_()});
   EXPECT_TRUE(result) << result.message;
   Tensor x = ones({2, 3}, kFloat64).requires_grad_();
   masked_fill(x, mask, 7).sum().backward();

@@ -6,6 +6,7 @@
 #include "minidl/ops/conv.h"
 #include "minidl/ops/dropout.h"
 #include "minidl/ops/elementwise.h"
+#include "minidl/ops/embedding.h"
 #include "minidl/ops/layer_norm.h"
 #include "minidl/ops/linalg.h"
 #include "minidl/ops/loss.h"
@@ -94,6 +95,10 @@ TEST(UndefinedArgument, LayerOpsNameTheOp) {
   EXPECT_ERROR_CONTAINS(index_select(ones({3}), 0, undefined),
                         undefined_message("index_select", "index"));
   EXPECT_ERROR_CONTAINS(one_hot(undefined, 3), undefined_message("one_hot", "labels"));
+  EXPECT_ERROR_CONTAINS(embedding(undefined, tensor(std::vector<int64_t>{0})),
+                        undefined_message("embedding", "weight"));
+  EXPECT_ERROR_CONTAINS(embedding(ones({3, 2}), undefined),
+                        undefined_message("embedding", "indices"));
 }
 
 }  // namespace
