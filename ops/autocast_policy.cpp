@@ -31,6 +31,8 @@ constexpr std::array kAutocastPolicy{
     PolicyEntry{AutocastOp::Sum, CastPolicy::Float32, "sum"},
     PolicyEntry{AutocastOp::Mean, CastPolicy::Float32, "mean"},
     PolicyEntry{AutocastOp::Var, CastPolicy::Float32, "var"},
+    // layer_norm is in PyTorch's float32 list (unlike batch_norm): its output is float32.
+    PolicyEntry{AutocastOp::LayerNorm, CastPolicy::Float32, "layer_norm"},
     // As PyTorch's lower-precision list (AT_FORALL_LOWER_PRECISION_FP; on the CPU too: under
     // torch.autocast("cpu", torch.bfloat16) it returns bfloat16, checked with 2.15): the
     // products run in 16 bits while the softmax statistics accumulate in float32 in the kernel.

@@ -44,6 +44,7 @@ enum class AutocastOp {
   Sum,
   Mean,
   Var,
+  LayerNorm,
   ScaledDotProductAttention,
 };
 

@@ -37,7 +37,8 @@ TEST(MultiheadAttentionCuda, MatchesTheCpu) {
     if (need_weights) EXPECT_TRUE(all_close(gpu_weights.cpu(), cpu_weights, 2e-5, 1e-4));
     sum(mul(cpu_out, cpu_out)).backward();
     sum(mul(gpu_out, gpu_out)).backward();
-    EXPECT_TRUE(all_close(gpu->in_proj_weight.grad().cpu(), cpu->in_proj_weight.grad(), 1e-4, 1e-3));
+    EXPECT_TRUE(
+        all_close(gpu->in_proj_weight.grad().cpu(), cpu->in_proj_weight.grad(), 1e-4, 1e-3));
     cpu->zero_grad();
     gpu->zero_grad();
   }

@@ -197,9 +197,9 @@ TEST(AutocastPolicyTable, ProductsAreLowPrecisionTheRestFloat32) {
   for (AutocastOp op : {AutocastOp::Conv2d, AutocastOp::Linear, AutocastOp::Matmul,
                         AutocastOp::ScaledDotProductAttention})
     EXPECT_EQ(amp::cast_policy(op), CastPolicy::LowerPrecision) << amp::autocast_op_name(op);
-  for (AutocastOp op :
-       {AutocastOp::Softmax, AutocastOp::LogSoftmax, AutocastOp::CrossEntropy, AutocastOp::NllLoss,
-        AutocastOp::MseLoss, AutocastOp::Sum, AutocastOp::Mean, AutocastOp::Var})
+  for (AutocastOp op : {AutocastOp::Softmax, AutocastOp::LogSoftmax, AutocastOp::CrossEntropy,
+                        AutocastOp::NllLoss, AutocastOp::MseLoss, AutocastOp::Sum, AutocastOp::Mean,
+                        AutocastOp::Var, AutocastOp::LayerNorm})
     EXPECT_EQ(amp::cast_policy(op), CastPolicy::Float32) << amp::autocast_op_name(op);
   EXPECT_EQ(amp::autocast_op_name(AutocastOp::CrossEntropy), "cross_entropy");
 }
