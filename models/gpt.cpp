@@ -151,12 +151,11 @@ GPTImpl::GPTImpl(const GPTOptions& options) : Module("GPT"), options(options) {
   h = nn::ModuleList();
   for (int64_t i = 0; i < options.n_layer(); ++i) h->push_back(Block(options).ptr());
   ln_f = layer_norm(options);
-  transformer = register_module(
-      "transformer", nn::ModuleDict({{"wte", wte.ptr()},
-                                     {"wpe", wpe.ptr()},
-                                     {"drop", drop.ptr()},
-                                     {"h", h.ptr()},
-                                     {"ln_f", ln_f.ptr()}}));
+  transformer = register_module("transformer", nn::ModuleDict({{"wte", wte.ptr()},
+                                                               {"wpe", wpe.ptr()},
+                                                               {"drop", drop.ptr()},
+                                                               {"h", h.ptr()},
+                                                               {"ln_f", ln_f.ptr()}}));
   lm_head = register_module("lm_head", TiedLinear(wte->weight));
 
   // GPT-2's initialisation, as nanoGPT's _init_weights, then the residual projections scaled
@@ -213,10 +212,10 @@ Tensor GPTImpl::generate(const Tensor& idx, int64_t max_new_tokens, double tempe
   Tensor tokens = idx.to(kInt64);
   for (int64_t step = 0; step < max_new_tokens; ++step) {
     const int64_t length = tokens.size(1);
-    const Tensor context = length <= options.block_size()
-                               ? tokens
-                               : tokens.narrow(1, length - options.block_size(),
-                                               options.block_size());
+    const Tensor context =
+        length <= options.block_size()
+            ? tokens
+            : tokens.narrow(1, length - options.block_size(), options.block_size());
     const Tensor last = forward(context).select(1, -1);  // [B, vocab]
     const Tensor scaled = (last.to(kFloat32) / temperature).cpu();
     const std::vector<int64_t> next = sample_rows(scaled, top_k);

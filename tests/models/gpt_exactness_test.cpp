@@ -22,8 +22,13 @@ namespace {
 constexpr int64_t kBatch = 32, kBlock = 128, kStreamLength = 100000;
 
 models::GPTOptions recipe() {
-  return models::GPTOptions().vocab_size(256).block_size(kBlock).n_layer(4).n_head(4).n_embd(128).bias(
-      false);
+  return models::GPTOptions()
+      .vocab_size(256)
+      .block_size(kBlock)
+      .n_layer(4)
+      .n_head(4)
+      .n_embd(128)
+      .bias(false);
 }
 
 bool ends_with(const std::string& text, const std::string& suffix) {

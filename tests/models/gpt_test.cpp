@@ -1,5 +1,7 @@
 // models::GPT: nanoGPT's names, sizes and tied head, the initialisation, forward shapes and
 // causality, the loss, generation, a safetensors round trip, and a few steps of learning.
+#include "minidl/models/gpt.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "minidl/models/gpt.h"
 #include "minidl/nn/serialize.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/random.h"
@@ -24,13 +25,8 @@ using testing::all_close;
 using testing::parameter_count;
 
 models::GPTOptions tiny(bool bias = true) {
-  return models::GPTOptions()
-      .vocab_size(11)
-      .block_size(8)
-      .n_layer(2)
-      .n_head(2)
-      .n_embd(8)
-      .bias(bias);
+  return models::GPTOptions().vocab_size(11).block_size(8).n_layer(2).n_head(2).n_embd(8).bias(
+      bias);
 }
 
 // The recipe's default model (train_gpt's): about 0.8M parameters.
@@ -116,8 +112,9 @@ TEST(GPT, ForwardIsCausalAndChecksItsInput) {
   EXPECT_ERROR_CONTAINS(gpt(zeros({1, 9}, kInt64)),
                         "GPT: cannot forward a sequence of length 9, block_size is only 8");
   EXPECT_ERROR_CONTAINS(gpt(zeros({9}, kInt64)), "GPT: expected token indices [B, T], got [9]");
-  EXPECT_ERROR_CONTAINS(models::GPT(tiny().n_head(3)), "GPT: n_embd (8) must be a multiple of "
-                                                       "n_head (3)");
+  EXPECT_ERROR_CONTAINS(models::GPT(tiny().n_head(3)),
+                        "GPT: n_embd (8) must be a multiple of "
+                        "n_head (3)");
 }
 
 TEST(GPT, LossIsTheMeanCrossEntropyOfTheNextTokensIgnoringMinusOne) {
