@@ -4,7 +4,7 @@
 #include <numeric>
 #include <string>
 
-#include "minidl/ops/ceil_div.h"
+#include "minidl/core/ceil_div.h"
 #include "minidl/ops/shape.h"
 
 namespace minidl {

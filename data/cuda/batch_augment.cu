@@ -5,14 +5,13 @@
 
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/launch_geometry.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/data/transforms/batch_augment_kernels.h"
 
 namespace minidl::cuda {
 
 namespace {
-
-constexpr int kThreadsPerBlock = 256;
 
 // out [batch, channels, out_h, out_w]; images [batch, channels, in_h, in_w];
 // sample_indices [batch]. Block b computes sample b.

@@ -7,6 +7,7 @@
 
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/launch_geometry.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/data/loader/gather_rows_kernels.h"
 
@@ -14,7 +15,6 @@ namespace minidl::cuda {
 
 namespace {
 
-constexpr int kThreadsPerBlock = 256;
 constexpr int64_t kMaxBlocks = 65536;  // the grid-stride loop covers the rest
 
 // out [count, row_words] = source [., row_words] at rows[j].
@@ -35,9 +35,8 @@ void launch(const Tensor& out, const Tensor& source, const Tensor& rows, int64_t
             StreamHandle stream) {
   const int64_t count = rows.numel();
   const int64_t row_words = row_bytes / static_cast<int64_t>(sizeof(Word));
-  const int64_t blocks = (count * row_words + kThreadsPerBlock - 1) / kThreadsPerBlock;
   gather_rows_cuda<Word>
-      <<<static_cast<unsigned int>(blocks < kMaxBlocks ? blocks : kMaxBlocks), kThreadsPerBlock, 0,
+      <<<grid_stride_blocks(count * row_words, kThreadsPerBlock, kMaxBlocks), kThreadsPerBlock, 0,
          stream>>>(static_cast<Word*>(out.data_ptr()), static_cast<const Word*>(source.data_ptr()),
                    rows.data_ptr<int64_t>(), count, row_words);
   MINIDL_LAUNCH_CHECK();

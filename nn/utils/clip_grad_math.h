@@ -83,7 +83,7 @@ MINIDL_HOST_DEVICE double clip_pow(double x, double y) {
 }  // namespace detail
 
 // The p-norm as a reduction over Acc: identity() and combine() as the block reductions of
-// ops/cuda/block_reduce.cuh expect them, term() for each element and root() at the end.
+// core/cuda/block_reduce.cuh expect them, term() for each element and root() at the end.
 template <class Acc>
 struct GradNormOp {
   GradNormType::Kind kind = GradNormType::kTwo;

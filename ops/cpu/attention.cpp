@@ -21,10 +21,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "minidl/core/ceil_div.h"
 #include "minidl/core/parallel.h"
 #include "minidl/ops/attention_kernels.h"
 #include "minidl/ops/attention_math.h"
-#include "minidl/ops/ceil_div.h"
 #include "minidl/ops/cpu/blas_threads.h"
 #include "minidl/ops/cpu/gemm.h"
 

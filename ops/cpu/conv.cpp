@@ -27,9 +27,9 @@
 #include <limits>
 #include <type_traits>
 
+#include "minidl/core/ceil_div.h"
 #include "minidl/core/parallel.h"
 #include "minidl/core/profiler.h"
-#include "minidl/ops/ceil_div.h"
 #include "minidl/ops/conv_kernels.h"
 #include "minidl/ops/cpu/blas_threads.h"
 #include "minidl/ops/cpu/gemm.h"

@@ -9,8 +9,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "minidl/core/ceil_div.h"
 #include "minidl/core/parallel.h"
-#include "minidl/ops/ceil_div.h"
 #include "minidl/ops/layer_norm_kernels.h"
 
 namespace minidl::cpu {

@@ -3,8 +3,8 @@
 #include <cstring>
 #include <vector>
 
+#include "minidl/core/ceil_div.h"
 #include "minidl/core/parallel.h"
-#include "minidl/ops/ceil_div.h"
 #include "minidl/ops/reduce_kernels.h"
 #include "minidl/ops/reduce_ops.h"
 

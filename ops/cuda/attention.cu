@@ -25,14 +25,14 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "minidl/core/ceil_div.h"
+#include "minidl/core/cuda/block_reduce.cuh"
 #include "minidl/core/cuda/check.h"
+#include "minidl/core/cuda/device_dtype.h"
 #include "minidl/core/cuda/graph.h"
+#include "minidl/core/cuda/launch.cuh"
 #include "minidl/ops/attention_kernels.h"
 #include "minidl/ops/attention_math.h"
-#include "minidl/ops/ceil_div.h"
-#include "minidl/ops/cuda/block_reduce.cuh"
-#include "minidl/ops/cuda/device_dtype.h"
-#include "minidl/ops/cuda/launch.cuh"
 
 namespace minidl::cuda {
 
@@ -49,7 +49,7 @@ constexpr int kMaxKeyTileElements = kKeys * kMaxDim / kThreads;  // dK's or dV's
 constexpr int kMaxQueryTileElements = kWarps * kMaxDim / kThreads;
 constexpr size_t kDefaultSharedBytes = 48 * 1024;
 
-// The warp reductions' operators (ops/cuda/block_reduce.cuh).
+// The warp reductions' operators (core/cuda/block_reduce.cuh).
 template <class A>
 struct MaxOp {
   __device__ A identity() const { return -attention::infinity<A>(); }

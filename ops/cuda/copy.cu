@@ -13,13 +13,13 @@
 
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device_dtype.h"
 #include "minidl/core/cuda/device_error.h"
 #include "minidl/core/cuda/graph.h"
 #include "minidl/core/cuda/pinned_allocator.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/core/half.h"
 #include "minidl/ops/copy_kernels.h"
-#include "minidl/ops/cuda/device_dtype.h"
 #include "minidl/ops/cuda/loops.cuh"
 #include "minidl/ops/cuda/transfer.h"
 

@@ -4,9 +4,9 @@
 #include <cuda_runtime.h>
 
 #include "minidl/core/cuda/check.h"
+#include "minidl/core/cuda/device_dtype.h"
 #include "minidl/core/cuda/graph.h"
-#include "minidl/ops/cuda/device_dtype.h"
-#include "minidl/ops/cuda/launch.cuh"
+#include "minidl/core/cuda/launch.cuh"
 #include "minidl/ops/dropout_kernels.h"
 #include "minidl/ops/dropout_math.h"
 
@@ -14,7 +14,6 @@ namespace minidl::cuda {
 
 namespace {
 
-constexpr int kThreadsPerBlock = 256;
 constexpr int64_t kMaxBlocks = 65536;  // the grid-stride loop covers the rest
 
 // out, in: (numel) contiguous.

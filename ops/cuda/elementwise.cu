@@ -1,7 +1,7 @@
 // CUDA launchers of the element-wise ops: a dtype switch, then the functor from
 // ops/elementwise_math.h run by launch_elementwise (ops/cuda/loops.cuh). float64 never reaches
 // the device (factories refuse it), so it is not instantiated here.
-#include "minidl/ops/cuda/device_dtype.h"
+#include "minidl/core/cuda/device_dtype.h"
 #include "minidl/ops/cuda/loops.cuh"
 #include "minidl/ops/elementwise_kernels.h"
 

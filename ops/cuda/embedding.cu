@@ -14,16 +14,15 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include "minidl/core/cuda/check.h"
+#include "minidl/core/cuda/device_dtype.h"
 #include "minidl/core/cuda/device_error.cuh"
-#include "minidl/ops/cuda/device_dtype.h"
-#include "minidl/ops/cuda/launch.cuh"
+#include "minidl/core/cuda/launch.cuh"
 #include "minidl/ops/embedding_kernels.h"
 
 namespace minidl::cuda {
 
 namespace {
 
-constexpr int kThreadsPerBlock = 256;
 // Grid-stride loops cover any element count; more blocks than this only add scheduling cost.
 constexpr int64_t kMaxBlocks = 4096;
 

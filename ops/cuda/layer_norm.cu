@@ -18,10 +18,10 @@
 
 #include <algorithm>
 
+#include "minidl/core/cuda/block_reduce.cuh"
 #include "minidl/core/cuda/check.h"
-#include "minidl/ops/cuda/block_reduce.cuh"
-#include "minidl/ops/cuda/device_dtype.h"
-#include "minidl/ops/cuda/launch.cuh"
+#include "minidl/core/cuda/device_dtype.h"
+#include "minidl/core/cuda/launch.cuh"
 #include "minidl/ops/layer_norm_kernels.h"
 #include "minidl/ops/reduce_ops.h"
 
@@ -43,7 +43,7 @@ constexpr int kFinalizeThreads = 128;
 constexpr int64_t kMinRangeRows = 64;
 constexpr int64_t kMaxSplits = 1024;
 static_assert(kMaxSplits <= kMaxGridYZ, "the splits are the grid's y dimension");
-constexpr int64_t kBlocksPerMultiprocessor = 4;  // the reduction's target occupancy
+constexpr int64_t kReductionBlocksPerMultiprocessor = 4;  // the reduction's target occupancy
 
 // ---- kernels ----
 
@@ -202,7 +202,8 @@ void layer_norm_backward_parameters(const Tensor& grad_weight, const Tensor& gra
   using Sums = layer_norm_math::ParameterGradSums<Acc>;
   LaunchContext context(input);
   const int64_t column_tiles = ceil_div(layout.cols, kTileColumns);
-  const int64_t target_blocks = kBlocksPerMultiprocessor * multiprocessor_count(context.device);
+  const int64_t target_blocks =
+      kReductionBlocksPerMultiprocessor * multiprocessor_count(context.device);
   const int64_t splits = std::clamp<int64_t>(
       std::min(ceil_div(target_blocks, column_tiles), layout.rows / kMinRangeRows), 1, kMaxSplits);
   const int64_t range_length = ceil_div(layout.rows, splits);

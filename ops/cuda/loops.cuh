@@ -22,17 +22,14 @@
 
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/launch.cuh"  // multiprocessor_count
 #include "minidl/core/cuda/stream.h"
 #include "minidl/core/tensor.h"
-#include "minidl/ops/cuda/launch.cuh"  // multiprocessor_count
 #include "minidl/ops/iteration_shape.h"
 
 namespace minidl::cuda {
 
 inline constexpr int kMaxDims = 8;
-inline constexpr int kThreadsPerBlock = 256;
-// Resident blocks per SM for the grid-stride loops: 2048 threads per SM / 256 per block.
-inline constexpr int kBlocksPerMultiprocessor = 8;
 
 // Offsets (in elements) of one element into each of N operands, from its linear index in the
 // iteration shape. Dimensions are stored innermost first.
@@ -70,14 +67,6 @@ OffsetCalculator<N> make_offset_calculator(const IterationShape<N>& shape, const
     for (int k = 0; k < N; ++k) calculator.strides[d][k] = shape.strides[d][k];
   }
   return calculator;
-}
-
-// Enough blocks to fill the device, fewer for small tensors.
-inline unsigned grid_size(int64_t numel, int device) {
-  const int64_t needed = (numel + kThreadsPerBlock - 1) / kThreadsPerBlock;
-  const int64_t resident =
-      static_cast<int64_t>(multiprocessor_count(device)) * kBlocksPerMultiprocessor;
-  return static_cast<unsigned>(std::max<int64_t>(1, std::min(needed, resident)));
 }
 
 // ---- kernels ----
@@ -127,7 +116,7 @@ void launch_elementwise(const Op& op, const Tensor& out,
     const IterationShape<kOperands> shape =
         make_iteration_shape<kOperands>(out.sizes(), {&out.strides(), &inputs[I].strides()...});
     Out* out_data = static_cast<Out*>(out.data_ptr());
-    const unsigned blocks = grid_size(numel, device);
+    const unsigned blocks = elementwise_blocks(numel, device);
     const StreamHandle stream = current_stream_handle(device);
     if (shape.is_flat()) {
       elementwise_flat_kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(

@@ -19,10 +19,10 @@
 
 #include <cmath>
 
+#include "minidl/core/cuda/block_reduce.cuh"
 #include "minidl/core/cuda/check.h"
-#include "minidl/ops/cuda/block_reduce.cuh"
-#include "minidl/ops/cuda/device_dtype.h"
-#include "minidl/ops/cuda/launch.cuh"
+#include "minidl/core/cuda/device_dtype.h"
+#include "minidl/core/cuda/launch.cuh"
 #include "minidl/ops/loss_kernels.h"
 
 namespace minidl::cuda {
@@ -33,12 +33,10 @@ constexpr int64_t kWarpRowLimit = 1024;
 constexpr int kRowsPerWarpBlock = 8;
 constexpr int kBlockRowThreads = 512;
 constexpr int kColumnRowsPerBlock = 256;
-constexpr int kElementwiseThreads = 256;
-constexpr int64_t kBlocksPerMultiprocessor = 8;
 
 // ---- kernels ----
 
-// The row statistics' merges, for row_all_reduce (ops/cuda/block_reduce.cuh).
+// The row statistics' merges, for row_all_reduce (core/cuda/block_reduce.cuh).
 struct FloatMax {
   __device__ float identity() const { return -INFINITY; }
   __device__ float combine(float a, float b) const { return fmaxf(a, b); }
@@ -198,10 +196,6 @@ __global__ void nll_loss_backward_elements(T* grad_log_probs, const T* grad, int
 // ---- launchers ----
 
 // Grid-stride launches: enough blocks to fill the GPU, no more than the work needs.
-unsigned elementwise_blocks(int64_t numel, int device) {
-  return resident_grid_stride_blocks(numel, kElementwiseThreads, kBlocksPerMultiprocessor, device);
-}
-
 // Block and grid for rows of `g`, as the note at the top describes.
 void row_launch_shape(const RowGeometry& g, const char* op, dim3& grid, dim3& block) {
   if (g.inner > 1) {
@@ -292,7 +286,7 @@ void cross_entropy_backward_kernel(const Tensor& grad_logits, const Tensor& grad
   const unsigned blocks = elementwise_blocks(rows * classes, context.device);
   visit_device_floating(logits.dtype(), "cross_entropy", [&](auto zero) {
     using T = decltype(zero);
-    cross_entropy_backward_elements<T><<<blocks, kElementwiseThreads, 0, context.stream>>>(
+    cross_entropy_backward_elements<T><<<blocks, kThreadsPerBlock, 0, context.stream>>>(
         grad_logits.data_ptr<T>(), grad_losses.data_ptr<T>(), grad_losses.stride(0),
         static_cast<float>(scale), logits.data_ptr<T>(), target.data_ptr<int64_t>(), ignore_index,
         logsumexp.data_ptr<float>(), static_cast<float>(label_smoothing), rows, classes);
@@ -308,7 +302,7 @@ void nll_loss_forward_kernel(const Tensor& losses, const Tensor& log_probs, cons
   const unsigned blocks = elementwise_blocks(rows, context.device);
   visit_device_floating(log_probs.dtype(), "nll_loss", [&](auto zero) {
     using T = decltype(zero);
-    nll_loss_forward_elements<T><<<blocks, kElementwiseThreads, 0, context.stream>>>(
+    nll_loss_forward_elements<T><<<blocks, kThreadsPerBlock, 0, context.stream>>>(
         losses.data_ptr<float>(), log_probs.data_ptr<T>(), target.data_ptr<int64_t>(), ignore_index,
         rows, classes);
     MINIDL_LAUNCH_CHECK();
@@ -323,7 +317,7 @@ void nll_loss_backward_kernel(const Tensor& grad_log_probs, const Tensor& grad_l
   const unsigned blocks = elementwise_blocks(rows * classes, context.device);
   visit_device_floating(grad_log_probs.dtype(), "nll_loss", [&](auto zero) {
     using T = decltype(zero);
-    nll_loss_backward_elements<T><<<blocks, kElementwiseThreads, 0, context.stream>>>(
+    nll_loss_backward_elements<T><<<blocks, kThreadsPerBlock, 0, context.stream>>>(
         grad_log_probs.data_ptr<T>(), grad_losses.data_ptr<T>(), grad_losses.stride(0),
         static_cast<float>(scale), target.data_ptr<int64_t>(), ignore_index, rows, classes);
     MINIDL_LAUNCH_CHECK();

@@ -10,10 +10,10 @@
 
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/launch.cuh"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/core/error.h"
 #include "minidl/core/half.h"
-#include "minidl/ops/cuda/launch.cuh"
 #include "minidl/ops/multi_tensor_table.h"
 
 namespace minidl::cuda {

@@ -6,7 +6,7 @@
 //
 // Reduction functor convention: the element functor of ops/cpu/multi_tensor_apply.h, whose call
 // returns element i's contribution instead of updating it, plus the accumulator and its merge as
-// ops/cuda/block_reduce.cuh expects them:
+// core/cuda/block_reduce.cuh expects them:
 //
 //   template <class T>
 //   class SumOfSquaresOp {
@@ -27,13 +27,13 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "minidl/core/cuda/block_reduce.cuh"
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/launch.cuh"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/core/error.h"
 #include "minidl/core/half.h"
-#include "minidl/ops/cuda/block_reduce.cuh"
-#include "minidl/ops/cuda/launch.cuh"
 #include "minidl/ops/cuda/multi_tensor_apply.cuh"
 #include "minidl/ops/multi_tensor_table.h"
 

@@ -22,10 +22,10 @@
 
 #include <algorithm>
 
+#include "minidl/core/cuda/block_reduce.cuh"
 #include "minidl/core/cuda/check.h"
-#include "minidl/ops/cuda/block_reduce.cuh"
-#include "minidl/ops/cuda/device_dtype.h"
-#include "minidl/ops/cuda/launch.cuh"
+#include "minidl/core/cuda/device_dtype.h"
+#include "minidl/core/cuda/launch.cuh"
 #include "minidl/ops/norm_kernels.h"
 
 namespace minidl::cuda {
@@ -39,14 +39,12 @@ constexpr int kPlaneThreads = 256;
 constexpr int kTileChannels = 32;
 constexpr int kTileRows = 8;
 constexpr int kFinalizeThreads = 128;
-constexpr int kElementwiseThreads = 256;
 // A range's block reads at least this many values, so cutting channels into ranges pays for
 // the extra partial results.
 constexpr int64_t kMinRangeElements = 4096;
 constexpr int64_t kMaxSplits = 1024;
 static_assert(kMaxSplits <= kMaxGridYZ, "the splits are the grid's y dimension");
-constexpr int64_t kBlocksPerMultiprocessor = 4;  // the reduction's target occupancy
-constexpr int64_t kElementwiseBlocksPerMultiprocessor = 8;
+constexpr int64_t kReductionBlocksPerMultiprocessor = 4;  // the reduction's target occupancy
 
 // ---- reductions: what is folded per element ----
 
@@ -196,7 +194,8 @@ void reduce_channels(const Tensor& input, const norm::ChannelLayout& layout, con
                      const Finish& finish) {
   using Result = typename Reader::Result;
   LaunchContext context(input);
-  const int64_t target_blocks = kBlocksPerMultiprocessor * multiprocessor_count(context.device);
+  const int64_t target_blocks =
+      kReductionBlocksPerMultiprocessor * multiprocessor_count(context.device);
   const bool columns = layout.channels_inner();
   const int64_t blocks_per_range =
       columns ? ceil_div(layout.channels, kTileChannels) : layout.channels;
@@ -224,11 +223,6 @@ void reduce_channels(const Tensor& input, const norm::ChannelLayout& layout, con
   MINIDL_LAUNCH_CHECK();
 }
 
-unsigned elementwise_blocks(int64_t numel, int device) {
-  return resident_grid_stride_blocks(numel, kElementwiseThreads,
-                                     kElementwiseBlocksPerMultiprocessor, device);
-}
-
 void batch_norm_statistics_kernel(const Tensor& mean, const Tensor& invstd,
                                   const Tensor& running_mean, const Tensor& running_var,
                                   const Tensor& input, const norm::ChannelLayout& layout,
@@ -252,7 +246,7 @@ void batch_norm_apply_kernel(const Tensor& out, const Tensor& input, const Tenso
   visit_device_floating(input.dtype(), "batch_norm", [&](auto zero) {
     using T = decltype(zero);
     normalize_kernel<T>
-        <<<elementwise_blocks(numel, context.device), kElementwiseThreads, 0, context.stream>>>(
+        <<<elementwise_blocks(numel, context.device), kThreadsPerBlock, 0, context.stream>>>(
             out.data_ptr<T>(), input.data_ptr<T>(), mean.data_ptr<Acc>(), invstd.data_ptr<Acc>(),
             data_or_null(weight), data_or_null(bias), layout);
     MINIDL_LAUNCH_CHECK();
@@ -283,7 +277,7 @@ void batch_norm_backward_input_kernel(const Tensor& grad_input, const Tensor& gr
   visit_device_floating(input.dtype(), "batch_norm", [&](auto zero) {
     using T = decltype(zero);
     input_grad_kernel<T>
-        <<<elementwise_blocks(numel, context.device), kElementwiseThreads, 0, context.stream>>>(
+        <<<elementwise_blocks(numel, context.device), kThreadsPerBlock, 0, context.stream>>>(
             grad_input.data_ptr<T>(), grad_output.data_ptr<T>(), input.data_ptr<T>(),
             mean.data_ptr<Acc>(), invstd.data_ptr<Acc>(), data_or_null(weight),
             data_or_null(sum_dy), data_or_null(sum_dy_xmu), layout, statistics);

@@ -15,16 +15,13 @@
 #include <cuda_runtime.h>
 
 #include "minidl/core/cuda/check.h"
-#include "minidl/ops/cuda/device_dtype.h"
-#include "minidl/ops/cuda/launch.cuh"
+#include "minidl/core/cuda/device_dtype.h"
+#include "minidl/core/cuda/launch.cuh"
 #include "minidl/ops/pool_kernels.h"
 
 namespace minidl::cuda {
 
 namespace {
-
-constexpr int kThreadsPerBlock = 256;
-constexpr int64_t kBlocksPerMultiprocessor = 8;  // grid-stride loops cover the rest
 
 // What values are read and summed in: float for float32 and the 16-bit types (float64 never
 // reaches the GPU).

@@ -3,17 +3,16 @@
 #include <cuda_runtime.h>
 
 #include "minidl/core/cuda/check.h"
+#include "minidl/core/cuda/device_dtype.h"
 #include "minidl/core/cuda/graph.h"
+#include "minidl/core/cuda/launch.cuh"
 #include "minidl/core/philox.h"
-#include "minidl/ops/cuda/device_dtype.h"
-#include "minidl/ops/cuda/launch.cuh"
 #include "minidl/ops/random_kernels.h"
 
 namespace minidl::cuda {
 
 namespace {
 
-constexpr int kThreadsPerBlock = 256;
 constexpr int64_t kMaxBlocks = 65536;  // the grid-stride loop covers the rest
 
 unsigned int grid_for(int64_t numel) {

@@ -16,10 +16,10 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "minidl/core/cuda/block_reduce.cuh"
 #include "minidl/core/cuda/check.h"
-#include "minidl/ops/cuda/block_reduce.cuh"
-#include "minidl/ops/cuda/device_dtype.h"
-#include "minidl/ops/cuda/launch.cuh"
+#include "minidl/core/cuda/device_dtype.h"
+#include "minidl/core/cuda/launch.cuh"
 #include "minidl/ops/reduce_kernels.h"
 #include "minidl/ops/reduce_ops.h"
 

@@ -150,7 +150,7 @@ void amp_unscale_and_check(const std::vector<Tensor>& grads, const Tensor& scale
       table_address = eager_table.data_ptr();
     }
     const auto* table_data = static_cast<const std::byte*>(table_address);
-    const unsigned blocks = grid_size(layout.num_chunks * kThreadsPerBlock, device);
+    const unsigned blocks = elementwise_blocks(layout.num_chunks * kThreadsPerBlock, device);
     switch (dtype) {
       case kFloat32:
         amp_unscale_kernel<float><<<blocks, kThreadsPerBlock, 0, stream>>>(

@@ -6,16 +6,13 @@
 
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/launch.cuh"
 #include "minidl/core/cuda/stream.h"
-#include "minidl/ops/cuda/launch.cuh"
 #include "minidl/ops/multi_tensor_table.h"
 #include "minidl/optim/multi_tensor_kernels.h"
 
 namespace minidl::cuda {
 namespace {
-
-constexpr int kThreadsPerBlock = 256;
-constexpr int kBlocksPerMultiprocessor = 8;
 
 // ---- kernels ----
 

@@ -9,12 +9,12 @@
 
 #include <cstdint>
 
+#include "minidl/core/cuda/block_reduce.cuh"
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/cuda.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/nn/utils/clip_grad_kernels.h"
 #include "minidl/nn/utils/clip_grad_math.h"
-#include "minidl/ops/cuda/block_reduce.cuh"
 #include "minidl/ops/cuda/multi_tensor_apply.cuh"
 #include "minidl/ops/cuda/multi_tensor_reduce.cuh"
 

@@ -1,14 +1,19 @@
 #pragma once
 // The grid-size arithmetic of the CUDA launchers, in plain C++ so that it is written once and
-// checked by CPU tests (tests/ops/launch_geometry_test.cpp): a grid that exceeds CUDA's limits
+// checked by CPU tests (tests/core/launch_geometry_test.cpp): a grid that exceeds CUDA's limits
 // fails to launch, and one truncated to 32 bits silently skips elements.
 #include <algorithm>
 #include <cstdint>
 
+#include "minidl/core/ceil_div.h"
 #include "minidl/core/error.h"
-#include "minidl/ops/ceil_div.h"
 
 namespace minidl::cuda {
+
+// The block size of minidl's one-thread-per-element and grid-stride kernels, and how many of
+// those blocks a grid-stride launch keeps resident on each multiprocessor (2048 threads / 256).
+inline constexpr int kThreadsPerBlock = 256;
+inline constexpr int kBlocksPerMultiprocessor = 8;
 
 // CUDA's limits on grid dimensions (every architecture minidl builds for).
 inline constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1;

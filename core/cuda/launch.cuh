@@ -9,9 +9,9 @@
 
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/launch_geometry.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/core/tensor.h"
-#include "minidl/ops/cuda/launch_geometry.h"
 
 namespace minidl::cuda {
 
@@ -38,6 +38,12 @@ inline unsigned resident_grid_stride_blocks(int64_t numel, int64_t threads_per_b
                                             int64_t blocks_per_multiprocessor, int device) {
   return grid_stride_blocks(numel, threads_per_block,
                             blocks_per_multiprocessor * multiprocessor_count(device));
+}
+
+// Blocks of kThreadsPerBlock for an element-wise grid-stride loop over `numel` elements on
+// `device`, kBlocksPerMultiprocessor resident per multiprocessor.
+inline unsigned elementwise_blocks(int64_t numel, int device) {
+  return resident_grid_stride_blocks(numel, kThreadsPerBlock, kBlocksPerMultiprocessor, device);
 }
 
 // The tensor's device made current (until this goes out of scope) and its current stream,

@@ -1,7 +1,7 @@
-// ceil_div (ops/ceil_div.h) and the CUDA launchers' grid sizes (ops/cuda/launch_geometry.h),
+// ceil_div (core/ceil_div.h) and the CUDA launchers' grid sizes (core/cuda/launch_geometry.h),
 // checked on the CPU: exact at the int64 edges, and for element counts around 2^31 and 2^32 a
 // grid that fits CUDA's limits and a grid-stride loop that reaches every element.
-#include "minidl/ops/cuda/launch_geometry.h"
+#include "minidl/core/cuda/launch_geometry.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <limits>
 #include <vector>
 
-#include "minidl/ops/ceil_div.h"
+#include "minidl/core/ceil_div.h"
 #include "test_util.h"
 
 namespace minidl {
