@@ -22,7 +22,7 @@
 
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/cuda.h"
-#include "minidl/core/cuda/launch.cuh"  // multiprocessor_count
+#include "minidl/core/cuda/launch.cuh"  // elementwise_blocks
 #include "minidl/core/cuda/stream.h"
 #include "minidl/core/tensor.h"
 #include "minidl/ops/iteration_shape.h"
