@@ -131,9 +131,11 @@ class GPT(nn.Module):
         elif isinstance(module, nn.Embedding):
             nn.init.normal_(module.weight, mean=0.0, std=0.02)
 
-    def num_parameters(self):
-        """Every parameter once: the tied wte/lm_head weight counts once, wpe counts."""
-        return sum(p.numel() for p in self.parameters())
+    def num_parameters(self, non_embedding=False):
+        """Every parameter once (the tied wte/lm_head weight counts once); without the position
+        embeddings when non_embedding, as nanoGPT's get_num_params(True) counts."""
+        count = sum(p.numel() for p in self.parameters())
+        return count - self.transformer.wpe.weight.numel() if non_embedding else count
 
     def forward(self, idx, targets=None):
         """idx: [B, T] int64 tokens, T <= block_size. With targets ([B, T], -1 ignored):

@@ -23,9 +23,10 @@ batches given by formulas instead of random draws, so that minidl's test builds 
 
 The header holds the 20 losses (each before its step's update), the learning rates used, and,
 to check minidl's forward and backward on their own, the first loss, the gradient's L2 norm at
-step 0 before and after clipping, and the parameter count (the tied weight once). Values are
-printed with 17 significant digits, which read back to the same double. The script runs the
-steps twice and stops if the two runs differ, so that the numbers are reproducible.
+step 0 before and after clipping, and the parameter counts (the tied weight once; with and
+without the position embeddings). Values are printed with 17 significant digits, which read
+back to the same double. The script runs the steps twice and stops if the two runs differ, so
+that the numbers are reproducible.
 """
 import argparse
 import math
@@ -114,7 +115,8 @@ def run():
         optimizer.zero_grad(set_to_none=True)
     return {"losses": losses, "learning_rates": learning_rates,
             "grad_norm_before_clip": norm_before, "grad_norm_after_clip": norm_after,
-            "parameters": model.num_parameters()}
+            "parameters": model.num_parameters(),
+            "non_embedding_parameters": model.num_parameters(non_embedding=True)}
 
 
 def literal(value):
@@ -155,6 +157,9 @@ def header(values):
         f"{literal(values['grad_norm_after_clip'])};",
         "// Every parameter once: the tied wte / lm_head weight counts once; wpe counts.",
         f"inline constexpr int64_t kGptReferenceParameterCount = {values['parameters']};",
+        "// The same without the position embeddings (wpe), as nanoGPT's get_num_params().",
+        "inline constexpr int64_t kGptReferenceNonEmbeddingParameterCount = "
+        f"{values['non_embedding_parameters']};",
         "",
         "}  // namespace minidl::testing",
     ]

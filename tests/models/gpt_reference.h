@@ -66,5 +66,7 @@ inline constexpr double kGptReferenceGradNormBeforeClip = 5.090904712677002;
 inline constexpr double kGptReferenceGradNormAfterClip = 1.0000000414949572;
 // Every parameter once: the tied wte / lm_head weight counts once; wpe counts.
 inline constexpr int64_t kGptReferenceParameterCount = 836736;
+// The same without the position embeddings (wpe), as nanoGPT's get_num_params().
+inline constexpr int64_t kGptReferenceNonEmbeddingParameterCount = 820352;
 
 }  // namespace minidl::testing
