@@ -21,8 +21,8 @@ The data are llm.c token files train.bin and val.bin, as tools/fetch_shakespeare
 them (to $MINIDL_SHAKESPEARE_DIR, else ${XDG_CACHE_HOME:-~/.cache}/minidl/shakespeare, this
 script's default --data-dir too).
 
---precision bf16 runs the forward pass and the loss in torch.autocast(bfloat16); the weights,
-gradients and optimizer stay float32. fp32 on CUDA is exact float32 (TF32 off), as minidl's
+--precision bf16 runs the forward pass and the loss in torch.autocast(bfloat16) (the
+evaluation too, not the sample); the weights, gradients and optimizer stay float32. fp32 on CUDA is exact float32 (TF32 off), as minidl's
 default. --compile trains through torch.compile(model) (the evaluation too; the sample is drawn
 by the model as it is); its compilation happens in the first steps and counts in the times.
 
@@ -77,8 +77,9 @@ def windows(tokens, starts, block_size):
 
 def random_batch(tokens, batch_size, block_size, generator):
     # start uniform over [0, n - block_size - 1]: the last window ends at the last token.
-    starts = torch.randint(0, len(tokens) - block_size, (batch_size,), generator=generator)
-    return windows(tokens, starts.to(tokens.device), block_size)
+    starts = torch.randint(0, len(tokens) - block_size, (batch_size,), generator=generator,
+                           device=tokens.device)
+    return windows(tokens, starts, block_size)
 
 
 def evaluation_batches(tokens, batch_size, block_size, eval_iters):
@@ -169,7 +170,8 @@ def main():
     forward = torch.compile(model) if args.compile else model
     autocast_dtype = torch.bfloat16 if args.precision == "bf16" else torch.float32
     autocast_enabled = args.precision == "bf16"
-    generator = torch.Generator().manual_seed(args.seed)
+    # On the tokens' device, so that drawing a batch copies nothing from the host.
+    generator = torch.Generator(device=device).manual_seed(args.seed)
     val_batches = evaluation_batches(val_tokens, args.batch_size, config.block_size,
                                      args.eval_iters)
 
@@ -229,9 +231,9 @@ def main():
         step_start = time.perf_counter()
 
     model.eval()
+    # In float32 whatever --precision: the sample shows the weights, not the autocast.
     start = torch.full((1, 1), NEWLINE, dtype=torch.long, device=device)
-    with torch.autocast(device.type, dtype=autocast_dtype, enabled=autocast_enabled):
-        sample = model.generate(start, SAMPLE_BYTES, SAMPLE_TEMPERATURE, SAMPLE_TOP_K)
+    sample = model.generate(start, SAMPLE_BYTES, SAMPLE_TEMPERATURE, SAMPLE_TOP_K)
     text = bytes(sample[0, 1:].tolist()).decode("utf-8", errors="replace")
     print(f"sample (temperature {SAMPLE_TEMPERATURE}, top-k {SAMPLE_TOP_K}):\n{text}", flush=True)
     if args.save:
