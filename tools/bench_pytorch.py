@@ -2,10 +2,11 @@
 """PyTorch twin of tools/bench: the same models, batches, precisions and layouts, timed the
 same way, printed as the same JSON lines (with "framework": "pytorch").
 
-    python3 tools/bench_pytorch.py [--model lenet,resnet20,resnet18] [--device cpu|cuda]
+    python3 tools/bench_pytorch.py [--model lenet,resnet20,resnet18,gpt] [--device cpu|cuda]
         [--precision fp32|bf16|fp16] [--batch-size N] [--warmup 5] [--steps 20]
         [--threads N] [--channels-last] [--peak-tflops X] [--profile] [--profile-steps 10]
         [--mode eager|default|reduce-overhead|max-autotune] [--tf32 on|off]
+        [--gpt-shape auto|default|gpt2-small]
 
 --mode: eager (the default) runs the model as it is; the others run torch.compile(model,
 mode=...) with that mode ("default" is torch.compile's default mode; "reduce-overhead" adds
@@ -28,6 +29,18 @@ decay 5e-4), on random data of the real shape; under bf16/fp16 the forward pass 
 torch.autocast and fp16 scales the loss with torch.amp.GradScaler. On CUDA each timed step ends
 with torch.cuda.synchronize(). FLOPs per step are three times the forward FLOPs that
 torch.utils.flop_counter counts, the convention tools/bench uses.
+
+--model gpt is train_gpt's GPT (tools/gpt_pytorch.py, nanoGPT's model) in one of two shapes,
+--gpt-shape: "default" is train_gpt's (vocabulary 256, block 128, 4 layers, 4 heads, 128
+channels, no bias; 836,736 parameters; batch 32), "gpt2-small" is GPT-2 small as nanoGPT
+trains it (vocabulary 50304, GPT-2's 50257 padded to a multiple of 64, block 1024, 12 layers, 12
+heads, 768 channels, biases; 124,475,904 parameters; batch 8); "auto", the default, takes
+"default" on the CPU and "gpt2-small" on CUDA. Its batch is random tokens, block_size of them
+per sequence with the next ones as targets; its step is train_gpt's: zero_grad, forward with
+nanoGPT's loss, backward and AdamW (lr 1e-3, betas 0.9, 0.99, weight decay 0.1 on the matrices
+and embeddings; PyTorch's default implementation), without clipping. Its JSON row adds
+"gpt_shape", "block_size" and "tokens_per_sec"; "images_per_sec" counts sequences. Its FLOPs
+count the causal attention as full attention, as torch.utils.flop_counter does.
 
 --profile (GPU only), as tools/bench --profile: after the timed steps, --profile-steps more run
 under torch.profiler (ProfilerActivity.CPU and CUDA; one step first in the profiler's warm-up,
@@ -135,16 +148,33 @@ class ResNet(nn.Module):
         return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
 
 
-def make_model(name, in_channels=3):
-    """in_channels: of the ResNets (1 for Fashion-MNIST); LeNet takes 1-channel images only."""
+def gpt_config(shape):
+    """The GPTConfig of --gpt-shape "default" or "gpt2-small"."""
+    from gpt_pytorch import GPTConfig  # here, so that the image models need no numpy
+    if shape == "default":
+        return GPTConfig()
+    return GPTConfig(vocab_size=50304, block_size=1024, n_layer=12, n_head=12, n_embd=768,
+                     bias=True)
+
+
+def make_model(name, in_channels=3, gpt_shape="default"):
+    """in_channels: of the ResNets (1 for Fashion-MNIST); LeNet takes 1-channel images only.
+    gpt_shape: of the GPT, "default" or "gpt2-small"."""
     if name == "lenet":
         return LeNet()
     if name == "resnet20":
         return ResNet([16, 32, 64], [3, 3, 3], zero_pad=True, in_channels=in_channels)
-    return ResNet([64, 128, 256, 512], [2, 2, 2, 2], zero_pad=False, in_channels=in_channels)
+    if name == "resnet18":
+        return ResNet([64, 128, 256, 512], [2, 2, 2, 2], zero_pad=False, in_channels=in_channels)
+    if name == "gpt":
+        from gpt_pytorch import GPT
+        return GPT(gpt_config(gpt_shape))
+    raise ValueError(f"make_model: expected lenet, resnet20, resnet18 or gpt, got {name!r}")
 
 
 EXPECTED_PARAMETERS = {"lenet": 61_706, "resnet20": 269_722, "resnet18": 11_173_962}
+GPT_EXPECTED_PARAMETERS = {"default": 836_736, "gpt2-small": 124_475_904}
+GPT_BATCH_SIZES = {"default": 32, "gpt2-small": 8}
 IMAGE_SHAPES = {"lenet": (1, 28, 28), "resnet20": (3, 32, 32), "resnet18": (3, 32, 32)}
 AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 MODES = ["eager", "default", "reduce-overhead", "max-autotune"]
@@ -263,8 +293,9 @@ def profile_device_time(step, steps):
     return summary
 
 
-def run(model_name, batch_size, device, precision, channels_last, args):
-    torch.manual_seed(0)
+def image_workload(model_name, batch_size, device, channels_last):
+    """(model, loss_of, optimizer): loss_of(forward) is the loss of a random batch of images
+    through `forward` (the model or its compiled form)."""
     model = make_model(model_name).to(device)
     parameters = sum(p.numel() for p in model.parameters())
     assert parameters == EXPECTED_PARAMETERS[model_name], (model_name, parameters)
@@ -275,13 +306,38 @@ def run(model_name, batch_size, device, precision, channels_last, args):
     labels = torch.randint(0, 10, (batch_size,), device=device)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, nesterov=True,
                                 weight_decay=5e-4)
+    return model, lambda forward: F.cross_entropy(forward(images), labels), optimizer
+
+
+def gpt_workload(shape, batch_size, device):
+    """(model, loss_of, optimizer) as image_workload's, for the GPT of `shape` on a batch of
+    random tokens."""
+    model = make_model("gpt", gpt_shape=shape).to(device)
+    parameters = model.num_parameters()
+    assert parameters == GPT_EXPECTED_PARAMETERS[shape], (shape, parameters)
+    config = model.config
+    tokens = torch.randint(0, config.vocab_size, (batch_size, config.block_size + 1),
+                           device=device)
+    inputs, targets = tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
+    optimizer = model.configure_optimizers(weight_decay=0.1, learning_rate=1e-3,
+                                           betas=(0.9, 0.99))
+    return model, lambda forward: forward(inputs, targets)[1], optimizer
+
+
+def run(model_name, batch_size, device, precision, channels_last, args):
+    torch.manual_seed(0)
+    if model_name == "gpt":
+        model, loss_of, optimizer = gpt_workload(args.gpt_shape, batch_size, device)
+        channels_last = False  # no convolutions
+    else:
+        model, loss_of, optimizer = image_workload(model_name, batch_size, device, channels_last)
     autocast_enabled = precision != "fp32"
     autocast_dtype = AUTOCAST_DTYPES.get(precision, torch.float32)
     scaler = torch.amp.GradScaler(device.type, enabled=precision == "fp16")
 
     from torch.utils.flop_counter import FlopCounterMode
     with torch.no_grad(), FlopCounterMode(display=False) as counter:
-        model(images)
+        loss_of(model)
     forward_flops = counter.get_total_flops()
 
     forward = model if args.mode == "eager" else torch.compile(model, mode=args.mode)
@@ -289,7 +345,7 @@ def run(model_name, batch_size, device, precision, channels_last, args):
     def step():
         optimizer.zero_grad(set_to_none=True)
         with torch.autocast(device.type, dtype=autocast_dtype, enabled=autocast_enabled):
-            loss = F.cross_entropy(forward(images), labels)
+            loss = loss_of(forward)
         scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
@@ -334,6 +390,10 @@ def run(model_name, batch_size, device, precision, channels_last, args):
         "images_per_sec": batch_size / (median_ms * 1e-3), "gflop_per_step": step_flops / 1e9,
         "tflops": tflops, "torch_version": torch.__version__, "threads": torch.get_num_threads(),
     }
+    if model_name == "gpt":
+        block_size = model.config.block_size
+        result.update({"gpt_shape": args.gpt_shape, "block_size": block_size,
+                       "tokens_per_sec": batch_size * block_size / (median_ms * 1e-3)})
     if args.peak_tflops > 0:
         result["fraction_of_peak"] = tflops / args.peak_tflops
     if on_gpu:
@@ -350,7 +410,8 @@ def main():
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     parser.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"])
     parser.add_argument("--batch-size", type=int, default=0,
-                        help="0: 256 for LeNet, 512 for the ResNets")
+                        help="0: 256 for LeNet, 512 for the ResNets, 32 or 8 for the GPT "
+                             "(default or gpt2-small shape)")
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: leave)")
@@ -366,6 +427,9 @@ def main():
                              "max-autotune)")
     parser.add_argument("--tf32", default="off", choices=["on", "off"],
                         help="on: float32 convolutions and matrix products may use TF32")
+    parser.add_argument("--gpt-shape", default="auto", choices=["auto", "default", "gpt2-small"],
+                        help="--model gpt's shape: train_gpt's default, GPT-2 small, or auto "
+                             "(default on the CPU, gpt2-small on CUDA)")
     args = parser.parse_args()
     if args.profile_steps <= 0:
         parser.error(f"--profile-steps: expected a positive number, got {args.profile_steps}")
@@ -381,8 +445,12 @@ def main():
     if args.profile and device.type != "cuda":
         sys.exit("bench_pytorch.py: error: --profile needs a GPU (--device cuda): it records "
                  f"CUDA kernels with torch.profiler, but the device is {device.type}")
+    if args.gpt_shape == "auto":
+        args.gpt_shape = "gpt2-small" if device.type == "cuda" else "default"
     for model_name in args.model.split(","):
-        batch_size = args.batch_size or (256 if model_name == "lenet" else 512)
+        default_batch_size = (256 if model_name == "lenet" else
+                              GPT_BATCH_SIZES[args.gpt_shape] if model_name == "gpt" else 512)
+        batch_size = args.batch_size or default_batch_size
         result = run(model_name, batch_size, device, args.precision, args.channels_last, args)
         print(json.dumps(result), flush=True)
 
