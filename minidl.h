@@ -44,6 +44,7 @@
 #include "minidl/ops/random.h"
 #include "minidl/ops/reduce.h"
 #include "minidl/ops/shape.h"
+#include "minidl/ops/sort.h"
 
 // ---- nn ----
 #include "minidl/nn/nn.h"
