@@ -20,6 +20,7 @@
 #include "minidl/core/device.h"
 #include "minidl/core/dtype.h"
 #include "minidl/core/error.h"
+#include "minidl/core/factories.h"
 #include "minidl/core/from_blob.h"
 #include "minidl/core/half.h"
 #include "minidl/core/indexing.h"

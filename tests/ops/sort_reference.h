@@ -15,10 +15,10 @@ struct SortReference {
   const char* dtype;  // as dtype_name()
   std::vector<int64_t> shape;
   int64_t dim;
-  bool descending;  // sort's descending, topk's largest
-  int64_t k;        // topk only
-  std::vector<double> input;    // row-major
-  std::vector<double> values;   // row-major, of the result's shape
+  bool descending;             // sort's descending, topk's largest
+  int64_t k;                   // topk only
+  std::vector<double> input;   // row-major
+  std::vector<double> values;  // row-major, of the result's shape
   std::vector<int64_t> indices;
 };
 

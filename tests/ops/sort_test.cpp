@@ -36,7 +36,8 @@ Tensor reference_input(const testing::SortReference& reference) {
 ::testing::AssertionResult same_values(const std::vector<double>& actual,
                                        const std::vector<double>& expected) {
   if (actual.size() != expected.size())
-    return ::testing::AssertionFailure() << actual.size() << " values, expected " << expected.size();
+    return ::testing::AssertionFailure()
+           << actual.size() << " values, expected " << expected.size();
   for (size_t i = 0; i < actual.size(); ++i) {
     const bool both_nan = std::isnan(actual[i]) && std::isnan(expected[i]);
     if (!both_nan && actual[i] != expected[i])
@@ -48,8 +49,8 @@ Tensor reference_input(const testing::SortReference& reference) {
 
 Shape result_shape(const testing::SortReference& reference) {
   Shape shape(reference.shape);
-  if (reference.op == std::string("topk")) shape[wrap_dim(reference.dim, shape.size(), "")] =
-      reference.k;
+  if (reference.op == std::string("topk"))
+    shape[wrap_dim(reference.dim, shape.size(), "")] = reference.k;
   return shape;
 }
 
