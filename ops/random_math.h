@@ -41,8 +41,8 @@ MINIDL_HOST_DEVICE double weight_value(T weight) {
 // Sample of a row of `categories` weights summing (in order, in double) to `total` > 0, for
 // the uniform `u` in [0, 1).
 template <class T>
-MINIDL_HOST_DEVICE int64_t inverse_cdf_category(const T* weights, int64_t categories,
-                                                double total, double u) {
+MINIDL_HOST_DEVICE int64_t inverse_cdf_category(const T* weights, int64_t categories, double total,
+                                                double u) {
   const double target = u * total;
   double running = 0;
   int64_t last_positive = 0;

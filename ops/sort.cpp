@@ -23,12 +23,12 @@ namespace {
 
 // x (or its 1-element form for a 0-d x) with the sorted dim swapped to the end.
 struct RowLayout {
-  Tensor input;           // contiguous [rows, size]
-  int64_t dim = 0;        // the sorted dim, wrapped
-  int64_t last = 0;       // the last dim of the (at least 1-d) tensor
-  int64_t rows = 0;       // the product of the other dims
-  int64_t size = 0;       // x.size(dim)
-  Shape swapped_sizes;    // x's sizes with `dim` and `last` exchanged (at least 1-d)
+  Tensor input;                          // contiguous [rows, size]
+  int64_t dim = 0;                       // the sorted dim, wrapped
+  int64_t last = 0;                      // the last dim of the (at least 1-d) tensor
+  int64_t rows = 0;                      // the product of the other dims
+  int64_t size = 0;                      // x.size(dim)
+  Shape swapped_sizes;                   // x's sizes with `dim` and `last` exchanged (at least 1-d)
   Shape result_sizes(int64_t k) const {  // the result's sizes in x's dim order
     Shape sizes = swapped_sizes;
     sizes.back() = k;
@@ -63,8 +63,8 @@ Tensor from_rows(const Tensor& rows, const RowLayout& layout, int64_t k, bool ze
 
 // The first k elements of each row of x along `dim` in the order of Note [Sort order]
 // (ops/sort_math.h), with their indices; the values' gradient is scattered back to x.
-std::tuple<Tensor, Tensor> sorted_prefix(const Tensor& x, int64_t k, int64_t dim,
-                                         bool descending, const char* op) {
+std::tuple<Tensor, Tensor> sorted_prefix(const Tensor& x, int64_t k, int64_t dim, bool descending,
+                                         const char* op) {
   const ProfileScope profile(op);
   RowLayout layout;
   Tensor value_rows, index_rows;
@@ -77,8 +77,8 @@ std::tuple<Tensor, Tensor> sorted_prefix(const Tensor& x, int64_t k, int64_t dim
     value_rows = empty({layout.rows, k}, TensorOptions(x.options()).requires_grad(false));
     index_rows = empty({layout.rows, k}, TensorOptions(kInt64).device(x.device()));
     if (layout.rows > 0 && k > 0)
-      kernels_for<SortKernels>(x.device()).sort_rows(value_rows, index_rows, layout.input,
-                                                     descending);
+      kernels_for<SortKernels>(x.device())
+          .sort_rows(value_rows, index_rows, layout.input, descending);
   }
   const bool zero_dim = x.dim() == 0;
   Tensor values = from_rows(value_rows, layout, k, zero_dim);

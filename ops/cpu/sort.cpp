@@ -47,8 +47,7 @@ void sort_rows_kernel(const Tensor& values, const Tensor& indices, const Tensor&
   });
 }
 
-void scatter_rows_grad_kernel(const Tensor& grad_input, const Tensor& grad,
-                              const Tensor& indices) {
+void scatter_rows_grad_kernel(const Tensor& grad_input, const Tensor& grad, const Tensor& indices) {
   const int64_t rows = grad_input.size(0), size = grad_input.size(1), k = grad.size(1);
   visit_floating(grad.dtype(), "sort backward", [&](auto zero) {
     using T = decltype(zero);

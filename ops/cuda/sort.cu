@@ -31,8 +31,7 @@ constexpr int64_t kMaxBlocks = 65536;  // grid-stride loops cover the rest
 
 // Whether (a, position_a) goes before (b, position_b), padding last.
 template <class T>
-__device__ bool goes_before(T a, int position_a, T b, int position_b, int size,
-                            bool descending) {
+__device__ bool goes_before(T a, int position_a, T b, int position_b, int size, bool descending) {
   if (position_a >= size) return false;
   if (position_b >= size) return true;
   return sort_math::precedes(a, position_a, b, position_b, descending);
@@ -120,16 +119,15 @@ __global__ void global_stage_kernel(T* scratch_values, int* scratch_positions, i
     const int64_t row = p / pairs_per_row;
     const int pair = static_cast<int>(p % pairs_per_row);
     const int i = (pair / stride) * 2 * stride + pair % stride;
-    compare_exchange(scratch_values + row * padded, scratch_positions + row * padded, i,
-                     i + stride, run_size, size, descending);
+    compare_exchange(scratch_values + row * padded, scratch_positions + row * padded, i, i + stride,
+                     run_size, size, descending);
   }
 }
 
 // values_out, indices_out [rows, k] <- the first k of each sorted scratch row.
 template <class T>
 __global__ void take_prefix_kernel(T* values_out, int64_t* indices_out, const T* scratch_values,
-                                   const int* scratch_positions, int64_t rows, int k,
-                                   int padded) {
+                                   const int* scratch_positions, int64_t rows, int k, int padded) {
   const int64_t total = rows * k;
   const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
@@ -188,42 +186,38 @@ void sort_rows_kernel(const Tensor& values, const Tensor& indices, const Tensor&
     T* sorted_values = static_cast<T*>(scratch_values.data_ptr());
     int* sorted_positions = static_cast<int*>(scratch_positions.data_ptr());
     const int64_t elements = rows * padded;
-    pad_rows_kernel<T>
-        <<<grid_stride_blocks(elements, kThreadsPerBlock, kMaxBlocks), kThreadsPerBlock, 0,
-           context.stream>>>(sorted_values, sorted_positions, in, rows, static_cast<int>(size),
-                             padded);
+    pad_rows_kernel<T><<<grid_stride_blocks(elements, kThreadsPerBlock, kMaxBlocks),
+                         kThreadsPerBlock, 0, context.stream>>>(
+        sorted_values, sorted_positions, in, rows, static_cast<int>(size), padded);
     MINIDL_LAUNCH_CHECK();
     const unsigned stage_blocks = grid_stride_blocks(elements / 2, kThreadsPerBlock, kMaxBlocks);
     for (int run_size = 2; run_size <= padded; run_size <<= 1) {
       for (int stride = run_size / 2; stride > 0; stride >>= 1) {
         global_stage_kernel<T><<<stage_blocks, kThreadsPerBlock, 0, context.stream>>>(
-            sorted_values, sorted_positions, rows, static_cast<int>(size), padded, run_size,
-            stride, descending);
+            sorted_values, sorted_positions, rows, static_cast<int>(size), padded, run_size, stride,
+            descending);
         MINIDL_LAUNCH_CHECK();
       }
     }
-    take_prefix_kernel<T><<<grid_stride_blocks(rows * k, kThreadsPerBlock, kMaxBlocks),
-                            kThreadsPerBlock, 0, context.stream>>>(
-        values_out, indices_out, sorted_values, sorted_positions, rows, static_cast<int>(k),
-        padded);
+    take_prefix_kernel<T>
+        <<<grid_stride_blocks(rows * k, kThreadsPerBlock, kMaxBlocks), kThreadsPerBlock, 0,
+           context.stream>>>(values_out, indices_out, sorted_values, sorted_positions, rows,
+                             static_cast<int>(k), padded);
     MINIDL_LAUNCH_CHECK();
   });
 }
 
-void scatter_rows_grad_kernel(const Tensor& grad_input, const Tensor& grad,
-                              const Tensor& indices) {
+void scatter_rows_grad_kernel(const Tensor& grad_input, const Tensor& grad, const Tensor& indices) {
   const int64_t rows = grad_input.size(0), size = grad_input.size(1), k = grad.size(1);
   LaunchContext context(grad_input);
-  MINIDL_CUDA_CHECK(
-      cudaMemsetAsync(grad_input.data_ptr(), 0, grad_input.nbytes(), context.stream));
+  MINIDL_CUDA_CHECK(cudaMemsetAsync(grad_input.data_ptr(), 0, grad_input.nbytes(), context.stream));
   if (rows * k == 0) return;
   visit_device_floating(grad.dtype(), "sort backward", [&](auto zero) {
     using T = decltype(zero);
-    scatter_rows_grad_cuda_kernel<T>
-        <<<grid_stride_blocks(rows * k, kThreadsPerBlock, kMaxBlocks), kThreadsPerBlock, 0,
-           context.stream>>>(static_cast<T*>(grad_input.data_ptr()),
-                             static_cast<const T*>(grad.data_ptr()),
-                             static_cast<const int64_t*>(indices.data_ptr()), rows, size, k);
+    scatter_rows_grad_cuda_kernel<T><<<grid_stride_blocks(rows * k, kThreadsPerBlock, kMaxBlocks),
+                                       kThreadsPerBlock, 0, context.stream>>>(
+        static_cast<T*>(grad_input.data_ptr()), static_cast<const T*>(grad.data_ptr()),
+        static_cast<const int64_t*>(indices.data_ptr()), rows, size, k);
     MINIDL_LAUNCH_CHECK();
   });
 }
