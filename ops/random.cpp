@@ -61,11 +61,13 @@ void check_multinomial_weights(const Tensor& weights, int64_t num_samples, bool 
   NoGradGuard no_grad;
   const Tensor row_sums = sum(weights, {1});
   const Tensor positive_counts = sum(gt(weights, 0.0), {1});
+  // float32 holds every count below 2^24 and every 16-bit weight; float64 weights stay float64.
+  const DType summary_dtype = weights.dtype() == kFloat64 ? kFloat64 : kFloat32;
   const std::vector<double> summary = to_vector<double>(stack({
-      max(weights).to(kFloat32),
-      min(weights).to(kFloat32),
-      min(row_sums).to(kFloat32),
-      min(positive_counts).to(kFloat32),
+      max(weights).to(summary_dtype),
+      min(weights).to(summary_dtype),
+      min(row_sums).to(summary_dtype),
+      min(positive_counts).to(summary_dtype),
   }));
   const double largest = summary[0], smallest = summary[1], smallest_row_sum = summary[2],
                fewest_positive = summary[3];
@@ -151,8 +153,8 @@ Tensor bernoulli(const Tensor& p) {
   NoGradGuard no_grad;  // not differentiable
   const Tensor probabilities = p.contiguous();
   if (probabilities.numel() > 0) {
-    const std::vector<double> bounds = to_vector<double>(
-        stack({min(probabilities).to(kFloat32), max(probabilities).to(kFloat32)}));
+    const std::vector<double> bounds =
+        to_vector<double>(stack({min(probabilities), max(probabilities)}));
     MINIDL_CHECK(bounds[0] >= 0 && bounds[1] <= 1,
                  "bernoulli: expected probabilities in [0, 1], got values in [", bounds[0], ", ",
                  bounds[1], "]");
