@@ -183,15 +183,19 @@ Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement) {
   if (rows > 0) {
     check_multinomial_weights(weights, num_samples, replacement);
     const RandomKernels& kernels = kernels_for<RandomKernels>(weights.device());
-    if (replacement) {
+    if (replacement && num_samples > 1) {
       drawn = empty({rows, num_samples}, TensorOptions(kInt64).device(weights.device()));
       kernels.multinomial_with_replacement(
           drawn, weights, default_generator().reserve(static_cast<uint64_t>(drawn.numel())));
     } else {
+      // One draw is the same with or without replacement: the race's winner, found by a
+      // reduction over the row (min keeps the first of equal keys, as topk's order does)
+      // rather than by a walk along it, as PyTorch's fast path for one sample.
       Tensor keys = empty({rows, categories}, TensorOptions(kFloat32).device(weights.device()));
       kernels.exponential_race_keys(
           keys, weights, default_generator().reserve(static_cast<uint64_t>(keys.numel())));
-      drawn = std::get<1>(topk(keys, num_samples, 1, /*largest=*/false));
+      drawn = num_samples == 1 ? std::get<1>(min(keys, 1, /*keepdim=*/true))
+                               : std::get<1>(topk(keys, num_samples, 1, /*largest=*/false));
     }
   } else {
     drawn = empty({0, num_samples}, TensorOptions(kInt64).device(weights.device()));

@@ -15,13 +15,13 @@ struct RandomKernels {
   void (*normal)(const Tensor& out, double mean, double std, GeneratorState start);
   // multinomial (Note [Multinomial draws] in ops/random_math.h). `weights` [rows, categories]
   // is contiguous, floating, non-negative, every row with a positive sum.
-  // With replacement: out int64 [rows, samples], sample s of row r from counter
+  // With replacement (samples > 1): out int64 [rows, samples], sample s of row r from counter
   // start.offset + r * samples + s.
   void (*multinomial_with_replacement)(const Tensor& out, const Tensor& weights,
                                        GeneratorState start);
-  // Without replacement: keys float32 [rows, categories], the exponential-race key of
-  // category c of row r from counter start.offset + r * categories + c; the op takes the
-  // smallest keys with topk.
+  // Without replacement, or one sample: keys float32 [rows, categories], the exponential-race
+  // key of category c of row r from counter start.offset + r * categories + c; the op takes
+  // the smallest keys with topk (min for one sample).
   void (*exponential_race_keys)(const Tensor& keys, const Tensor& weights, GeneratorState start);
   // randint: out int64 (numel), element i uniform on [low, low + range) from counter
   // start.offset + i; range >= 1.

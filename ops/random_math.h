@@ -36,7 +36,8 @@ MINIDL_HOST_DEVICE double weight_value(T weight) {
 //   (0, 1] of counter offset + r * categories + c: an exponential race (the exponential-clock
 //   form of the Gumbel-top-k trick), whose smallest keys, in order, are distributed as
 //   draws one by one without replacement, each in proportion to the remaining weights. A zero
-//   weight gets +inf and is never drawn before a positive one.
+//   weight gets +inf and is never drawn before a positive one. A single draw takes the race's
+//   winner in either mode (one pass over the row in parallel, not a walk along it).
 
 // Sample of a row of `categories` weights summing (in order, in double) to `total` > 0, for
 // the uniform `u` in [0, 1).

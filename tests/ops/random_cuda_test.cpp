@@ -75,16 +75,18 @@ TEST(RandomCuda, MultinomialMatchesTheCpu) {
         Tensor weights = rand({4, categories}).add(0.05);
         weights.narrow(1, 1, 1).fill_(0);  // a category that is never drawn
         weights = weights.to(dtype);
-        const int64_t samples = replacement ? 300 : 5;
-        manual_seed(31);
-        (void)rand({3});  // a non-zero offset
-        const std::vector<int64_t> cpu =
-            to_vector<int64_t>(multinomial(weights, samples, replacement));
-        manual_seed(31);
-        (void)rand({3});
-        const std::vector<int64_t> gpu =
-            to_vector<int64_t>(multinomial(weights.cuda(), samples, replacement));
-        EXPECT_EQ(gpu, cpu) << categories << " categories";
+        // One draw (the race's winner by a reduction), and several.
+        for (int64_t samples : {int64_t{1}, replacement ? int64_t{300} : int64_t{5}}) {
+          manual_seed(31);
+          (void)rand({3});  // a non-zero offset
+          const std::vector<int64_t> cpu =
+              to_vector<int64_t>(multinomial(weights, samples, replacement));
+          manual_seed(31);
+          (void)rand({3});
+          const std::vector<int64_t> gpu =
+              to_vector<int64_t>(multinomial(weights.cuda(), samples, replacement));
+          EXPECT_EQ(gpu, cpu) << categories << " categories, " << samples << " samples";
+        }
       }
     }
   }

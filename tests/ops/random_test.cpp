@@ -260,6 +260,26 @@ TEST(Multinomial, WithReplacementFrequenciesFollowTheWeights) {
   }
 }
 
+TEST(Multinomial, OneDrawPerRowFollowsTheWeightsInEitherMode) {
+  // 100k rows of weights 1 : 0 : 2 : 3 : 4, one draw each (the exponential race's winner).
+  const int64_t rows = 100000;
+  const Tensor weights = tensor({1.0f, 0.0f, 2.0f, 3.0f, 4.0f}).unsqueeze(0).expand({rows, 5});
+  for (bool replacement : {true, false}) {
+    manual_seed(13);
+    const Tensor drawn = multinomial(weights, 1, replacement);
+    ASSERT_EQ(drawn.sizes(), (Shape{rows, 1}));
+    const std::vector<int64_t> counts = category_counts(to_vector<int64_t>(drawn), 5);
+    EXPECT_EQ(counts[1], 0);
+    for (int64_t c : {0, 2, 3, 4}) {
+      const double p = (c == 0 ? 1.0 : static_cast<double>(c)) / 10.0;
+      EXPECT_TRUE(within_binomial_bound(counts[c], rows, p)) << "category " << c;
+    }
+    manual_seed(13);
+    EXPECT_EQ(to_vector<int64_t>(multinomial(weights, 1, !replacement)), to_vector<int64_t>(drawn))
+        << "one draw is the same in both modes";
+  }
+}
+
 TEST(Multinomial, WithoutReplacementDrawsInOrderWithoutRepeats) {
   manual_seed(12);
   // 50k rows of weights 1 : 2 : 3 : 4, two draws each: the first is drawn in proportion to the
