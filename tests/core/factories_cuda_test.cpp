@@ -17,7 +17,8 @@ TEST(FactoriesCuda, SameValuesAsTheCpu) {
     EXPECT_TRUE(on_gpu.device().is_cuda());
     EXPECT_TRUE(testing::bitwise_equal(on_gpu, linspace(-3.3, 7.1, 50, dtype)));
   }
-  EXPECT_TRUE(testing::bitwise_equal(logspace(0.5, -4.5, 37, 2.0, kGpu), logspace(0.5, -4.5, 37, 2.0)));
+  EXPECT_TRUE(
+      testing::bitwise_equal(logspace(0.5, -4.5, 37, 2.0, kGpu), logspace(0.5, -4.5, 37, 2.0)));
   EXPECT_TRUE(testing::bitwise_equal(eye(3, 5, kGpu), eye(3, 5)));
 }
 
