@@ -16,7 +16,9 @@ namespace {
 // Elements one task sorts: a task takes whole rows, at least one.
 constexpr int64_t kSortGrainElements = 16384;
 
-int64_t rows_per_task(int64_t size) { return std::max<int64_t>(1, kSortGrainElements / size); }
+int64_t rows_per_task(int64_t size) {
+  return std::max<int64_t>(1, kSortGrainElements / std::max<int64_t>(1, size));
+}
 
 void sort_rows_kernel(const Tensor& values, const Tensor& indices, const Tensor& input,
                       bool descending) {

@@ -127,6 +127,10 @@ TEST(Sort, EmptyInputsAndKZero) {
   auto [none, none_indices] = topk(ones({2, 4}), 0);
   EXPECT_EQ(none.sizes(), (Shape{2, 0}));
   EXPECT_EQ(none_indices.sizes(), (Shape{2, 0}));
+  // Backward through rows of no elements.
+  Tensor empty_rows = zeros({3, 0}).requires_grad_();
+  std::get<0>(sort(empty_rows, 1)).sum().backward();
+  EXPECT_EQ(empty_rows.grad().sizes(), (Shape{3, 0}));
 }
 
 TEST(SortGradcheck, SortValuesAlongEachDim) {
