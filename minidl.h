@@ -33,12 +33,16 @@
 #include "minidl/core/tensor_options.h"
 
 // ---- ops ----
+#include "minidl/ops/attention.h"
 #include "minidl/ops/broadcast.h"
 #include "minidl/ops/conv.h"
 #include "minidl/ops/dropout.h"
 #include "minidl/ops/elementwise.h"
+#include "minidl/ops/embedding.h"
+#include "minidl/ops/layer_norm.h"
 #include "minidl/ops/linalg.h"
 #include "minidl/ops/loss.h"
+#include "minidl/ops/masking.h"
 #include "minidl/ops/norm.h"
 #include "minidl/ops/onednn.h"
 #include "minidl/ops/pool.h"

@@ -2,6 +2,7 @@
 // Tensor: a handle to shared state (storage, sizes, strides, offset, dtype, autograd metadata).
 // Copying a Tensor aliases it, as in LibTorch. Views share storage. Methods that compute are
 // thin forwards to the free functions in ops/ (declared there, defined in ops/tensor_methods.cpp).
+#include <concepts>
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
@@ -150,6 +151,21 @@ class Tensor {
   Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
   Tensor expand(const Shape& sizes) const;  // -1 keeps a size
   Tensor expand_as(const Tensor& other) const { return expand(other.sizes()); }
+  // Views of consecutive pieces along `dim`, as torch.Tensor.split: pieces of split_size (the
+  // last one smaller when it does not divide), or of the given sizes. split_size is a template
+  // so that x.split({2}) means the list of sizes [2], as in PyTorch.
+  template <std::integral Size>
+  std::vector<Tensor> split(Size split_size, int64_t dim = 0) const {
+    return split_evenly(static_cast<int64_t>(split_size), dim);
+  }
+  std::vector<Tensor> split(const Shape& split_sizes, int64_t dim = 0) const;
+  std::vector<Tensor> split_with_sizes(const Shape& split_sizes, int64_t dim = 0) const {
+    return split(split_sizes, dim);
+  }
+  // At most `chunks` views of ceil(size / chunks) along `dim` (fewer when they run out).
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  // The views x.select(dim, i) for every i.
+  std::vector<Tensor> unbind(int64_t dim = 0) const;
   Tensor contiguous() const;
   Tensor contiguous(MemoryFormat format) const;  // a copy unless already laid out so
 
@@ -216,8 +232,18 @@ class Tensor {
   Tensor div(double other) const;
   Tensor sum() const;
   Tensor sum(const Shape& dims, bool keepdim = false) const;
+  // x.sum(-1): one dimension. A template, so that a braced list (x.sum({}), every dimension;
+  // x.sum({0})) still means a list of dimensions.
+  template <std::integral Dim>
+  Tensor sum(Dim dim, bool keepdim = false) const {
+    return sum(Shape{static_cast<int64_t>(dim)}, keepdim);
+  }
   Tensor mean() const;
   Tensor mean(const Shape& dims, bool keepdim = false) const;
+  template <std::integral Dim>
+  Tensor mean(Dim dim, bool keepdim = false) const {
+    return mean(Shape{static_cast<int64_t>(dim)}, keepdim);
+  }
   Tensor max() const;
   Tensor min() const;
   // (values, int64 indices) along `dim`, as torch::max(x, dim).
@@ -226,6 +252,10 @@ class Tensor {
   Tensor argmax(int64_t dim, bool keepdim = false) const;
   Tensor matmul(const Tensor& other) const;
   Tensor softmax(int64_t dim) const;
+  // ops/masking.h
+  Tensor masked_fill(const Tensor& mask, double value) const;
+  Tensor tril(int64_t diagonal = 0) const;
+  Tensor triu(int64_t diagonal = 0) const;
   Tensor log_softmax(int64_t dim) const;
   // In-place arithmetic (no autograd; error on a tensor that requires grad in grad mode).
   Tensor& add_(const Tensor& other, double alpha = 1);
@@ -236,6 +266,7 @@ class Tensor {
   Tensor& div_(double value);
 
  private:
+  std::vector<Tensor> split_evenly(int64_t split_size, int64_t dim) const;
   TensorImpl& impl() const {
     MINIDL_CHECK(impl_ != nullptr, "Tensor: this tensor is undefined (default-constructed)");
     return *impl_;

@@ -22,12 +22,13 @@ namespace minidl::data {
 // What a draw decides (the fourth counter word). Four ASCII letters, so the values are
 // distinct and recognisable.
 enum class DrawPurpose : uint32_t {
-  CropOffset = 0x43524F50u,         // "CROP"
-  HorizontalFlip = 0x464C4950u,     // "FLIP"
-  Shuffle = 0x53485546u,            // "SHUF"
-  SyntheticLabel = 0x4C41424Cu,     // "LABL"
-  SyntheticPixels = 0x50495853u,    // "PIXS"
-  SyntheticPrototype = 0x50524F54u  // "PROT"
+  CropOffset = 0x43524F50u,          // "CROP"
+  HorizontalFlip = 0x464C4950u,      // "FLIP"
+  Shuffle = 0x53485546u,             // "SHUF"
+  SyntheticLabel = 0x4C41424Cu,      // "LABL"
+  SyntheticPixels = 0x50495853u,     // "PIXS"
+  SyntheticPrototype = 0x50524F54u,  // "PROT"
+  TokenWindow = 0x544F4B57u          // "TOKW"
 };
 
 MINIDL_HOST_DEVICE philox::Block sample_random_words(uint64_t seed, uint64_t index, uint64_t stream,
@@ -40,9 +41,15 @@ MINIDL_HOST_DEVICE philox::Block sample_random_words(uint64_t seed, uint64_t ind
 
 // A value in [0, bound) from one 32-bit word, by multiply-and-shift (Lemire's method without
 // the rejection step). Its bias is below bound / 2^32, invisible for the small bounds it is
-// used for here (crop offsets, class labels); shuffles use 64 bits (data/samplers/permutation.cpp).
+// used for here (crop offsets, class labels); shuffles and token windows use uniform_below_64.
 MINIDL_HOST_DEVICE uint32_t uniform_below(uint32_t word, uint32_t bound) {
   return static_cast<uint32_t>((static_cast<uint64_t>(word) * bound) >> 32);
+}
+
+// A value in [0, bound) from 64 random bits, by multiply-and-shift: its bias, below
+// bound / 2^64, is far out of reach of any dataset size (shuffles, token window starts).
+MINIDL_HOST_DEVICE uint64_t uniform_below_64(uint64_t bits, uint64_t bound) {
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(bits) * bound) >> 64);
 }
 
 // A float in [0, 1) with 24 random bits.

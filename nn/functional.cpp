@@ -1,8 +1,11 @@
 #include "minidl/nn/functional.h"
 
+#include "minidl/ops/attention.h"
 #include "minidl/ops/conv.h"
 #include "minidl/ops/dropout.h"
 #include "minidl/ops/elementwise.h"
+#include "minidl/ops/embedding.h"
+#include "minidl/ops/layer_norm.h"
 #include "minidl/ops/linalg.h"
 #include "minidl/ops/loss.h"
 #include "minidl/ops/norm.h"
@@ -27,10 +30,17 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
                             options.training(), options.momentum(), options.eps());
 }
 
+Tensor layer_norm(const Tensor& input, const LayerNormFuncOptions& options) {
+  return minidl::layer_norm(input, options.normalized_shape(), options.weight(), options.bias(),
+                            options.eps());
+}
+
 Tensor relu(const Tensor& x) { return minidl::relu(x); }
 Tensor sigmoid(const Tensor& x) { return minidl::sigmoid(x); }
 Tensor tanh(const Tensor& x) { return minidl::tanh(x); }
-Tensor gelu(const Tensor& x) { return minidl::gelu(x); }
+Tensor gelu(const Tensor& x, const GELUFuncOptions& options) {
+  return minidl::gelu(x, options.approximate());
+}
 Tensor silu(const Tensor& x) { return minidl::silu(x); }
 Tensor leaky_relu(const Tensor& x, const LeakyReLUFuncOptions& options) {
   return minidl::leaky_relu(x, options.negative_slope());
@@ -70,9 +80,21 @@ Tensor dropout(const Tensor& x, const DropoutFuncOptions& options) {
   return minidl::dropout(x, options.p(), options.training());
 }
 
+Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncOptions& options) {
+  return minidl::embedding(weight, input, options.padding_idx());
+}
+
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const Tensor& attn_mask, double dropout_p, bool is_causal,
+                                    std::optional<double> scale) {
+  return minidl::scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal,
+                                              scale);
+}
+
 Tensor cross_entropy(const Tensor& logits, const Tensor& target,
                      const CrossEntropyFuncOptions& options) {
-  return minidl::cross_entropy(logits, target, options.reduction(), options.label_smoothing());
+  return minidl::cross_entropy(logits, target, options.reduction(), options.label_smoothing(),
+                               options.ignore_index());
 }
 
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction) {

@@ -3,13 +3,16 @@
 // imported as `namespace F = minidl::nn::functional;`). Thin wrappers over ops/: the layers call
 // these, so a module and its function always compute the same thing.
 #include <cstdint>
+#include <optional>
 
 #include "minidl/core/tensor.h"
 #include "minidl/nn/options/activation.h"
 #include "minidl/nn/options/batchnorm.h"
 #include "minidl/nn/options/conv.h"
 #include "minidl/nn/options/dropout.h"
+#include "minidl/nn/options/embedding.h"
 #include "minidl/nn/options/loss.h"
+#include "minidl/nn/options/normalization.h"
 #include "minidl/nn/options/pooling.h"
 
 namespace minidl::nn::functional {
@@ -23,11 +26,14 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}
 // (see ops/norm.h), and may be undefined in training.
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                   const BatchNormFuncOptions& options = {});
+// Over the last dims of input, options.normalized_shape() (see ops/layer_norm.h):
+// F::layer_norm(x, F::LayerNormFuncOptions({C}).weight(w).bias(b)).
+Tensor layer_norm(const Tensor& input, const LayerNormFuncOptions& options);
 
 Tensor relu(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
 Tensor tanh(const Tensor& x);
-Tensor gelu(const Tensor& x);  // exact form, x * Phi(x)
+Tensor gelu(const Tensor& x, const GELUFuncOptions& options = {});
 Tensor silu(const Tensor& x);  // x * sigmoid(x)
 Tensor leaky_relu(const Tensor& x, const LeakyReLUFuncOptions& options = {});
 Tensor elu(const Tensor& x, const ELUFuncOptions& options = {});
@@ -43,6 +49,17 @@ Tensor adaptive_avg_pool2d(const Tensor& input, Size2 output_size);
 
 Tensor flatten(const Tensor& x, int64_t start_dim = 1, int64_t end_dim = -1);
 Tensor dropout(const Tensor& x, const DropoutFuncOptions& options = {});
+// The rows of weight [num_embeddings, embedding_dim] at input (int64 or int32, any shape):
+// input.shape + [embedding_dim]. PyTorch's argument order; the op is minidl::embedding.
+Tensor embedding(const Tensor& input, const Tensor& weight,
+                 const EmbeddingFuncOptions& options = {});
+// query [..., T, D], key [..., S, D], value [..., S, Dv] -> [..., T, Dv]; see ops/attention.h.
+// LibTorch has no functional form with options (only torch::scaled_dot_product_attention), so
+// this takes PyTorch's arguments positionally.
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const Tensor& attn_mask = {}, double dropout_p = 0.0,
+                                    bool is_causal = false,
+                                    std::optional<double> scale = std::nullopt);
 
 // logits [N, C], target int64 class indices [N].
 Tensor cross_entropy(const Tensor& logits, const Tensor& target,

@@ -44,6 +44,8 @@ enum class AutocastOp {
   Sum,
   Mean,
   Var,
+  LayerNorm,
+  ScaledDotProductAttention,
 };
 
 enum class CastPolicy {

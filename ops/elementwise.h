@@ -4,6 +4,7 @@
 // Floating-point ops accept float32, float64 (CPU), float16 and bfloat16; add/sub/mul and the
 // comparisons also accept integer types. Every op here is differentiable where PyTorch's is.
 #include <optional>
+#include <string_view>
 
 #include "minidl/core/tensor.h"
 
@@ -18,7 +19,9 @@ Tensor abs(const Tensor& x);
 Tensor relu(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
 Tensor tanh(const Tensor& x);
-Tensor gelu(const Tensor& x);  // exact form: x * Phi(x), as torch.nn.functional.gelu
+// x * Phi(x) (approximate "none"), or 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
+// (approximate "tanh", GPT-2's), as torch.nn.functional.gelu.
+Tensor gelu(const Tensor& x, std::string_view approximate = "none");
 Tensor pow(const Tensor& x, double exponent);
 // Trigonometric and hyperbolic, in radians.
 Tensor sin(const Tensor& x);

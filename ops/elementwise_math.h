@@ -154,6 +154,17 @@ struct Gelu {  // x * Phi(x), Phi the standard normal CDF
     return x * C(0.5) * (C(1) + detail::erf(x * C(detail::kSqrtHalf)));
   }
 };
+// GELU's tanh approximation, 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), in PyTorch's
+// order of operations (approximate='tanh').
+inline constexpr double kSqrtTwoOverPi = 0.79788456080286535588;  // sqrt(2 / pi)
+inline constexpr double kGeluTanhCubic = 0.044715;
+template <class C>
+struct GeluTanh {
+  MINIDL_HOST_DEVICE C operator()(C x) const {
+    const C inner = C(kSqrtTwoOverPi) * (x + C(kGeluTanhCubic) * (x * x * x));
+    return C(0.5) * x * (C(1) + detail::tanh(inner));
+  }
+};
 // name(x) = detail::name(x), for the libm functions that are ops as they are.
 #define MINIDL_LIBM_FUNCTOR(Name, name)                                    \
   template <class C>                                                       \
@@ -300,6 +311,16 @@ struct GeluBackward {  // saved: gelu's input; d/dx x*Phi(x) = Phi(x) + x*phi(x)
     const C cdf = C(0.5) * (C(1) + detail::erf(x * C(detail::kSqrtHalf)));
     const C pdf = C(detail::kInvSqrtTwoPi) * detail::exp(C(-0.5) * x * x);
     return grad * (cdf + x * pdf);
+  }
+};
+template <class C>
+struct GeluTanhBackward {  // saved: the input; the derivative of GeluTanh, as PyTorch writes it
+  MINIDL_HOST_DEVICE C operator()(C grad, C x) const {
+    const C x_squared = x * x;
+    const C inner = C(kSqrtTwoOverPi) * (x + C(kGeluTanhCubic) * (x_squared * x));
+    const C t = detail::tanh(inner);
+    const C inner_derivative = C(kSqrtTwoOverPi) * (C(1) + C(3) * C(kGeluTanhCubic) * x_squared);
+    return grad * (C(0.5) * (C(1) + t) + C(0.5) * x * (C(1) - t * t) * inner_derivative);
   }
 };
 template <class C>
@@ -518,6 +539,7 @@ enum class UnaryOp : uint8_t {
   Sigmoid,
   Tanh,
   Gelu,
+  GeluTanh,
   Pow,
   DivScalar,
   Sin,
@@ -560,6 +582,7 @@ enum class BinaryOp : uint8_t {
   SigmoidBackward,
   TanhBackward,
   GeluBackward,
+  GeluTanhBackward,
   SqrtBackward,
   AbsBackward,
   PowBackward,
@@ -606,6 +629,7 @@ void with_unary_functor(UnaryOp op, double scalar, Fn&& fn) {
       case UnaryOp::Sigmoid: return fn(Sigmoid<C>{});
       case UnaryOp::Tanh: return fn(Tanh<C>{});
       case UnaryOp::Gelu: return fn(Gelu<C>{});
+      case UnaryOp::GeluTanh: return fn(GeluTanh<C>{});
       case UnaryOp::Pow: return fn(Pow<C>{scalar_as<C>(scalar)});
       case UnaryOp::DivScalar: return fn(DivScalar<C>{scalar_as<C>(scalar)});
       case UnaryOp::Sin: return fn(Sin<C>{});
@@ -663,6 +687,7 @@ void with_binary_functor(BinaryOp op, double scalar, Fn&& fn) {
       case BinaryOp::SigmoidBackward: return fn(SigmoidBackward<C>{});
       case BinaryOp::TanhBackward: return fn(TanhBackward<C>{});
       case BinaryOp::GeluBackward: return fn(GeluBackward<C>{});
+      case BinaryOp::GeluTanhBackward: return fn(GeluTanhBackward<C>{});
       case BinaryOp::SqrtBackward: return fn(SqrtBackward<C>{});
       case BinaryOp::AbsBackward: return fn(AbsBackward<C>{});
       case BinaryOp::PowBackward: return fn(PowBackward<C>{scalar_as<C>(scalar)});

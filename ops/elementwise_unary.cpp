@@ -43,6 +43,7 @@ constexpr UnaryOpSpec kUnaryOps[] = {
     {"sigmoid", "SigmoidBackward", UnaryOp::Sigmoid, kFloating, kOutput, BinaryOp::SigmoidBackward},
     {"tanh",    "TanhBackward",    UnaryOp::Tanh,    kFloating, kOutput, BinaryOp::TanhBackward},
     {"gelu",    "GeluBackward",    UnaryOp::Gelu,    kFloating, kInput,  BinaryOp::GeluBackward},
+    {"gelu",    "GeluBackward",    UnaryOp::GeluTanh, kFloating, kInput, BinaryOp::GeluTanhBackward},
     {"pow",     "PowBackward",     UnaryOp::Pow,     kFloating, kInput,  BinaryOp::PowBackward},
     {"sin",     "SinBackward",     UnaryOp::Sin,     kFloating, kInput,  BinaryOp::SinBackward},
     {"cos",     "CosBackward",     UnaryOp::Cos,     kFloating, kInput,  BinaryOp::CosBackward},
@@ -124,7 +125,11 @@ Tensor abs(const Tensor& x) { return unary_op(UnaryOp::Abs, x); }
 Tensor relu(const Tensor& x) { return unary_op(UnaryOp::Relu, x); }
 Tensor sigmoid(const Tensor& x) { return unary_op(UnaryOp::Sigmoid, x); }
 Tensor tanh(const Tensor& x) { return unary_op(UnaryOp::Tanh, x); }
-Tensor gelu(const Tensor& x) { return unary_op(UnaryOp::Gelu, x); }
+Tensor gelu(const Tensor& x, std::string_view approximate) {
+  MINIDL_CHECK(approximate == "none" || approximate == "tanh",
+               "gelu: expected approximate to be 'none' or 'tanh', found '", approximate, "'");
+  return unary_op(approximate == "tanh" ? UnaryOp::GeluTanh : UnaryOp::Gelu, x);
+}
 Tensor pow(const Tensor& x, double exponent) { return unary_op(UnaryOp::Pow, x, exponent); }
 Tensor sin(const Tensor& x) { return unary_op(UnaryOp::Sin, x); }
 Tensor cos(const Tensor& x) { return unary_op(UnaryOp::Cos, x); }

@@ -14,6 +14,7 @@
 #include "minidl/core/dispatch.h"
 #include "minidl/core/profiler.h"
 #include "minidl/ops/autocast_policy.h"
+#include "minidl/ops/broadcast.h"
 #include "minidl/ops/flop_counter.h"
 #include "minidl/ops/linalg_kernels.h"
 #include "minidl/ops/reduce.h"
@@ -123,9 +124,9 @@ Tensor product_grad_b(const Tensor& grad, const Tensor& a, const Shape& b_sizes)
 void check_matmul_operands(const Tensor& a, const Tensor& b) {
   check_defined(a, "matmul", "input");
   check_defined(b, "matmul", "other");
-  MINIDL_CHECK(a.dim() >= 1 && a.dim() <= 3 && b.dim() >= 1 && b.dim() <= 3,
-               "matmul: expected operands with 1 to 3 dimensions, got shapes ", a.sizes(), " and ",
-               b.sizes());
+  MINIDL_CHECK(a.dim() >= 1 && b.dim() >= 1,
+               "matmul: expected operands with at least 1 dimension, got shapes ", a.sizes(),
+               " and ", b.sizes());
   MINIDL_CHECK(a.dtype() == b.dtype(), "matmul: expected operands of the same dtype, got ",
                a.dtype(), " and ", b.dtype(), " (shapes ", a.sizes(), " and ", b.sizes(), ")");
   MINIDL_CHECK(a.device() == b.device(), "matmul: expected operands on the same device, got ",
@@ -136,10 +137,33 @@ void check_matmul_operands(const Tensor& a, const Tensor& b) {
   const int64_t a_inner = a.size(-1), b_inner = b.dim() == 1 ? b.size(0) : b.size(-2);
   MINIDL_CHECK(a_inner == b_inner, "matmul: shapes ", a.sizes(), " and ", b.sizes(),
                " cannot be multiplied (", a_inner, " != ", b_inner, ")");
-  if (a.dim() == 3 && b.dim() == 3)
-    MINIDL_CHECK(a.size(0) == b.size(0) || a.size(0) == 1 || b.size(0) == 1, "matmul: batch sizes ",
-                 a.size(0), " and ", b.size(0), " of shapes ", a.sizes(), " and ", b.sizes(),
-                 " cannot be broadcast");
+  // The batch dimensions (all but the last two) broadcast, aligned from the right.
+  for (int64_t i = 3; i <= std::min(a.dim(), b.dim()); ++i)
+    MINIDL_CHECK(a.size(-i) == b.size(-i) || a.size(-i) == 1 || b.size(-i) == 1,
+                 "matmul: batch sizes ", a.size(-i), " and ", b.size(-i), " of shapes ", a.sizes(),
+                 " and ", b.sizes(), " cannot be broadcast");
+}
+
+// matmul of operands with more than 3 dimensions, as torch.matmul: their batch dimensions
+// broadcast, and the product runs on both folded to 3-D [batch, rows, cols]. The folding is
+// views where the strides allow (reshape copies otherwise), and autograd flows through them.
+Tensor matmul_folded(const Tensor& a, const Tensor& b) {
+  const int64_t n = a.size(-2), k = a.size(-1), m = b.size(-1);
+  auto batch_of = [](const Tensor& t) {
+    return t.dim() <= 2 ? Shape{} : Shape(t.sizes().begin(), t.sizes().end() - 2);
+  };
+  const Shape batch = broadcast_shapes(batch_of(a), batch_of(b), "matmul");
+  const int64_t count = shape_numel(batch);
+  Shape out_sizes = batch;
+  out_sizes.insert(out_sizes.end(), {n, m});
+  // A shared matrix stays 2-D, so that the product keeps its one-GEMM paths.
+  auto folded = [&](const Tensor& t, int64_t rows, int64_t cols) {
+    if (t.dim() == 2) return t;
+    Shape full = batch;
+    full.insert(full.end(), {rows, cols});
+    return t.expand(full).reshape({count, rows, cols});
+  };
+  return matmul(folded(a, n, k), folded(b, k, m)).reshape(out_sizes);
 }
 
 void check_linear_operands(const Tensor& x, const Tensor& weight, const Tensor& bias) {
@@ -192,6 +216,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   if (a.dim() == 1 && b.dim() == 1) return matmul(a.unsqueeze(0), b.unsqueeze(1)).reshape({});
   if (a.dim() == 1) return matmul(a.unsqueeze(0), b).squeeze(-2);
   if (b.dim() == 1) return matmul(a, b.unsqueeze(1)).squeeze(-1);
+  if (a.dim() > 3 || b.dim() > 3) return matmul_folded(a, b);
 
   Tensor out;
   {
@@ -215,6 +240,17 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
         });
   }
   return out;
+}
+
+Tensor bmm(const Tensor& a, const Tensor& b) {
+  check_defined(a, "bmm", "input");
+  check_defined(b, "bmm", "mat2");
+  MINIDL_CHECK(a.dim() == 3 && b.dim() == 3, "bmm: expected 3-D operands, got shapes ", a.sizes(),
+               " and ", b.sizes());
+  MINIDL_CHECK(a.size(0) == b.size(0) && a.size(2) == b.size(1),
+               "bmm: expected [b, n, k] and [b, k, m] operands, got shapes ", a.sizes(), " and ",
+               b.sizes());
+  return matmul(a, b);
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {

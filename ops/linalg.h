@@ -4,9 +4,14 @@
 
 namespace minidl {
 
-// [n, k] x [k, m] -> [n, m], or batched [b, n, k] x [b, k, m] -> [b, n, m]
-// (a 2-D operand is broadcast over the batch).
+// As torch.matmul: [n, k] x [k, m] -> [n, m]; with batch dimensions [..., n, k] x [..., k, m]
+// -> [..., n, m], where the batch dimensions (all but the last two) broadcast and a 2-D operand
+// is shared by every batch; a 1-D first operand is a row and a 1-D second one a column, that
+// dimension removed from the result.
 Tensor matmul(const Tensor& a, const Tensor& b);
+// [b, n, k] x [b, k, m] -> [b, n, m], both 3-D with the same batch (no broadcasting), as
+// torch.bmm.
+Tensor bmm(const Tensor& a, const Tensor& b);
 // x W^T + b in one GEMM call: x [..., in], weight [out, in], bias [out] or undefined.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {});
 

@@ -74,10 +74,19 @@ Tensor softmax_impl(const Tensor& x, int64_t dim) {
   return out;
 }
 
-// input [N, C] floating, target int64 [N] on the same device with values in [0, C) (checked
-// here for CPU targets; see the note at the top for CUDA).
-void check_class_target(const char* op, const Tensor& input, const char* input_name,
-                        const Tensor& target) {
+// How many rows a Mean reduction divides by: those whose target is not ignore_index. On the
+// CPU the check has read the targets, so the count is known (undefined `count` when no row is
+// ignored: the plain mean); on CUDA it stays a device tensor, since reading it would synchronise.
+struct CountedRows {
+  int64_t rows = 0;
+  Tensor count;  // 0-d, of the accumulation dtype; undefined: all rows count
+};
+
+// input [N, C] floating, target int64 [N] on the same device with values in [0, C) or equal to
+// ignore_index (checked here for CPU targets; see the note at the top for CUDA). Returns the
+// rows a mean counts.
+CountedRows check_class_target(const char* op, const Tensor& input, const char* input_name,
+                               const Tensor& target, int64_t ignore_index, Reduction reduction) {
   check_defined(input, op, input_name);
   check_defined(target, op, "target");
   check_floating(input, op, input_name);
@@ -93,32 +102,58 @@ void check_class_target(const char* op, const Tensor& input, const char* input_n
   const int64_t classes = input.size(1);
   MINIDL_CHECK(classes > 0 || input.size(0) == 0, op, ": expected at least one class, got ",
                input_name, " of shape ", input.sizes());
-  if (target.is_cpu()) {
-    const std::vector<int64_t> values = to_vector<int64_t>(target);
-    for (size_t i = 0; i < values.size(); ++i)
-      MINIDL_CHECK(values[i] >= 0 && values[i] < classes, op, ": target ", values[i], " at index ",
-                   i, " is out of range for ", classes, " classes (expected 0 <= target < ",
-                   classes, ")");
+  const TensorOptions acc_options = TensorOptions(acc_dtype(input.dtype())).device(input.device());
+  CountedRows counted{input.size(0), Tensor()};
+  if (!target.is_cpu()) {
+    if (reduction != Reduction::Mean) return counted;
+    NoGradGuard no_grad;
+    counted.count = sum(ne(target, static_cast<double>(ignore_index))).to(acc_options.dtype());
+    return counted;
   }
+  const std::vector<int64_t> values = to_vector<int64_t>(target);
+  int64_t ignored = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i] == ignore_index) {
+      ++ignored;
+      continue;
+    }
+    MINIDL_CHECK(values[i] >= 0 && values[i] < classes, op, ": target ", values[i], " at index ", i,
+                 " is out of range for ", classes, " classes (expected 0 <= target < ", classes,
+                 ", or ignore_index ", ignore_index, ")");
+  }
+  if (ignored > 0)
+    counted.count = scalar_tensor(static_cast<double>(counted.rows - ignored), acc_options);
+  return counted;
 }
 
-// Per-row losses [N] (acc dtype) reduced as asked, in `dtype`.
-Tensor reduce_losses(const Tensor& losses, Reduction reduction, DType dtype) {
+// Per-row losses [N] (acc dtype) reduced as asked, in `dtype`; a mean divides by the counted
+// rows (ignored rows hold loss 0).
+Tensor reduce_losses(const Tensor& losses, Reduction reduction, const CountedRows& counted,
+                     DType dtype) {
   NoGradGuard no_grad;
   switch (reduction) {
     case Reduction::None: return losses.to(dtype);
     case Reduction::Sum: return sum(losses).to(dtype);
-    case Reduction::Mean: return mean(losses).to(dtype);
+    case Reduction::Mean:
+      return (counted.count.defined() ? div(sum(losses), counted.count) : mean(losses)).to(dtype);
   }
   MINIDL_INTERNAL_ASSERT(false, "unknown Reduction");
 }
 
 // The gradient of the reduced loss as one value per row ([N], stride 0 when reduced), and the
-// factor each row's gradient carries (1/N for a mean).
-std::pair<Tensor, double> per_row_grad(const Tensor& grad, Reduction reduction, int64_t rows) {
+// factor each row's gradient carries (1/N for a mean over all rows; for a mean over counted
+// rows the division is done here, on the device, and the factor is 1).
+std::pair<Tensor, double> per_row_grad(const Tensor& grad, Reduction reduction,
+                                       const CountedRows& counted) {
   if (reduction == Reduction::None) return {grad.contiguous(), 1.0};
-  const double scale = reduction == Reduction::Mean ? 1.0 / static_cast<double>(rows) : 1.0;
-  return {grad.reshape({1}).expand({rows}), scale};
+  const Tensor row_grad = grad.reshape({1});
+  if (reduction == Reduction::Sum) return {row_grad.expand({counted.rows}), 1.0};
+  if (counted.count.defined())
+    return {div(row_grad.to(counted.count.dtype()), counted.count)
+                .to(grad.dtype())
+                .expand({counted.rows}),
+            1.0};
+  return {row_grad.expand({counted.rows}), 1.0 / static_cast<double>(counted.rows)};
 }
 
 }  // namespace
@@ -134,11 +169,12 @@ Tensor log_softmax(const Tensor& x, int64_t dim) {
 }
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction,
-                     double label_smoothing) {
+                     double label_smoothing, int64_t ignore_index) {
   if (amp::AutocastCall cast{amp::AutocastOp::CrossEntropy, {logits}})
-    return cross_entropy(cast[0], target, reduction, label_smoothing);
+    return cross_entropy(cast[0], target, reduction, label_smoothing, ignore_index);
   const ProfileScope profile("cross_entropy");
-  check_class_target("cross_entropy", logits, "logits", target);
+  const CountedRows counted =
+      check_class_target("cross_entropy", logits, "logits", target, ignore_index, reduction);
   MINIDL_CHECK(label_smoothing >= 0.0 && label_smoothing <= 1.0, "cross_entropy: expected ",
                "label_smoothing in [0, 1], got ", label_smoothing);
   Tensor x, t;
@@ -153,32 +189,35 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduc
   Tensor logsumexp = empty({rows}, acc_options);
   if (rows > 0)
     kernels_for<LossKernels>(x.device())
-        .cross_entropy_forward(losses, logsumexp, x, t, label_smoothing);
-  Tensor out = reduce_losses(losses, reduction, x.dtype());
+        .cross_entropy_forward(losses, logsumexp, x, t, ignore_index, label_smoothing);
+  Tensor out = reduce_losses(losses, reduction, counted, x.dtype());
   if (autograd::needs_grad({logits})) {
     autograd::SavedTensor saved_logits(x, "cross_entropy");
     autograd::SavedTensor saved_target(t, "cross_entropy");
-    autograd::record(
-        out, "CrossEntropyBackward", {logits},
-        [saved_logits, saved_target, logsumexp, reduction, label_smoothing](const Tensor& grad) {
-          const Tensor& x = saved_logits.get();
-          Tensor grad_logits = empty(x.sizes(), x.options());
-          if (x.numel() == 0) return std::vector<Tensor>{grad_logits};
-          auto [grad_rows, scale] = per_row_grad(grad, reduction, x.size(0));
-          kernels_for<LossKernels>(x.device())
-              .cross_entropy_backward(grad_logits, grad_rows, scale, x, saved_target.get(),
-                                      logsumexp, label_smoothing);
-          return std::vector<Tensor>{grad_logits};
-        });
+    autograd::record(out, "CrossEntropyBackward", {logits},
+                     [saved_logits, saved_target, logsumexp, reduction, label_smoothing,
+                      ignore_index, counted](const Tensor& grad) {
+                       const Tensor& x = saved_logits.get();
+                       Tensor grad_logits = empty(x.sizes(), x.options());
+                       if (x.numel() == 0) return std::vector<Tensor>{grad_logits};
+                       auto [grad_rows, scale] = per_row_grad(grad, reduction, counted);
+                       kernels_for<LossKernels>(x.device())
+                           .cross_entropy_backward(grad_logits, grad_rows, scale, x,
+                                                   saved_target.get(), ignore_index, logsumexp,
+                                                   label_smoothing);
+                       return std::vector<Tensor>{grad_logits};
+                     });
   }
   return out;
 }
 
-Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction) {
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction,
+                int64_t ignore_index) {
   if (amp::AutocastCall cast{amp::AutocastOp::NllLoss, {log_probs}})
-    return nll_loss(cast[0], target, reduction);
+    return nll_loss(cast[0], target, reduction, ignore_index);
   const ProfileScope profile("nll_loss");
-  check_class_target("nll_loss", log_probs, "log_probs", target);
+  const CountedRows counted =
+      check_class_target("nll_loss", log_probs, "log_probs", target, ignore_index, reduction);
   Tensor x, t;
   {
     NoGradGuard no_grad;
@@ -187,19 +226,21 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reducti
   }
   const int64_t rows = x.size(0);
   Tensor losses = empty({rows}, TensorOptions(acc_dtype(x.dtype())).device(x.device()));
-  if (rows > 0) kernels_for<LossKernels>(x.device()).nll_loss_forward(losses, x, t);
-  Tensor out = reduce_losses(losses, reduction, x.dtype());
+  if (rows > 0) kernels_for<LossKernels>(x.device()).nll_loss_forward(losses, x, t, ignore_index);
+  Tensor out = reduce_losses(losses, reduction, counted, x.dtype());
   if (autograd::needs_grad({log_probs})) {
     autograd::SavedTensor saved_target(t, "nll_loss");
     const Shape input_sizes = x.sizes();
     const TensorOptions input_options = x.options();
     autograd::record(out, "NllLossBackward", {log_probs},
-                     [saved_target, input_sizes, input_options, reduction](const Tensor& grad) {
+                     [saved_target, input_sizes, input_options, reduction, ignore_index,
+                      counted](const Tensor& grad) {
                        Tensor grad_input = empty(input_sizes, input_options);
                        if (grad_input.numel() == 0) return std::vector<Tensor>{grad_input};
-                       auto [grad_rows, scale] = per_row_grad(grad, reduction, input_sizes[0]);
+                       auto [grad_rows, scale] = per_row_grad(grad, reduction, counted);
                        kernels_for<LossKernels>(grad_input.device())
-                           .nll_loss_backward(grad_input, grad_rows, scale, saved_target.get());
+                           .nll_loss_backward(grad_input, grad_rows, scale, saved_target.get(),
+                                              ignore_index);
                        return std::vector<Tensor>{grad_input};
                      });
   }

@@ -2,6 +2,7 @@
 // Reductions over all elements or over the given dims (negative dims allowed), with keepdim.
 // Floating-point inputs accumulate in float32 (float64 for float64); sum of integer or bool
 // tensors gives int64, as PyTorch.
+#include <concepts>
 #include <tuple>
 
 #include "minidl/core/tensor.h"
@@ -12,6 +13,16 @@ Tensor sum(const Tensor& x);
 Tensor sum(const Tensor& x, const Shape& dims, bool keepdim = false);
 Tensor mean(const Tensor& x);
 Tensor mean(const Tensor& x, const Shape& dims, bool keepdim = false);
+// sum(x, -1), mean(x, -1): one dim (templates, so that a braced list is still a list of dims:
+// sum(x, {}) reduces every dim, as torch.sum(x, ())).
+template <std::integral Dim>
+Tensor sum(const Tensor& x, Dim dim, bool keepdim = false) {
+  return sum(x, Shape{static_cast<int64_t>(dim)}, keepdim);
+}
+template <std::integral Dim>
+Tensor mean(const Tensor& x, Dim dim, bool keepdim = false) {
+  return mean(x, Shape{static_cast<int64_t>(dim)}, keepdim);
+}
 // The largest (smallest) element; the gradient flows to the first one of equal extremes.
 // (PyTorch's max(x) shares it evenly among ties; on distinct values the two agree.)
 Tensor max(const Tensor& x);

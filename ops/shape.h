@@ -1,7 +1,8 @@
 #pragma once
-// Joining, gathering and encoding. The views themselves (view, reshape, transpose, permute,
-// narrow, slice, squeeze, unsqueeze, flatten, expand) are Tensor methods, with free-function
-// forms here for LibTorch familiarity.
+// Joining, splitting, gathering and encoding. The views themselves (view, reshape, transpose,
+// permute, narrow, slice, squeeze, unsqueeze, flatten, expand, split, chunk, unbind) are Tensor
+// methods, with free-function forms here for LibTorch familiarity.
+#include <concepts>
 #include <vector>
 
 #include "minidl/core/tensor.h"
@@ -14,6 +15,20 @@ Tensor permute(const Tensor& x, const Shape& dims);
 Tensor flatten(const Tensor& x, int64_t start_dim = 0, int64_t end_dim = -1);
 Tensor squeeze(const Tensor& x, int64_t dim);
 Tensor unsqueeze(const Tensor& x, int64_t dim);
+
+// Views of consecutive pieces along `dim` (ops/split.cpp; also Tensor methods): pieces of
+// split_size, the last one smaller when it does not divide; or of the given sizes, which must add
+// up to the dimension's size.
+template <std::integral Size>
+std::vector<Tensor> split(const Tensor& x, Size split_size, int64_t dim = 0) {
+  return x.split(split_size, dim);
+}
+std::vector<Tensor> split(const Tensor& x, const Shape& split_sizes, int64_t dim = 0);
+std::vector<Tensor> split_with_sizes(const Tensor& x, const Shape& split_sizes, int64_t dim = 0);
+// At most `chunks` views of ceil(size / chunks) along `dim`.
+std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim = 0);
+// x.select(dim, i) for every i.
+std::vector<Tensor> unbind(const Tensor& x, int64_t dim = 0);
 
 // Joins tensors of equal shape except along `dim`.
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);

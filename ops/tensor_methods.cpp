@@ -2,6 +2,7 @@
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/linalg.h"
 #include "minidl/ops/loss.h"
+#include "minidl/ops/masking.h"
 #include "minidl/ops/reduce.h"
 
 namespace minidl {
@@ -73,5 +74,10 @@ Tensor Tensor::argmax(int64_t dim, bool keepdim) const {
 Tensor Tensor::matmul(const Tensor& other) const { return minidl::matmul(*this, other); }
 Tensor Tensor::softmax(int64_t dim) const { return minidl::softmax(*this, dim); }
 Tensor Tensor::log_softmax(int64_t dim) const { return minidl::log_softmax(*this, dim); }
+Tensor Tensor::masked_fill(const Tensor& mask, double value) const {
+  return minidl::masked_fill(*this, mask, value);
+}
+Tensor Tensor::tril(int64_t diagonal) const { return minidl::tril(*this, diagonal); }
+Tensor Tensor::triu(int64_t diagonal) const { return minidl::triu(*this, diagonal); }
 
 }  // namespace minidl

@@ -54,6 +54,7 @@ UNARY = [
     ("reciprocal", torch.reciprocal, 0.2, 3.0),
     ("square", torch.square, -3.0, 3.0),
     ("silu", F.silu, -5.0, 5.0),
+    ("gelu_tanh", lambda x: F.gelu(x, approximate="tanh"), -4.0, 4.0),
     ("leaky_relu", lambda x: F.leaky_relu(x, 0.2), -3.0, 3.0),
     ("elu", lambda x: F.elu(x, 1.3), -3.0, 3.0),
     ("clamp", lambda x: torch.clamp(x, -0.7, 1.1), -3.0, 3.0),

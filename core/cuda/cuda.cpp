@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include "minidl/core/cuda/check.h"
+#include "minidl/core/cuda/device_error.h"
 #endif
 
 namespace minidl::cuda {
@@ -97,6 +98,7 @@ void set_device(int device) {
 void synchronize() {
   require_available("synchronize");
   MINIDL_CUDA_CHECK(cudaDeviceSynchronize());
+  raise_device_error_if_any(current_device());  // Note [Deferred device errors]
 }
 
 DeviceGuard::DeviceGuard(int device) {

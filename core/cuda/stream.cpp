@@ -13,6 +13,7 @@
 #include <cuda_runtime.h>
 
 #include "minidl/core/cuda/check.h"
+#include "minidl/core/cuda/device_error.h"
 #endif
 
 namespace minidl::cuda {
@@ -77,6 +78,7 @@ Stream Stream::create(int device) {
 void Stream::synchronize() const {
   DeviceGuard device_guard(device_);  // the null stream means the current device's
   MINIDL_CUDA_CHECK(cudaStreamSynchronize(handle_));
+  raise_device_error_if_any(device_);  // Note [Deferred device errors]
 }
 
 Event::Event() = default;
@@ -118,6 +120,7 @@ bool Event::query() const {
 void Event::synchronize() const {
   if (handle_ == nullptr) return;
   MINIDL_CUDA_CHECK(cudaEventSynchronize(handle_));
+  raise_device_error_if_any(device_);  // Note [Deferred device errors]
 }
 
 #else  // a build without CUDA: only the default stream exists, and events have nothing to do

@@ -8,16 +8,6 @@
 
 namespace minidl::data {
 
-namespace {
-
-// A value in [0, bound) from 64 random bits, by multiply-and-shift: its bias, below
-// bound / 2^64, is far out of reach of any dataset size.
-uint64_t uniform_below_64(uint64_t bits, uint64_t bound) {
-  return static_cast<uint64_t>((static_cast<unsigned __int128>(bits) * bound) >> 64);
-}
-
-}  // namespace
-
 std::vector<int64_t> random_permutation(int64_t n, uint64_t seed, int64_t epoch) {
   MINIDL_CHECK(n >= 0, "random_permutation: n must be non-negative, got ", n);
   std::vector<int64_t> order(static_cast<size_t>(n));

@@ -10,9 +10,11 @@ Tensor ReLUImpl::forward(const Tensor& x) { return functional::relu(x); }
 
 void ReLUImpl::pretty_print(std::ostream& out) const { out << "ReLU()"; }
 
-Tensor GELUImpl::forward(const Tensor& x) { return functional::gelu(x); }
+Tensor GELUImpl::forward(const Tensor& x) { return functional::gelu(x, options); }
 
-void GELUImpl::pretty_print(std::ostream& out) const { out << "GELU(approximate='none')"; }
+void GELUImpl::pretty_print(std::ostream& out) const {
+  out << "GELU(approximate='" << options.approximate() << "')";
+}
 
 Tensor SigmoidImpl::forward(const Tensor& x) { return functional::sigmoid(x); }
 

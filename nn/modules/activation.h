@@ -3,7 +3,7 @@
 // torch/nn/modules/activation.py (and flashlight's Activations.h) keep them together:
 //
 //   ReLU      max(0, x)
-//   GELU      x * Phi(x), the exact form (PyTorch's approximate='none')
+//   GELU      x * Phi(x), or its tanh approximation with approximate("tanh")
 //   Sigmoid   1 / (1 + exp(-x))
 //   Tanh      tanh(x)
 //   SiLU      x * sigmoid(x) (also called swish)
@@ -31,9 +31,10 @@ MINIDL_MODULE(ReLU);
 
 class GELUImpl : public Module {
  public:
-  GELUImpl() : Module("GELU") {}
+  explicit GELUImpl(const GELUOptions& options = {}) : Module("GELU"), options(options) {}
   Tensor forward(const Tensor& x);
   void pretty_print(std::ostream& out) const override;
+  GELUOptions options;
 };
 MINIDL_MODULE(GELU);
 

@@ -1,9 +1,18 @@
 #pragma once
-// Options of the activations with a parameter: nn::LeakyReLU and nn::ELU, and their
-// nn::functional forms (LibTorch's LeakyReLUOptions and ELUOptions, without `inplace`).
+// Options of the activations with a parameter: nn::GELU, nn::LeakyReLU and nn::ELU, and their
+// nn::functional forms (LibTorch's GELUOptions, LeakyReLUOptions and ELUOptions, without
+// `inplace`).
+#include <string>
+
 #include "minidl/core/arg.h"
 
 namespace minidl::nn {
+
+struct GELUOptions {
+  // "none": x * Phi(x); "tanh": the tanh approximation (GPT-2's).
+  MINIDL_ARG(std::string, approximate) = "none";
+};
+using GELUFuncOptions = GELUOptions;
 
 struct LeakyReLUOptions {
   // The slope for x < 0.

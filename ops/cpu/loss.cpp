@@ -136,7 +136,7 @@ void log_softmax_backward_kernel(const Tensor& grad_input, const Tensor& grad,
 }
 
 void cross_entropy_forward_kernel(const Tensor& losses, const Tensor& logsumexp,
-                                  const Tensor& logits, const Tensor& target,
+                                  const Tensor& logits, const Tensor& target, int64_t ignore_index,
                                   double label_smoothing) {
   visit_floating(logits.dtype(), "cross_entropy", [&](auto zero) {
     using T = decltype(zero);
@@ -154,8 +154,10 @@ void cross_entropy_forward_kernel(const Tensor& losses, const Tensor& logsumexp,
         Acc logit_sum = 0;
         for (int64_t c = 0; c < classes; ++c) logit_sum += static_cast<Acc>(x[row.base + c]);
         lse[i] = max + log_sum;
-        loss[i] = lse[i] - (1 - smoothing) * static_cast<Acc>(x[row.base + t[i]]) -
-                  smoothing * logit_sum / static_cast<Acc>(classes);
+        loss[i] = t[i] == ignore_index
+                      ? Acc(0)
+                      : lse[i] - (1 - smoothing) * static_cast<Acc>(x[row.base + t[i]]) -
+                            smoothing * logit_sum / static_cast<Acc>(classes);
       }
     });
   });
@@ -163,7 +165,8 @@ void cross_entropy_forward_kernel(const Tensor& losses, const Tensor& logsumexp,
 
 void cross_entropy_backward_kernel(const Tensor& grad_logits, const Tensor& grad_losses,
                                    double scale, const Tensor& logits, const Tensor& target,
-                                   const Tensor& logsumexp, double label_smoothing) {
+                                   int64_t ignore_index, const Tensor& logsumexp,
+                                   double label_smoothing) {
   visit_floating(logits.dtype(), "cross_entropy backward", [&](auto zero) {
     using T = decltype(zero);
     using Acc = acc_t<T>;
@@ -177,6 +180,10 @@ void cross_entropy_backward_kernel(const Tensor& grad_logits, const Tensor& grad
     const Acc off_target = smoothing / static_cast<Acc>(classes);
     parallel_for(0, rows, row_grain(classes), [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) {
+        if (t[i] == ignore_index) {
+          std::fill_n(result + i * classes, classes, T(0.0f));
+          continue;
+        }
         const Acc row_grad =
             static_cast<Acc>(scale) * static_cast<Acc>(load_grad(grad_losses, g, i));
         for (int64_t c = 0; c < classes; ++c) {
@@ -189,7 +196,8 @@ void cross_entropy_backward_kernel(const Tensor& grad_logits, const Tensor& grad
   });
 }
 
-void nll_loss_forward_kernel(const Tensor& losses, const Tensor& log_probs, const Tensor& target) {
+void nll_loss_forward_kernel(const Tensor& losses, const Tensor& log_probs, const Tensor& target,
+                             int64_t ignore_index) {
   visit_floating(log_probs.dtype(), "nll_loss", [&](auto zero) {
     using T = decltype(zero);
     using Acc = acc_t<T>;
@@ -198,13 +206,14 @@ void nll_loss_forward_kernel(const Tensor& losses, const Tensor& log_probs, cons
     Acc* loss = losses.data_ptr<Acc>();
     const int64_t classes = log_probs.size(1);
     parallel_for(0, log_probs.size(0), kDefaultGrain, [&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) loss[i] = -static_cast<Acc>(lp[i * classes + t[i]]);
+      for (int64_t i = lo; i < hi; ++i)
+        loss[i] = t[i] == ignore_index ? Acc(0) : -static_cast<Acc>(lp[i * classes + t[i]]);
     });
   });
 }
 
 void nll_loss_backward_kernel(const Tensor& grad_log_probs, const Tensor& grad_losses, double scale,
-                              const Tensor& target) {
+                              const Tensor& target, int64_t ignore_index) {
   visit_floating(grad_log_probs.dtype(), "nll_loss backward", [&](auto zero) {
     using T = decltype(zero);
     using Acc = acc_t<T>;
@@ -217,7 +226,7 @@ void nll_loss_backward_kernel(const Tensor& grad_log_probs, const Tensor& grad_l
         const T row_grad = static_cast<T>(-static_cast<Acc>(scale) *
                                           static_cast<Acc>(load_grad(grad_losses, g, i)));
         for (int64_t c = 0; c < classes; ++c)
-          result[i * classes + c] = c == t[i] ? row_grad : T(0.0f);
+          result[i * classes + c] = c == t[i] && t[i] != ignore_index ? row_grad : T(0.0f);
       }
     });
   });

@@ -13,6 +13,7 @@
 
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device_error.h"
 #include "minidl/core/cuda/graph.h"
 #include "minidl/core/cuda/pinned_allocator.h"
 #include "minidl/core/cuda/stream.h"
@@ -115,6 +116,7 @@ void copy_host_device(const Tensor& dst, const Tensor& src) {
     MINIDL_CUDA_CHECK(
         cudaMemcpyAsync(dst.data_ptr(), src.data_ptr(), nbytes, cudaMemcpyDeviceToHost, stream));
     MINIDL_CUDA_CHECK(cudaStreamSynchronize(stream));
+    raise_device_error_if_any(device);  // Note [Deferred device errors]
     return;
   }
   // Host to device. From pinned memory the copy is truly asynchronous, so the pinned pool must

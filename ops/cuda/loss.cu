@@ -13,7 +13,8 @@
 //
 // cross_entropy: the forward kernel computes each row's logsumexp and loss in one pass over
 // the logits (three reads, one kernel); the backward kernel is element-wise, rebuilding
-// softmax from the saved logsumexp. Out-of-range targets give NaN losses and gradients.
+// softmax from the saved logsumexp. Rows whose target is ignore_index give 0;
+// other out-of-range targets give NaN losses and gradients.
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -112,7 +113,8 @@ __global__ void softmax_backward_rows(T* grad_input, const T* grad, const T* y, 
 // logits [rows, classes] -> losses [rows], logsumexp [rows].
 template <class T>
 __global__ void cross_entropy_forward_rows(float* losses, float* logsumexp, const T* logits,
-                                           const int64_t* target, float smoothing, RowGeometry g) {
+                                           const int64_t* target, int64_t ignore_index,
+                                           float smoothing, RowGeometry g) {
   const int64_t row = row_index(g);
   if (row < 0) return;
   const int64_t base = row * g.classes;
@@ -127,18 +129,21 @@ __global__ void cross_entropy_forward_rows(float* losses, float* logsumexp, cons
   const int64_t t = target[row];
   const float lse = stats.x + stats.y;
   logsumexp[row] = lse;
-  losses[row] = t >= 0 && t < g.classes
-                    ? lse - (1.0f - smoothing) * static_cast<float>(logits[base + t]) -
-                          smoothing * logit_sum / static_cast<float>(g.classes)
-                    : NAN;
+  if (t == ignore_index)
+    losses[row] = 0.0f;
+  else
+    losses[row] = t >= 0 && t < g.classes
+                      ? lse - (1.0f - smoothing) * static_cast<float>(logits[base + t]) -
+                            smoothing * logit_sum / static_cast<float>(g.classes)
+                      : NAN;
 }
 
 // grad_logits[i, c] = scale * grad[i] * (softmax[i, c] - (1 - s) [c == t_i] - s / C).
 template <class T>
 __global__ void cross_entropy_backward_elements(T* grad_logits, const T* grad, int64_t grad_stride,
                                                 float scale, const T* logits, const int64_t* target,
-                                                const float* logsumexp, float smoothing,
-                                                int64_t rows, int64_t classes) {
+                                                int64_t ignore_index, const float* logsumexp,
+                                                float smoothing, int64_t rows, int64_t classes) {
   const int64_t numel = rows * classes;
   const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
   const float off_target = smoothing / static_cast<float>(classes);
@@ -149,35 +154,43 @@ __global__ void cross_entropy_backward_elements(T* grad_logits, const T* grad, i
     const float probability = expf(static_cast<float>(logits[k]) - logsumexp[i]);
     const float wanted = (c == t ? 1.0f - smoothing : 0.0f) + off_target;
     const float row_grad = scale * static_cast<float>(grad[i * grad_stride]);
-    grad_logits[k] =
-        static_cast<T>(t >= 0 && t < classes ? row_grad * (probability - wanted) : NAN);
+    const bool in_range = t >= 0 && t < classes;
+    grad_logits[k] = static_cast<T>(t == ignore_index ? 0.0f
+                                    : in_range        ? row_grad * (probability - wanted)
+                                                      : NAN);
   }
 }
 
 template <class T>
 __global__ void nll_loss_forward_elements(float* losses, const T* log_probs, const int64_t* target,
-                                          int64_t rows, int64_t classes) {
+                                          int64_t ignore_index, int64_t rows, int64_t classes) {
   const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < rows;
        i += step) {
     const int64_t t = target[i];
-    losses[i] = t >= 0 && t < classes ? -static_cast<float>(log_probs[i * classes + t]) : NAN;
+    const bool in_range = t >= 0 && t < classes;
+    losses[i] = t == ignore_index ? 0.0f
+                : in_range        ? -static_cast<float>(log_probs[i * classes + t])
+                                  : NAN;
   }
 }
 
 template <class T>
 __global__ void nll_loss_backward_elements(T* grad_log_probs, const T* grad, int64_t grad_stride,
-                                           float scale, const int64_t* target, int64_t rows,
-                                           int64_t classes) {
+                                           float scale, const int64_t* target, int64_t ignore_index,
+                                           int64_t rows, int64_t classes) {
   const int64_t numel = rows * classes;
   const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < numel;
        k += step) {
     const int64_t i = k / classes, c = k % classes;
     const int64_t t = target[i];
-    const float value = t >= 0 && t < classes
-                            ? (c == t ? -scale * static_cast<float>(grad[i * grad_stride]) : 0.0f)
-                            : NAN;
+    const bool in_range = t >= 0 && t < classes;
+    const float value =
+        t == ignore_index
+            ? 0.0f
+            : (in_range ? (c == t ? -scale * static_cast<float>(grad[i * grad_stride]) : 0.0f)
+                        : NAN);
     grad_log_probs[k] = static_cast<T>(value);
   }
 }
@@ -253,7 +266,7 @@ void log_softmax_backward_kernel(const Tensor& grad_input, const Tensor& grad,
 }
 
 void cross_entropy_forward_kernel(const Tensor& losses, const Tensor& logsumexp,
-                                  const Tensor& logits, const Tensor& target,
+                                  const Tensor& logits, const Tensor& target, int64_t ignore_index,
                                   double label_smoothing) {
   const RowGeometry g{logits.size(0), logits.size(1), 1};
   if (g.rows == 0) return;
@@ -264,14 +277,15 @@ void cross_entropy_forward_kernel(const Tensor& losses, const Tensor& logsumexp,
     using T = decltype(zero);
     cross_entropy_forward_rows<T><<<grid, block, 0, context.stream>>>(
         losses.data_ptr<float>(), logsumexp.data_ptr<float>(), logits.data_ptr<T>(),
-        target.data_ptr<int64_t>(), static_cast<float>(label_smoothing), g);
+        target.data_ptr<int64_t>(), ignore_index, static_cast<float>(label_smoothing), g);
     MINIDL_LAUNCH_CHECK();
   });
 }
 
 void cross_entropy_backward_kernel(const Tensor& grad_logits, const Tensor& grad_losses,
                                    double scale, const Tensor& logits, const Tensor& target,
-                                   const Tensor& logsumexp, double label_smoothing) {
+                                   int64_t ignore_index, const Tensor& logsumexp,
+                                   double label_smoothing) {
   const int64_t rows = logits.size(0), classes = logits.size(1);
   if (rows * classes == 0) return;
   LaunchContext context(logits);
@@ -280,13 +294,14 @@ void cross_entropy_backward_kernel(const Tensor& grad_logits, const Tensor& grad
     using T = decltype(zero);
     cross_entropy_backward_elements<T><<<blocks, kElementwiseThreads, 0, context.stream>>>(
         grad_logits.data_ptr<T>(), grad_losses.data_ptr<T>(), grad_losses.stride(0),
-        static_cast<float>(scale), logits.data_ptr<T>(), target.data_ptr<int64_t>(),
+        static_cast<float>(scale), logits.data_ptr<T>(), target.data_ptr<int64_t>(), ignore_index,
         logsumexp.data_ptr<float>(), static_cast<float>(label_smoothing), rows, classes);
     MINIDL_LAUNCH_CHECK();
   });
 }
 
-void nll_loss_forward_kernel(const Tensor& losses, const Tensor& log_probs, const Tensor& target) {
+void nll_loss_forward_kernel(const Tensor& losses, const Tensor& log_probs, const Tensor& target,
+                             int64_t ignore_index) {
   const int64_t rows = log_probs.size(0), classes = log_probs.size(1);
   if (rows == 0) return;
   LaunchContext context(log_probs);
@@ -294,14 +309,14 @@ void nll_loss_forward_kernel(const Tensor& losses, const Tensor& log_probs, cons
   visit_device_floating(log_probs.dtype(), "nll_loss", [&](auto zero) {
     using T = decltype(zero);
     nll_loss_forward_elements<T><<<blocks, kElementwiseThreads, 0, context.stream>>>(
-        losses.data_ptr<float>(), log_probs.data_ptr<T>(), target.data_ptr<int64_t>(), rows,
-        classes);
+        losses.data_ptr<float>(), log_probs.data_ptr<T>(), target.data_ptr<int64_t>(), ignore_index,
+        rows, classes);
     MINIDL_LAUNCH_CHECK();
   });
 }
 
 void nll_loss_backward_kernel(const Tensor& grad_log_probs, const Tensor& grad_losses, double scale,
-                              const Tensor& target) {
+                              const Tensor& target, int64_t ignore_index) {
   const int64_t rows = grad_log_probs.size(0), classes = grad_log_probs.size(1);
   if (rows * classes == 0) return;
   LaunchContext context(grad_log_probs);
@@ -310,7 +325,7 @@ void nll_loss_backward_kernel(const Tensor& grad_log_probs, const Tensor& grad_l
     using T = decltype(zero);
     nll_loss_backward_elements<T><<<blocks, kElementwiseThreads, 0, context.stream>>>(
         grad_log_probs.data_ptr<T>(), grad_losses.data_ptr<T>(), grad_losses.stride(0),
-        static_cast<float>(scale), target.data_ptr<int64_t>(), rows, classes);
+        static_cast<float>(scale), target.data_ptr<int64_t>(), ignore_index, rows, classes);
     MINIDL_LAUNCH_CHECK();
   });
 }

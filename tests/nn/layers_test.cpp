@@ -208,6 +208,17 @@ TEST(Activations, ForwardIsTheFunctionalOp) {
   EXPECT_TRUE(nn::ReLU()->parameters().empty());
 }
 
+TEST(Activations, GELUTakesTheTanhApproximationAsLibTorchs) {
+  Tensor x = randn({3, 7});
+  nn::GELU approximate(nn::GELUOptions().approximate("tanh"));
+  EXPECT_TRUE(identical(approximate(x), gelu(x, "tanh")));
+  EXPECT_TRUE(identical(F::gelu(x, nn::GELUFuncOptions().approximate("tanh")), gelu(x, "tanh")));
+  EXPECT_FALSE(identical(gelu(x, "tanh"), gelu(x)));
+  EXPECT_EQ(printed(*approximate), "GELU(approximate='tanh')");
+  EXPECT_ERROR_CONTAINS(gelu(x, "erf"),
+                        "gelu: expected approximate to be 'none' or 'tanh', found 'erf'");
+}
+
 TEST(Activations, SiLULeakyReLUAndELUTakeTheirOptionsAsLibTorchs) {
   Tensor x = randn({3, 7});
   EXPECT_TRUE(identical(nn::SiLU()(x), silu(x)));

@@ -52,6 +52,28 @@ TEST(ModuleCuda, OutputsAndGradientsMatchTheCpu) {
                                            on_cpu->fc1->weight.grad(), 1e-4, 1e-3));
 }
 
+TEST(ModuleCuda, LayerNormInASequentialMatchesTheCpu) {
+  SKIP_WITHOUT_CUDA();
+  const auto make = [] {
+    manual_seed(5);
+    return nn::Sequential{nn::Linear(8, 48), nn::LayerNorm(nn::LayerNormOptions({48})), nn::ReLU(),
+                          nn::Linear(48, 4)};
+  };
+  nn::Sequential on_cpu = make(), on_gpu = make();
+  on_gpu->to(Device(kCUDA));
+  const Tensor x = randn({16, 8});
+  const Tensor cpu_out = on_cpu->forward(x), gpu_out = on_gpu->forward(x.to(Device(kCUDA)));
+  EXPECT_TRUE(::minidl::testing::all_close(gpu_out.cpu(), cpu_out, 1e-4, 1e-3));
+  sum(cpu_out).backward();
+  sum(gpu_out).backward();
+  const auto cpu_parameters = on_cpu->named_parameters(),
+             gpu_parameters = on_gpu->named_parameters();
+  for (const char* name : {"1.weight", "1.bias", "0.weight"})
+    EXPECT_TRUE(::minidl::testing::all_close(gpu_parameters[name].grad().cpu(),
+                                             cpu_parameters[name].grad(), 1e-4, 1e-3))
+        << name;
+}
+
 TEST(ModuleCuda, CheckpointsCrossDevices) {
   SKIP_WITHOUT_CUDA();
   const std::filesystem::path path =

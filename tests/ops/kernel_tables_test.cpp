@@ -3,10 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "kernel_table_checks.h"
+#include "minidl/ops/attention_kernels.h"
 #include "minidl/ops/conv_kernels.h"
 #include "minidl/ops/copy_kernels.h"
 #include "minidl/ops/dropout_kernels.h"
 #include "minidl/ops/elementwise_kernels.h"
+#include "minidl/ops/embedding_kernels.h"
+#include "minidl/ops/layer_norm_kernels.h"
 #include "minidl/ops/linalg_kernels.h"
 #include "minidl/ops/loss_kernels.h"
 #include "minidl/ops/norm_kernels.h"
@@ -22,10 +25,13 @@ namespace {
 using testing::expect_complete_tables;
 
 TEST(KernelTables, EveryEntryOfEveryOpsTableIsSet) {
+  expect_complete_tables<AttentionKernels>("attention");
   expect_complete_tables<ConvKernels>("conv");
   expect_complete_tables<CopyKernels>("copy");
   expect_complete_tables<DropoutKernels>("dropout");
   expect_complete_tables<ElementwiseKernels>("elementwise");
+  expect_complete_tables<LayerNormKernels>("layer_norm");
+  expect_complete_tables<EmbeddingKernels>("embedding");
   expect_complete_tables<LinalgKernels>("linalg");
   expect_complete_tables<LossKernels>("loss");
   expect_complete_tables<NormKernels>("norm");

@@ -29,6 +29,9 @@ std::vector<std::pair<Tensor, Tensor>> operand_cases() {
       {wiggly({5}), wiggly({2, 5, 3}, 1.0)},                     // vector first
       {wiggly({2, 3, 5}), wiggly({5}, 1.0)},                     // vector second
       {wiggly({64, 48}), wiggly({48, 80}, 1.0)},                 // a larger product
+      {wiggly({2, 3, 4, 5}), wiggly({2, 3, 5, 2}, 1.0)},         // 4-D batches
+      {wiggly({2, 1, 4, 5}), wiggly({3, 5, 2}, 1.0)},            // 4-D, broadcast batches
+      {wiggly({2, 3, 4, 5}), wiggly({2, 3, 6, 5}, 1.0).transpose(-2, -1)},  // q @ k^T
   };
 }
 

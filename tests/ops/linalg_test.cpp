@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
+#include <vector>
 
 #include "minidl/core/autograd/gradcheck.h"
 #include "test_util.h"
@@ -101,6 +103,49 @@ TEST(Matmul, BatchedAndBroadcastBatches) {
     EXPECT_TRUE(all_close(out, reference_matmul(left, right), 1e-5, 1e-5))
         << shape_str(left.sizes()) << " @ " << shape_str(right.sizes());
   }
+}
+
+TEST(Matmul, BatchDimensionsBeyondThreeBroadcastAsTorch) {
+  const std::vector<std::tuple<Tensor, Tensor, Shape>> cases = {
+      {wiggly({2, 3, 4, 5}), wiggly({2, 3, 5, 2}, kFloat32, 0.5), {2, 3, 4, 2}},
+      {wiggly({2, 1, 4, 5}), wiggly({3, 5, 2}, kFloat32, 0.5), {2, 3, 4, 2}},
+      {wiggly({1, 3, 4, 5}), wiggly({2, 1, 5, 2}, kFloat32, 0.5), {2, 3, 4, 2}},
+      {wiggly({2, 3, 4, 5}), wiggly({5, 2}, kFloat32, 0.5), {2, 3, 4, 2}},
+      {wiggly({4, 5}), wiggly({2, 3, 5, 2}, kFloat32, 0.5), {2, 3, 4, 2}},
+      {wiggly({2, 2, 1, 4, 5}), wiggly({3, 5, 2}, kFloat32, 0.5), {2, 2, 3, 4, 2}},
+      // Attention's q @ k^T: k a transposed view [B, H, D, S].
+      {wiggly({2, 3, 4, 5}), wiggly({2, 3, 6, 5}, kFloat32, 0.5).transpose(-2, -1), {2, 3, 4, 6}},
+  };
+  for (const auto& [left, right, expected_sizes] : cases) {
+    const Tensor out = matmul(left, right);
+    ASSERT_EQ(out.sizes(), expected_sizes)
+        << shape_str(left.sizes()) << " @ " << shape_str(right.sizes());
+    // Each matrix of the result against the definition on the broadcast operands' matrices.
+    const int64_t n = left.size(-2), k = left.size(-1), m = right.size(-1);
+    const Shape batch(expected_sizes.begin(), expected_sizes.end() - 2);
+    Shape left_sizes = batch, right_sizes = batch;
+    left_sizes.insert(left_sizes.end(), {n, k});
+    right_sizes.insert(right_sizes.end(), {k, m});
+    const Tensor left_matrices = left.expand(left_sizes).reshape({-1, n, k});
+    const Tensor right_matrices = right.expand(right_sizes).reshape({-1, k, m});
+    EXPECT_TRUE(all_close(out.reshape({-1, n, m}), reference_matmul(left_matrices, right_matrices),
+                          1e-5, 1e-5))
+        << shape_str(left.sizes()) << " @ " << shape_str(right.sizes());
+  }
+  // Vectors against a batch of 4-D matrices, as torch.matmul.
+  EXPECT_EQ(matmul(wiggly({5}), wiggly({2, 3, 5, 2})).sizes(), (Shape{2, 3, 2}));
+  EXPECT_EQ(matmul(wiggly({2, 3, 4, 5}), wiggly({5})).sizes(), (Shape{2, 3, 4}));
+}
+
+TEST(Bmm, IsMatmulOfSameSizedBatchesOnly) {
+  Tensor a = wiggly({3, 4, 5}), b = wiggly({3, 5, 2}, kFloat32, 0.5);
+  EXPECT_TRUE(all_close(bmm(a, b), reference_matmul(a, b), 1e-5, 1e-5));
+  EXPECT_ERROR_CONTAINS(bmm(wiggly({4, 5}), b),
+                        "bmm: expected 3-D operands, got shapes [4, 5] and [3, 5, 2]");
+  EXPECT_ERROR_CONTAINS(bmm(wiggly({1, 4, 5}), b),
+                        "bmm: expected [b, n, k] and [b, k, m] "
+                        "operands, got shapes [1, 4, 5] and [3, 5, 2]");
+  EXPECT_ERROR_CONTAINS(bmm(Tensor(), b), "bmm: argument 'input' is an undefined tensor");
 }
 
 TEST(Matmul, ManySmallMatricesAndLargeProductsSplitOverThreads) {
@@ -225,11 +270,11 @@ TEST(Matmul, BadOperandsAreErrorsNamingShapes) {
   EXPECT_ERROR_CONTAINS(matmul(zeros({2, 3}), zeros({4})),
                         "matmul: shapes [2, 3] and [4] cannot be multiplied (3 != 4)");
   EXPECT_ERROR_CONTAINS(
-      matmul(zeros({2, 2, 2, 2}), zeros({2, 2})),
-      "matmul: expected operands with 1 to 3 dimensions, got shapes [2, 2, 2, 2] and [2, 2]");
-  EXPECT_ERROR_CONTAINS(
       matmul(scalar_tensor(1), zeros({2, 2})),
-      "matmul: expected operands with 1 to 3 dimensions, got shapes [] and [2, 2]");
+      "matmul: expected operands with at least 1 dimension, got shapes [] and [2, 2]");
+  EXPECT_ERROR_CONTAINS(matmul(zeros({2, 3, 2, 2}), zeros({4, 2, 2})),
+                        "matmul: batch sizes 3 and 4 of shapes [2, 3, 2, 2] and [4, 2, 2] cannot "
+                        "be broadcast");
   EXPECT_ERROR_CONTAINS(matmul(zeros({2, 3}), zeros({3, 2}, kFloat64)),
                         "matmul: expected operands of the same dtype, got float32 and float64 "
                         "(shapes [2, 3] and [3, 2])");
@@ -318,6 +363,20 @@ TEST(MatmulGradcheck, BroadcastBatch) {
                                             {{2, 4}, {3, 4, 2}},
                                             {{1, 2, 4}, {3, 4, 2}},
                                             {{3, 2, 4}, {1, 4, 2}}}) {
+    GradcheckResult result = gradcheck(fn, {leaf(a_sizes), leaf(b_sizes, 1.0)});
+    EXPECT_TRUE(result.ok) << shape_str(a_sizes) << " @ " << shape_str(b_sizes) << ": "
+                           << result.message;
+  }
+}
+
+TEST(MatmulGradcheck, BatchDimensionsBeyondThree) {
+  auto fn = [](const std::vector<Tensor>& in) { return matmul(in[0], in[1]); };
+  for (const auto& [a_sizes, b_sizes] :
+       std::vector<std::pair<Shape, Shape>>{{{2, 2, 3, 4}, {2, 2, 4, 2}},
+                                            {{2, 1, 3, 4}, {2, 4, 2}},
+                                            {{2, 2, 3, 4}, {4, 2}},
+                                            {{3, 4}, {2, 2, 4, 2}},
+                                            {{4}, {2, 2, 4, 2}}}) {
     GradcheckResult result = gradcheck(fn, {leaf(a_sizes), leaf(b_sizes, 1.0)});
     EXPECT_TRUE(result.ok) << shape_str(a_sizes) << " @ " << shape_str(b_sizes) << ": "
                            << result.message;

@@ -102,6 +102,36 @@ TEST(CrossEntropyCuda, ForwardAndBackwardMatchCpu) {
   }
 }
 
+TEST(CrossEntropyCuda, IgnoredRowsMatchCpuAndTheMeanCountsOnTheDevice) {
+  SKIP_WITHOUT_CUDA();
+  Tensor logits = wiggly({16, 9}, 5.0);
+  std::vector<int64_t> values = to_vector<int64_t>(targets(16, 9));
+  for (size_t i = 0; i < values.size(); i += 3) values[i] = -100;
+  Tensor target_cpu = tensor(values);
+  Tensor target_gpu = target_cpu.cuda();
+  for (Reduction reduction : {Reduction::None, Reduction::Mean, Reduction::Sum}) {
+    for (double s : {0.0, 0.1}) {
+      auto fn = [&](const Tensor& t) {
+        return cross_entropy(t, t.is_cuda() ? target_gpu : target_cpu, reduction, s);
+      };
+      expect_same_forward_and_backward(logits, fn,
+                                       "cross_entropy with ignored rows, reduction " +
+                                           std::to_string(static_cast<int>(reduction)) +
+                                           ", smoothing " + std::to_string(s));
+    }
+    auto nll = [&](const Tensor& t) {
+      return nll_loss(t, t.is_cuda() ? target_gpu : target_cpu, reduction);
+    };
+    expect_same_forward_and_backward(logits, nll, "nll_loss with ignored rows");
+  }
+  // Every row ignored: NaN mean, zero gradient, as on the CPU.
+  Tensor all_ignored = wiggly({2, 3}).cuda().requires_grad_();
+  Tensor loss = cross_entropy(all_ignored, tensor(std::vector<int64_t>{-100, -100}).cuda());
+  EXPECT_TRUE(std::isnan(loss.item<float>()));
+  loss.backward();
+  EXPECT_TRUE(all_close(all_ignored.grad().cpu(), zeros({2, 3})));
+}
+
 TEST(CrossEntropyCuda, HalfLogits) {
   SKIP_WITHOUT_CUDA();
   Tensor logits = wiggly({32, 10}, 4.0).to(kFloat16);

@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "minidl/core/autograd/gradcheck.h"
+#include "minidl/ops/shape.h"
 #include "test_util.h"
 
 namespace minidl {
@@ -172,7 +175,7 @@ TEST(CrossEntropy, BadInputsAreErrorsNamingTheOpShapesAndDtypes) {
   Tensor target = tensor(std::vector<int64_t>{0, 1});
   EXPECT_ERROR_CONTAINS(cross_entropy(logits, tensor(std::vector<int64_t>{0, 3})),
                         "cross_entropy: target 3 at index 1 is out of range for 3 classes "
-                        "(expected 0 <= target < 3)");
+                        "(expected 0 <= target < 3, or ignore_index -100)");
   EXPECT_ERROR_CONTAINS(cross_entropy(logits, tensor(std::vector<int64_t>{-1, 0})),
                         "cross_entropy: target -1 at index 0 is out of range for 3 classes");
   EXPECT_ERROR_CONTAINS(cross_entropy(logits, tensor(std::vector<int32_t>{0, 1})),
@@ -207,6 +210,79 @@ TEST(CrossEntropyGradcheck, EachReductionWithAndWithoutSmoothingAndTransposedLog
   auto transposed = gradcheck(
       [&](const std::vector<Tensor>& in) { return cross_entropy(in[0].t(), target); }, {columns});
   EXPECT_TRUE(transposed) << transposed.message;
+}
+
+// ---- ignore_index ----
+
+// The rows of `target` that are not ignore_index, and those rows of `logits`.
+std::pair<Tensor, Tensor> kept_rows(const Tensor& logits, const std::vector<int64_t>& target,
+                                    int64_t ignore_index) {
+  std::vector<int64_t> rows, classes;
+  for (size_t i = 0; i < target.size(); ++i)
+    if (target[i] != ignore_index) {
+      rows.push_back(static_cast<int64_t>(i));
+      classes.push_back(target[i]);
+    }
+  return {index_select(logits, 0, tensor(rows)), tensor(classes)};
+}
+
+TEST(CrossEntropy, IgnoredRowsAddNothingAndTheMeanCountsTheOthers) {
+  const std::vector<int64_t> target = {4, -100, 2, -100, 0};
+  for (double smoothing : {0.0, 0.2}) {
+    Tensor logits = wiggly_tensor({5, 5}).requires_grad_();
+    Tensor loss = cross_entropy(logits, tensor(target), Reduction::Mean, smoothing);
+    auto [kept_logits, kept_target] = kept_rows(logits.detach(), target, -100);
+    // The mean over the three kept rows, as if the ignored rows were not there.
+    EXPECT_TRUE(all_close(loss, cross_entropy(kept_logits, kept_target, Reduction::Mean, smoothing),
+                          1e-14));
+    Tensor per_row = cross_entropy(logits, tensor(target), Reduction::None, smoothing);
+    EXPECT_EQ(to_vector<double>(per_row)[1], 0.0);
+    EXPECT_EQ(to_vector<double>(per_row)[3], 0.0);
+    loss.backward();
+    const std::vector<double> grad = to_vector<double>(logits.grad());
+    for (int64_t c = 0; c < 5; ++c) {
+      EXPECT_EQ(grad[1 * 5 + c], 0.0);
+      EXPECT_EQ(grad[3 * 5 + c], 0.0);
+    }
+    Tensor kept_leaf = kept_logits.clone().requires_grad_();
+    cross_entropy(kept_leaf, kept_target, Reduction::Mean, smoothing).backward();
+    EXPECT_TRUE(all_close(index_select(logits.grad(), 0, tensor(std::vector<int64_t>{0, 2, 4})),
+                          kept_leaf.grad(), 1e-14));
+  }
+  // Another ignore_index, a valid class: rows of class 2 are left out.
+  Tensor logits = wiggly_tensor({5, 5});
+  const std::vector<int64_t> classes = {4, 2, 2, 1, 0};
+  auto [kept_logits, kept_target] = kept_rows(logits, classes, 2);
+  EXPECT_TRUE(all_close(cross_entropy(logits, tensor(classes), Reduction::Sum, 0.0, 2),
+                        cross_entropy(kept_logits, kept_target, Reduction::Sum), 1e-14));
+  // Every row ignored: the mean is 0 / 0, as PyTorch's; the gradient is zero.
+  Tensor all_ignored = wiggly_tensor({2, 3}).requires_grad_();
+  Tensor nan_loss = cross_entropy(all_ignored, tensor(std::vector<int64_t>{-100, -100}));
+  EXPECT_TRUE(std::isnan(nan_loss.item<double>()));
+  nan_loss.backward();
+  EXPECT_TRUE(all_close(all_ignored.grad(), zeros({2, 3}, kFloat64)));
+}
+
+TEST(CrossEntropyGradcheck, WithIgnoredRows) {
+  Tensor logits = wiggly_tensor({4, 5}).requires_grad_();
+  Tensor target = tensor(std::vector<int64_t>{4, -100, 2, 2});
+  for (Reduction reduction : {Reduction::None, Reduction::Mean, Reduction::Sum}) {
+    auto result = gradcheck(
+        [&](const std::vector<Tensor>& in) { return cross_entropy(in[0], target, reduction, 0.1); },
+        {logits});
+    EXPECT_TRUE(result) << result.message;
+  }
+}
+
+TEST(NllLoss, IgnoredRowsAddNothing) {
+  Tensor log_probs = doubles({-1, -2, -3, -4, -5, -6}, {2, 3}).requires_grad_();
+  Tensor loss = nll_loss(log_probs, tensor(std::vector<int64_t>{1, -100}));
+  EXPECT_EQ(loss.item<double>(), 2.0);  // the one kept row, not halved
+  loss.backward();
+  EXPECT_TRUE(all_close(log_probs.grad(), doubles({0, -1, 0, 0, 0, 0}, {2, 3})));
+  EXPECT_EQ(
+      nll_loss(log_probs, tensor(std::vector<int64_t>{1, 2}), Reduction::Sum, 2).item<double>(),
+      2.0);
 }
 
 TEST(CrossEntropy, EmptyBatch) {

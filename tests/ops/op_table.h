@@ -21,6 +21,8 @@ struct UnaryRow {
   bool smooth = true;
   // Whether an integer input is an error (abs and clamp take integers too, as PyTorch's).
   bool floating_only = true;
+  // The op's name in its errors, where the row's differs (gelu_tanh is gelu's).
+  std::string op_name = name;
 };
 
 inline void PrintTo(const UnaryRow& row, std::ostream* out) { *out << row.name; }
@@ -41,6 +43,7 @@ inline const std::vector<UnaryRow>& unary_rows() {
       MINIDL_UNARY_ROW(trunc, false), MINIDL_UNARY_ROW(round, false), MINIDL_UNARY_ROW(frac),
       MINIDL_UNARY_ROW(sign, false), MINIDL_UNARY_ROW(rsqrt), MINIDL_UNARY_ROW(reciprocal),
       MINIDL_UNARY_ROW(square), MINIDL_UNARY_ROW(silu),
+      {"gelu_tanh", [](const Tensor& x) { return gelu(x, "tanh"); }, true, true, "gelu"},
       {"leaky_relu", [](const Tensor& x) { return leaky_relu(x, 0.2); }},
       {"elu", [](const Tensor& x) { return elu(x, 1.3); }},
       // Integer tensors too: their bounds truncated (-0.7 -> 0, 1.1 -> 1).

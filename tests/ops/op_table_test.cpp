@@ -109,7 +109,7 @@ TEST_P(UnaryOpTable, AnIntegerInputIsAnErrorNamingTheOpOrKeepsItsDtype) {
       GetParam().op(zeros({3}, dtype));
       ADD_FAILURE() << GetParam().name << " accepted " << dtype_name(dtype);
     } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(GetParam().name + ": expected a floating-point"),
+      EXPECT_NE(std::string(e.what()).find(GetParam().op_name + ": expected a floating-point"),
                 std::string::npos)
           << e.what();
     }

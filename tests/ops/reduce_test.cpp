@@ -93,6 +93,12 @@ TEST(Sum, HandWorkedValuesAllElementsAndAlongDims) {
   EXPECT_EQ(sum(x, {0}, /*keepdim=*/true).sizes(), (Shape{1, 3}));
   EXPECT_EQ(sum(x, {0, 1}).item<float>(), 15.0f);
   EXPECT_EQ(sum(x, {}).item<float>(), 15.0f);  // an empty list means every dim, as torch
+  // One integer dim, as x.sum(-1) in LibTorch; {} and {0} stay lists.
+  EXPECT_EQ(to_vector<float>(x.sum(-1)), (std::vector<float>{3, 12}));
+  EXPECT_EQ(sum(x, 1, /*keepdim=*/true).sizes(), (Shape{2, 1}));
+  EXPECT_EQ(x.sum({}).item<float>(), 15.0f);
+  EXPECT_EQ(to_vector<float>(x.mean(0)), (std::vector<float>{1.5, 2.5, 3.5}));
+  EXPECT_EQ(mean(x, -1, /*keepdim=*/true).sizes(), (Shape{2, 1}));
 }
 
 TEST(Sum, MatchesReferenceForEveryDimSubsetAndLayout) {

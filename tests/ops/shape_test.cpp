@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "minidl/core/autograd/gradcheck.h"
+#include "minidl/ops/elementwise.h"
+#include "minidl/ops/reduce.h"
 #include "test_util.h"
 
 namespace minidl {
@@ -22,6 +25,68 @@ Tensor leaf(const Shape& sizes, double phase = 0.0) {
 Tensor indices(const std::vector<int64_t>& values) { return tensor(values); }
 
 // ---- cat ----
+
+// ---- split, chunk, unbind ----
+
+std::vector<Shape> shapes_of(const std::vector<Tensor>& pieces) {
+  std::vector<Shape> shapes;
+  for (const Tensor& piece : pieces) shapes.push_back(piece.sizes());
+  return shapes;
+}
+
+TEST(Split, PiecesOfASizeOrOfGivenSizesAreViewsAsTorch) {
+  Tensor x = arange(0, 10, 1, kFloat32).view({2, 5});
+  std::vector<Tensor> pieces = x.split(2, 1);
+  EXPECT_EQ(shapes_of(pieces), (std::vector<Shape>{{2, 2}, {2, 2}, {2, 1}}));
+  EXPECT_EQ(to_vector<float>(pieces[2]), (std::vector<float>{4, 9}));
+  EXPECT_EQ(pieces[1].data_ptr<float>(), x.data_ptr<float>() + 2);  // a view, no copy
+  // A list of sizes, also as split_with_sizes; {3} is the list [3], as in PyTorch.
+  EXPECT_EQ(shapes_of(split(x, Shape{1, 4}, -1)), (std::vector<Shape>{{2, 1}, {2, 4}}));
+  EXPECT_EQ(shapes_of(x.split_with_sizes({2, 0, 3}, 1)),
+            (std::vector<Shape>{{2, 2}, {2, 0}, {2, 3}}));
+  EXPECT_EQ(shapes_of(x.split({2})), (std::vector<Shape>{{2, 5}}));
+  EXPECT_EQ(shapes_of(x.split(3)), (std::vector<Shape>{{2, 5}}));
+  // GPT's q, k, v = qkv.split(n_embd, 2).
+  auto qkv = zeros({4, 7, 3 * 8}).split(8, 2);
+  ASSERT_EQ(qkv.size(), 3u);
+  EXPECT_EQ(qkv[2].sizes(), (Shape{4, 7, 8}));
+  EXPECT_EQ(shapes_of(zeros({0}).split(2)), (std::vector<Shape>{{0}}));
+}
+
+TEST(Split, ChunkAndUnbindAsTorch) {
+  Tensor x = arange(0, 5, 1, kFloat32);
+  EXPECT_EQ(shapes_of(x.chunk(4)), (std::vector<Shape>{{2}, {2}, {1}}));  // fewer, as torch
+  EXPECT_EQ(shapes_of(chunk(zeros({6, 2}), 3)), (std::vector<Shape>{{2, 2}, {2, 2}, {2, 2}}));
+  EXPECT_EQ(shapes_of(zeros({0}).chunk(3)), (std::vector<Shape>{{0}, {0}, {0}}));
+  std::vector<Tensor> rows = unbind(arange(0, 6, 1, kFloat32).view({2, 3}), 1);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(to_vector<float>(rows[1]), (std::vector<float>{1, 4}));
+}
+
+TEST(Split, GradientFlowsBackToEachPiece) {
+  auto result = gradcheck(
+      [](const std::vector<Tensor>& in) {
+        std::vector<Tensor> pieces = in[0].split(2, 1);
+        std::vector<Tensor> chunks = in[0].chunk(2, 0);
+        return pieces[0] * 2 + pieces[1] * pieces[1] + chunks[1].sum() + in[0].unbind(1)[4].sum();
+      },
+      {testing::wiggly({2, 5}, 0.2, kFloat64).requires_grad_()});
+  EXPECT_TRUE(result) << result.message;
+}
+
+TEST(Split, BadArgumentsAreErrorsNamingTheOp) {
+  Tensor x = zeros({2, 5});
+  EXPECT_ERROR_CONTAINS(x.split(0, 1),
+                        "split: expected a split_size > 0 (0 only for a dimension "
+                        "of size 0), got 0 for dimension 1 of size 5");
+  EXPECT_ERROR_CONTAINS(x.split({2, 2}, 1),
+                        "split: split_sizes [2, 2] add up to 4, but dimension "
+                        "1 of shape [2, 5] has size 5");
+  EXPECT_ERROR_CONTAINS(x.chunk(0), "chunk: expected chunks > 0, got 0");
+  EXPECT_ERROR_CONTAINS(scalar_tensor(1).unbind(),
+                        "unbind: expected a tensor with at least one dimension, got a 0-d one");
+  EXPECT_ERROR_CONTAINS(x.split(2, 3), "split");
+}
 
 TEST(Cat, JoinsAlongEachDimension) {
   Tensor a = arange(6, kFloat32).view({2, 3});         // [[0, 1, 2], [3, 4, 5]]

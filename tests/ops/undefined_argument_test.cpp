@@ -3,9 +3,12 @@
 // undefined"). One call per op family's shared checks.
 #include <gtest/gtest.h>
 
+#include "minidl/ops/attention.h"
 #include "minidl/ops/conv.h"
 #include "minidl/ops/dropout.h"
 #include "minidl/ops/elementwise.h"
+#include "minidl/ops/embedding.h"
+#include "minidl/ops/layer_norm.h"
 #include "minidl/ops/linalg.h"
 #include "minidl/ops/loss.h"
 #include "minidl/ops/norm.h"
@@ -60,6 +63,10 @@ TEST(UndefinedArgument, LinalgConvAndLossOpsNameTheArgument) {
   EXPECT_ERROR_CONTAINS(linear(ones({2, 3}), undefined), undefined_message("linear", "weight"));
   EXPECT_ERROR_CONTAINS(conv2d(ones({1, 2, 5, 5}), undefined),
                         undefined_message("conv2d", "weight"));
+  EXPECT_ERROR_CONTAINS(scaled_dot_product_attention(undefined, ones({1, 2, 3}), ones({1, 2, 3})),
+                        undefined_message("scaled_dot_product_attention", "query"));
+  EXPECT_ERROR_CONTAINS(scaled_dot_product_attention(ones({1, 2, 3}), ones({1, 2, 3}), undefined),
+                        undefined_message("scaled_dot_product_attention", "value"));
   EXPECT_ERROR_CONTAINS(cross_entropy(undefined, zeros({2}, kInt64)),
                         undefined_message("cross_entropy", "logits"));
   EXPECT_ERROR_CONTAINS(cross_entropy(ones({2, 3}), undefined),
@@ -89,11 +96,16 @@ TEST(UndefinedArgument, LayerOpsNameTheOp) {
   EXPECT_ERROR_CONTAINS(batch_norm(undefined, Tensor(), Tensor(), Tensor(), Tensor(),
                                    /*training=*/true, 0.1, 1e-5),
                         undefined_message("batch_norm", "input"));
+  EXPECT_ERROR_CONTAINS(layer_norm(undefined, {3}), undefined_message("layer_norm", "input"));
   EXPECT_ERROR_CONTAINS(dropout(undefined, 0.5, /*training=*/true),
                         undefined_message("dropout", "input"));
   EXPECT_ERROR_CONTAINS(index_select(ones({3}), 0, undefined),
                         undefined_message("index_select", "index"));
   EXPECT_ERROR_CONTAINS(one_hot(undefined, 3), undefined_message("one_hot", "labels"));
+  EXPECT_ERROR_CONTAINS(embedding(undefined, tensor(std::vector<int64_t>{0})),
+                        undefined_message("embedding", "weight"));
+  EXPECT_ERROR_CONTAINS(embedding(ones({3, 2}), undefined),
+                        undefined_message("embedding", "indices"));
 }
 
 TEST(UndefinedArgument, SortingAndSamplingNameTheOp) {

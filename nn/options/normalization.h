@@ -1,0 +1,35 @@
+#pragma once
+// Options of nn::LayerNorm and nn::functional::layer_norm.
+#include <utility>
+
+#include "minidl/core/arg.h"
+#include "minidl/core/tensor.h"
+
+namespace minidl::nn {
+
+struct LayerNormOptions {
+  LayerNormOptions(Shape normalized_shape) : normalized_shape_(std::move(normalized_shape)) {}
+  // The input's last dims, over which each row is normalised: [C] for [N, L, C] tokens.
+  MINIDL_ARG(Shape, normalized_shape);
+  // Added to the variance before the square root.
+  MINIDL_ARG(double, eps) = 1e-5;
+  // Whether to learn a per-element scale (weight) and, with bias, shift of normalized_shape.
+  MINIDL_ARG(bool, elementwise_affine) = true;
+  // Whether the affine transform has the shift (bias); without elementwise_affine, neither.
+  MINIDL_ARG(bool, bias) = true;
+};
+
+struct LayerNormFuncOptions {
+  LayerNormFuncOptions(Shape normalized_shape) : normalized_shape_(std::move(normalized_shape)) {}
+  MINIDL_ARG(Shape, normalized_shape);
+  MINIDL_ARG(Tensor, weight) = {};
+  MINIDL_ARG(Tensor, bias) = {};
+  MINIDL_ARG(double, eps) = 1e-5;
+};
+
+namespace functional {
+// LibTorch spells it F::LayerNormFuncOptions too.
+using LayerNormFuncOptions = nn::LayerNormFuncOptions;
+}  // namespace functional
+
+}  // namespace minidl::nn

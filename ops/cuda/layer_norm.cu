@@ -1,0 +1,238 @@
+// CUDA layer normalisation. The math is that of ops/layer_norm_math.h, shared with the CPU.
+//
+// Conventions:
+// - Row kernels (forward; grad_input) give each row of the [R, D] input to one row of threads
+//   (block_reduce.cuh's sense): a warp (block (32, kWarpRowsPerBlock), kWarpRowsPerBlock rows
+//   to a block) when D <= kWarpRowMaxCols, else a whole block (kBlockRowThreads, 1). The row's
+//   threads stride over it, merge their sums with row_all_reduce, then each writes its elements.
+//   The forward pass reads a row twice (sum, then squared deviations from the mean); the second
+//   read comes from the cache.
+// - grad_weight and grad_bias, sums over rows, take two launches: the first cuts the R rows into
+//   `splits` ranges and folds each (column tile, range) into partial sums, laid out [splits, D]
+//   in a workspace (block (kTileColumns, kTileRows): threadIdx.x walks neighbouring columns of a
+//   row, for coalesced reads); the second merges a column's partials in split order. Without
+//   host synchronisation, without atomics, and in a fixed tree, so results repeat exactly.
+// - Every launch is on the current stream of the input's device and is followed by a launch
+//   check; mean, rstd and the parameters are float (float64 never reaches the GPU).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "minidl/core/cuda/check.h"
+#include "minidl/ops/cuda/block_reduce.cuh"
+#include "minidl/ops/cuda/device_dtype.h"
+#include "minidl/ops/cuda/launch.cuh"
+#include "minidl/ops/layer_norm_kernels.h"
+#include "minidl/ops/reduce_ops.h"
+
+namespace minidl::cuda {
+
+namespace {
+
+using Acc = float;
+
+// Rows up to this long take a warp each; longer ones a block.
+constexpr int64_t kWarpRowMaxCols = 1024;
+constexpr int kWarpRowsPerBlock = 8;
+constexpr int kBlockRowThreads = 256;
+constexpr int kTileColumns = 32;
+constexpr int kTileRows = 8;
+constexpr int kFinalizeThreads = 128;
+// A range of the parameter-gradient reduction covers at least this many rows, so cutting the
+// rows into ranges pays for the extra partial sums.
+constexpr int64_t kMinRangeRows = 64;
+constexpr int64_t kMaxSplits = 1024;
+static_assert(kMaxSplits <= kMaxGridYZ, "the splits are the grid's y dimension");
+constexpr int64_t kBlocksPerMultiprocessor = 4;  // the reduction's target occupancy
+
+// ---- kernels ----
+
+// The row this thread's row of threads owns (see the conventions at the top).
+__device__ int64_t thread_row() {
+  return static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
+}
+
+// Block (32, kWarpRowsPerBlock) or (kBlockRowThreads, 1); grid: one block per blockDim.y rows.
+// mean [R], rstd [R]; weight, bias [D] or null.
+template <class T>
+__global__ void layer_norm_forward_kernel(T* y, Acc* mean, Acc* rstd, const T* x, const Acc* weight,
+                                          const Acc* bias, layer_norm_math::RowLayout layout,
+                                          Acc eps) {
+  const int64_t row = thread_row();
+  if (row >= layout.rows) return;  // the whole row of threads: no reduction is left waiting
+  const int64_t cols = layout.cols;
+  const T* x_row = x + row * cols;
+  T* y_row = y + row * cols;
+  const reduce_ops::SumOp<Acc> sum_op;
+  Acc sum = sum_op.identity();
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) sum += static_cast<Acc>(x_row[j]);
+  const Acc row_mean = layer_norm_math::row_mean(row_all_reduce(sum_op, sum), cols);
+  Acc squared_deviations = sum_op.identity();
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
+    squared_deviations += layer_norm_math::squared_deviation(static_cast<Acc>(x_row[j]), row_mean);
+  const Acc row_rstd =
+      layer_norm_math::row_rstd(row_all_reduce(sum_op, squared_deviations), cols, eps);
+  if (threadIdx.x == 0) {
+    mean[row] = row_mean;
+    rstd[row] = row_rstd;
+  }
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+    const Acc x_hat = layer_norm_math::normalized(static_cast<Acc>(x_row[j]), row_mean, row_rstd);
+    y_row[j] = static_cast<T>(
+        layer_norm_math::affine(x_hat, weight ? weight[j] : Acc(1), bias ? bias[j] : Acc(0)));
+  }
+}
+
+// Geometry as layer_norm_forward_kernel's. weight [D] or null.
+template <class T>
+__global__ void layer_norm_backward_input_kernel(T* grad_input, const T* grad_output, const T* x,
+                                                 const Acc* mean, const Acc* rstd,
+                                                 const Acc* weight,
+                                                 layer_norm_math::RowLayout layout) {
+  const int64_t row = thread_row();
+  if (row >= layout.rows) return;  // the whole row of threads
+  const int64_t cols = layout.cols;
+  const int64_t first = row * cols;
+  const Acc row_mean = mean[row], row_rstd = rstd[row];
+  const layer_norm_math::RowGradSumsOp<Acc> op;
+  layer_norm_math::RowGradSums<Acc> sums = op.identity();
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+    const Acc g = static_cast<Acc>(grad_output[first + j]) * (weight ? weight[j] : Acc(1));
+    sums = op.accumulate(
+        sums, g, layer_norm_math::normalized(static_cast<Acc>(x[first + j]), row_mean, row_rstd));
+  }
+  sums = row_all_reduce(op, sums);
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+    const Acc g = static_cast<Acc>(grad_output[first + j]) * (weight ? weight[j] : Acc(1));
+    const Acc x_hat =
+        layer_norm_math::normalized(static_cast<Acc>(x[first + j]), row_mean, row_rstd);
+    grad_input[first + j] =
+        static_cast<T>(layer_norm_math::input_grad(g, x_hat, row_rstd, sums, cols));
+  }
+}
+
+// Block (kTileColumns, kTileRows); grid (column tiles, splits). Block (tile, split) folds rows
+// [split * range_length, ...) of its kTileColumns columns into partial[split, column].
+template <class T>
+__global__ void parameter_grad_partials_kernel(layer_norm_math::ParameterGradSums<Acc>* partial,
+                                               const T* grad_output, const T* x, const Acc* mean,
+                                               const Acc* rstd, layer_norm_math::RowLayout layout,
+                                               int64_t range_length) {
+  const int64_t column = static_cast<int64_t>(blockIdx.x) * kTileColumns + threadIdx.x;
+  const int64_t begin = static_cast<int64_t>(blockIdx.y) * range_length;
+  const int64_t end = min(layout.rows, begin + range_length);
+  const layer_norm_math::ParameterGradSumsOp<Acc> op;
+  layer_norm_math::ParameterGradSums<Acc> acc = op.identity();
+  if (column < layout.cols)
+    for (int64_t row = begin + threadIdx.y; row < end; row += kTileRows) {
+      const int64_t i = row * layout.cols + column;
+      acc =
+          op.accumulate(acc, static_cast<Acc>(grad_output[i]),
+                        layer_norm_math::normalized(static_cast<Acc>(x[i]), mean[row], rstd[row]));
+    }
+  acc = column_reduce<kTileColumns, kTileRows>(op, acc);
+  if (threadIdx.y != 0 || column >= layout.cols) return;
+  partial[blockIdx.y * layout.cols + column] = acc;
+}
+
+// partial [splits, D] -> grad_weight, grad_bias (each [D] or null), merging in split order. One
+// thread per column.
+__global__ void parameter_grad_finalize_kernel(
+    Acc* grad_weight, Acc* grad_bias, const layer_norm_math::ParameterGradSums<Acc>* partial,
+    int64_t cols, int64_t splits) {
+  const int64_t column = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (column >= cols) return;
+  const layer_norm_math::ParameterGradSumsOp<Acc> op;
+  layer_norm_math::ParameterGradSums<Acc> acc = partial[column];
+  for (int64_t split = 1; split < splits; ++split)
+    acc = op.combine(acc, partial[split * cols + column]);
+  if (grad_weight) grad_weight[column] = acc.weight;
+  if (grad_bias) grad_bias[column] = acc.bias;
+}
+
+// ---- launchers ----
+
+// A per-column tensor's data, or null for an undefined (optional) one.
+Acc* data_or_null(const Tensor& t) { return t.defined() ? t.data_ptr<Acc>() : nullptr; }
+
+// The geometry of the row kernels (see the conventions at the top).
+struct RowGeometry {
+  dim3 grid, block;
+};
+
+RowGeometry row_geometry(const layer_norm_math::RowLayout& layout) {
+  if (layout.cols <= kWarpRowMaxCols)
+    return {dim3(checked_grid_x(ceil_div(layout.rows, kWarpRowsPerBlock), "layer_norm")),
+            dim3(kWarpSize, kWarpRowsPerBlock)};
+  return {dim3(checked_grid_x(layout.rows, "layer_norm")), dim3(kBlockRowThreads)};
+}
+
+void layer_norm_forward(const Tensor& out, const Tensor& mean, const Tensor& rstd,
+                        const Tensor& input, const Tensor& weight, const Tensor& bias,
+                        const layer_norm_math::RowLayout& layout, double eps) {
+  LaunchContext context(input);
+  const RowGeometry geometry = row_geometry(layout);
+  visit_device_floating(input.dtype(), "layer_norm", [&](auto zero) {
+    using T = decltype(zero);
+    layer_norm_forward_kernel<T><<<geometry.grid, geometry.block, 0, context.stream>>>(
+        out.data_ptr<T>(), mean.data_ptr<Acc>(), rstd.data_ptr<Acc>(), input.data_ptr<T>(),
+        data_or_null(weight), data_or_null(bias), layout, static_cast<Acc>(eps));
+    MINIDL_LAUNCH_CHECK();
+  });
+}
+
+void layer_norm_backward_input(const Tensor& grad_input, const Tensor& grad_output,
+                               const Tensor& input, const Tensor& mean, const Tensor& rstd,
+                               const Tensor& weight, const layer_norm_math::RowLayout& layout) {
+  LaunchContext context(input);
+  const RowGeometry geometry = row_geometry(layout);
+  visit_device_floating(input.dtype(), "layer_norm", [&](auto zero) {
+    using T = decltype(zero);
+    layer_norm_backward_input_kernel<T><<<geometry.grid, geometry.block, 0, context.stream>>>(
+        grad_input.data_ptr<T>(), grad_output.data_ptr<T>(), input.data_ptr<T>(),
+        mean.data_ptr<Acc>(), rstd.data_ptr<Acc>(), data_or_null(weight), layout);
+    MINIDL_LAUNCH_CHECK();
+  });
+}
+
+void layer_norm_backward_parameters(const Tensor& grad_weight, const Tensor& grad_bias,
+                                    const Tensor& grad_output, const Tensor& input,
+                                    const Tensor& mean, const Tensor& rstd,
+                                    const layer_norm_math::RowLayout& layout) {
+  using Sums = layer_norm_math::ParameterGradSums<Acc>;
+  LaunchContext context(input);
+  const int64_t column_tiles = ceil_div(layout.cols, kTileColumns);
+  const int64_t target_blocks = kBlocksPerMultiprocessor * multiprocessor_count(context.device);
+  const int64_t splits = std::clamp<int64_t>(
+      std::min(ceil_div(target_blocks, column_tiles), layout.rows / kMinRangeRows), 1, kMaxSplits);
+  const int64_t range_length = ceil_div(layout.rows, splits);
+  Tensor workspace = empty({splits * layout.cols * static_cast<int64_t>(sizeof(Sums))},
+                           TensorOptions(kUInt8).device(input.device()));
+  auto* partial = static_cast<Sums*>(workspace.data_ptr());
+  visit_device_floating(input.dtype(), "layer_norm", [&](auto zero) {
+    using T = decltype(zero);
+    const dim3 grid(checked_grid_x(column_tiles, "layer_norm"), static_cast<unsigned>(splits));
+    parameter_grad_partials_kernel<T><<<grid, dim3(kTileColumns, kTileRows), 0, context.stream>>>(
+        partial, grad_output.data_ptr<T>(), input.data_ptr<T>(), mean.data_ptr<Acc>(),
+        rstd.data_ptr<Acc>(), layout, range_length);
+    MINIDL_LAUNCH_CHECK();
+  });
+  const auto finalize_blocks = static_cast<unsigned>(ceil_div(layout.cols, kFinalizeThreads));
+  parameter_grad_finalize_kernel<<<finalize_blocks, kFinalizeThreads, 0, context.stream>>>(
+      data_or_null(grad_weight), data_or_null(grad_bias), partial, layout.cols, splits);
+  MINIDL_LAUNCH_CHECK();
+}
+
+}  // namespace
+
+}  // namespace minidl::cuda
+
+namespace minidl {
+
+const LayerNormKernels LayerNormKernels::kCuda{
+    .layer_norm_forward = cuda::layer_norm_forward,
+    .layer_norm_backward_input = cuda::layer_norm_backward_input,
+    .layer_norm_backward_parameters = cuda::layer_norm_backward_parameters,
+};
+
+}  // namespace minidl
