@@ -20,6 +20,7 @@
 #include "minidl/core/device.h"
 #include "minidl/core/dtype.h"
 #include "minidl/core/error.h"
+#include "minidl/core/factories.h"
 #include "minidl/core/from_blob.h"
 #include "minidl/core/half.h"
 #include "minidl/core/indexing.h"
@@ -48,6 +49,7 @@
 #include "minidl/ops/random.h"
 #include "minidl/ops/reduce.h"
 #include "minidl/ops/shape.h"
+#include "minidl/ops/sort.h"
 
 // ---- nn ----
 #include "minidl/nn/nn.h"

@@ -1,5 +1,10 @@
+#include "minidl/core/factories.h"
+
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
+#include <vector>
 
 #include "minidl/core/tensor.h"
 
@@ -110,6 +115,104 @@ Tensor tensor(std::initializer_list<double> values, TensorOptions options) {
 Tensor scalar_tensor(double value, TensorOptions options) {
   Tensor as_double = from_host(&value, {}, kFloat64);
   return with_requires_grad(as_double.to(options.device(), options.dtype()), options);
+}
+
+namespace {
+
+// The arithmetic PyTorch's CPU range kernels compute a dtype's values in.
+template <class T>
+using RangeCompute = std::conditional_t<std::is_same_v<T, double>, double,
+                                        std::conditional_t<std::is_integral_v<T>, double, float>>;
+
+void check_steps(int64_t steps, const char* op) {
+  MINIDL_CHECK(steps >= 0, op, ": number of steps must be non-negative, got ", steps);
+}
+
+// Element i of linspace(start, end, steps) in Compute (see core/factories.h).
+template <class Compute>
+Compute linspace_element(Compute start, Compute end, Compute step, int64_t i, int64_t steps) {
+  if (i < steps / 2) return std::fma(step, static_cast<Compute>(i), start);
+  return std::fma(-step, static_cast<Compute>(steps - 1 - i), end);
+}
+
+// The values of a range factory of `steps` elements in dtype T: value(T{}, i) computed in
+// RangeCompute<T> from start and end first converted to T, as PyTorch converts its scalars;
+// copied to options' device.
+template <class Fn>
+Tensor range_from_host(int64_t steps, const TensorOptions& options, const Fn& value) {
+  Tensor host = empty({steps}, TensorOptions(options.dtype()));
+  visit_dtype(options.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    T* data = static_cast<T*>(host.data_ptr());
+    for (int64_t i = 0; i < steps; ++i) {
+      const auto v = value(zero, i);
+      if constexpr (std::is_same_v<T, bool>)
+        data[i] = v != 0;
+      else
+        data[i] = static_cast<T>(v);
+    }
+  });
+  Tensor result = options.device().is_cpu() ? host : host.to(options.device());
+  return with_requires_grad(result, options);
+}
+
+// `scalar` converted to T, then to T's range arithmetic.
+template <class T>
+RangeCompute<T> as_range_value(double scalar) {
+  if constexpr (std::is_same_v<T, bool>)
+    return scalar != 0 ? 1 : 0;
+  else
+    return static_cast<RangeCompute<T>>(static_cast<T>(scalar));
+}
+
+}  // namespace
+
+Tensor linspace(double start, double end, int64_t steps, TensorOptions options) {
+  check_steps(steps, "linspace");
+  return range_from_host(steps, options, [&](auto zero, int64_t i) {
+    using T = decltype(zero);
+    using Compute = RangeCompute<T>;
+    const Compute first = as_range_value<T>(start), last = as_range_value<T>(end);
+    if (steps == 1) return first;
+    const Compute step = (last - first) / static_cast<Compute>(steps - 1);
+    return linspace_element(first, last, step, i, steps);
+  });
+}
+
+Tensor logspace(double start, double end, int64_t steps, double base, TensorOptions options) {
+  check_steps(steps, "logspace");
+  // As PyTorch's logspace (RangeFactories.cpp): the step and the exponent in double, from start
+  // and end in the dtype; the counter counts in the dtype's arithmetic (float for 16-bit ones).
+  return range_from_host(steps, options, [&](auto zero, int64_t i) {
+    using T = decltype(zero);
+    using Counter = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    const auto first = static_cast<Counter>(as_range_value<T>(start));
+    const auto last = static_cast<Counter>(as_range_value<T>(end));
+    if (steps == 1) return std::pow(base, static_cast<double>(first));
+    const double step = static_cast<double>(last - first) / static_cast<double>(steps - 1);
+    const auto counter = static_cast<Counter>(i);
+    if (i < steps / 2) {
+      const double offset = step * static_cast<double>(counter);  // two roundings, no FMA
+      return std::pow(base, static_cast<double>(first) + offset);
+    }
+    const Counter remaining = static_cast<Counter>(steps) - counter - Counter{1};
+    const double offset = step * static_cast<double>(remaining);
+    return std::pow(base, static_cast<double>(last) - offset);
+  });
+}
+
+Tensor eye(int64_t n, int64_t m, TensorOptions options) {
+  MINIDL_CHECK(n >= 0, "eye: n must be non-negative, got ", n);
+  if (m == -1) m = n;
+  MINIDL_CHECK(m >= 0, "eye: m must be non-negative, got ", m);
+  Tensor result = zeros({n, m}, TensorOptions(options).requires_grad(false));
+  const int64_t diagonal = std::min(n, m);
+  if (diagonal > 0) {
+    // The diagonal is a strided view with stride m + 1.
+    Tensor on_diagonal = make_view(result, {diagonal}, {m + 1}, 0);
+    on_diagonal.fill_(1);
+  }
+  return with_requires_grad(result, options);
 }
 
 }  // namespace minidl

@@ -17,6 +17,7 @@
 #include "minidl/ops/random_kernels.h"
 #include "minidl/ops/reduce_kernels.h"
 #include "minidl/ops/shape_kernels.h"
+#include "minidl/ops/sort_kernels.h"
 
 namespace minidl {
 namespace {
@@ -38,6 +39,7 @@ TEST(KernelTables, EveryEntryOfEveryOpsTableIsSet) {
   expect_complete_tables<RandomKernels>("random");
   expect_complete_tables<ReduceKernels>("reduce");
   expect_complete_tables<ShapeKernels>("shape");
+  expect_complete_tables<SortKernels>("sort");
 }
 
 }  // namespace

@@ -13,8 +13,10 @@
 #include "minidl/ops/loss.h"
 #include "minidl/ops/norm.h"
 #include "minidl/ops/pool.h"
+#include "minidl/ops/random.h"
 #include "minidl/ops/reduce.h"
 #include "minidl/ops/shape.h"
+#include "minidl/ops/sort.h"
 #include "test_util.h"
 
 namespace minidl {
@@ -104,6 +106,17 @@ TEST(UndefinedArgument, LayerOpsNameTheOp) {
                         undefined_message("embedding", "weight"));
   EXPECT_ERROR_CONTAINS(embedding(ones({3, 2}), undefined),
                         undefined_message("embedding", "indices"));
+}
+
+TEST(UndefinedArgument, SortingAndSamplingNameTheOp) {
+  const Tensor undefined;
+  EXPECT_ERROR_CONTAINS(sort(undefined), undefined_message("sort", "input"));
+  EXPECT_ERROR_CONTAINS(argsort(undefined), undefined_message("argsort", "input"));
+  EXPECT_ERROR_CONTAINS(topk(undefined, 1), undefined_message("topk", "input"));
+  EXPECT_ERROR_CONTAINS(multinomial(undefined, 1), undefined_message("multinomial", "probs"));
+  EXPECT_ERROR_CONTAINS(bernoulli(undefined), undefined_message("bernoulli", "p"));
+  EXPECT_ERROR_CONTAINS(rand_like(undefined), undefined_message("rand_like", "input"));
+  EXPECT_ERROR_CONTAINS(randn_like(undefined), undefined_message("randn_like", "input"));
 }
 
 }  // namespace
