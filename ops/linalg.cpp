@@ -15,6 +15,7 @@
 #include "minidl/core/profiler.h"
 #include "minidl/ops/autocast_policy.h"
 #include "minidl/ops/broadcast.h"
+#include "minidl/ops/elementwise.h"
 #include "minidl/ops/flop_counter.h"
 #include "minidl/ops/linalg_kernels.h"
 #include "minidl/ops/reduce.h"
@@ -251,6 +252,39 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
                "bmm: expected [b, n, k] and [b, k, m] operands, got shapes ", a.sizes(), " and ",
                b.sizes());
   return matmul(a, b);
+}
+
+namespace {
+
+// beta * input + alpha * product, with PyTorch's shortcuts (beta 0 ignores input, NaN included).
+Tensor scaled_sum(const Tensor& input, const Tensor& product, double beta, double alpha) {
+  const Tensor scaled_product = alpha == 1 ? product : product * alpha;
+  if (beta == 0) return scaled_product;
+  return (beta == 1 ? input : input * beta) + scaled_product;
+}
+
+}  // namespace
+
+Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, double beta, double alpha) {
+  check_defined(input, "addmm", "input");
+  check_defined(a, "addmm", "mat1");
+  check_defined(b, "addmm", "mat2");
+  MINIDL_CHECK(a.dim() == 2 && b.dim() == 2, "addmm: expected 2-D matrices, got shapes ", a.sizes(),
+               " and ", b.sizes());
+  return scaled_sum(input, matmul(a, b), beta, alpha);
+}
+
+Tensor baddbmm(const Tensor& input, const Tensor& a, const Tensor& b, double beta, double alpha) {
+  check_defined(input, "baddbmm", "input");
+  return scaled_sum(input, bmm(a, b), beta, alpha);
+}
+
+Tensor outer(const Tensor& a, const Tensor& b) {
+  check_defined(a, "outer", "input");
+  check_defined(b, "outer", "vec2");
+  MINIDL_CHECK(a.dim() == 1 && b.dim() == 1, "outer: expected 1-D vectors, got shapes ", a.sizes(),
+               " and ", b.sizes());
+  return a.unsqueeze(1) * b.unsqueeze(0);
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {

@@ -12,6 +12,14 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 // [b, n, k] x [b, k, m] -> [b, n, m], both 3-D with the same batch (no broadcasting), as
 // torch.bmm.
 Tensor bmm(const Tensor& a, const Tensor& b);
+// beta * input + alpha * (a @ b) for matrices a [n, k], b [k, m] (addmm) or batches
+// [B, n, k], [B, k, m] (baddbmm); input broadcasts to the product's shape, as torch.addmm.
+Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, double beta = 1,
+             double alpha = 1);
+Tensor baddbmm(const Tensor& input, const Tensor& a, const Tensor& b, double beta = 1,
+               double alpha = 1);
+// a [n] and b [m] -> [n, m], a[i] * b[j], as torch.outer.
+Tensor outer(const Tensor& a, const Tensor& b);
 // x W^T + b in one GEMM call: x [..., in], weight [out, in], bias [out] or undefined.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {});
 

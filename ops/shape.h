@@ -3,6 +3,7 @@
 // permute, narrow, slice, squeeze, unsqueeze, flatten, expand, split, chunk, unbind) are Tensor
 // methods, with free-function forms here for LibTorch familiarity.
 #include <concepts>
+#include <optional>
 #include <vector>
 
 #include "minidl/core/tensor.h"
@@ -29,6 +30,25 @@ std::vector<Tensor> split_with_sizes(const Tensor& x, const Shape& split_sizes, 
 std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim = 0);
 // x.select(dim, i) for every i.
 std::vector<Tensor> unbind(const Tensor& x, int64_t dim = 0);
+
+// Rearranging copies (ops/rearrange.cpp), as their torch namesakes:
+// - flip: the order of the elements along each of `dims` reversed;
+// - roll: the elements along each of `dims` shifted by its shift, those that fall off the end
+//   coming back at the front (no dims: the flattened tensor, as torch.roll);
+// - repeat: the tensor tiled repeats[i] times along dim i (leading repeats add dimensions);
+// - repeat_interleave: each element repeated `repeats` times in place along `dim` (the
+//   flattened tensor without a dim);
+// - pad: F.pad's (left, right) pairs from the last dim backwards; kConstant fills with `value`
+//   (negative padding crops), kReflect mirrors without repeating the edge. Indices for flip and
+//   reflect are made on the host and copied to the tensor's device.
+Tensor flip(const Tensor& x, const Shape& dims);
+Tensor roll(const Tensor& x, const Shape& shifts, const Shape& dims = {});
+Tensor repeat(const Tensor& x, const Shape& repeats);
+Tensor repeat_interleave(const Tensor& x, int64_t repeats,
+                         std::optional<int64_t> dim = std::nullopt);
+enum class PadMode { Constant, Reflect };
+Tensor pad(const Tensor& x, const Shape& padding, PadMode mode = PadMode::Constant,
+           double value = 0.0);
 
 // Joins tensors of equal shape except along `dim`.
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);

@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
+#include <utility>
+#include <vector>
 
+#include "minidl/ops/reduce.h"
 #include "minidl/ops/shape.h"
 #include "test_util.h"
 
@@ -87,6 +91,48 @@ TEST(IndexSelectCuda, IndexOnAnotherDeviceIsAnError) {
   SKIP_WITHOUT_CUDA();
   EXPECT_ERROR_CONTAINS(index_select(zeros({3}).cuda(), 0, tensor(std::vector<int64_t>{0})),
                         "index_select: expected the index on the input's device cuda:0, got cpu");
+}
+
+}  // namespace
+}  // namespace minidl
+
+namespace minidl {
+namespace {
+
+TEST(RearrangeCuda, FlipRollRepeatAndPadMatchTheCpu) {
+  SKIP_WITHOUT_CUDA();
+  const Tensor x = testing::wiggly({2, 3, 5}, 0.4);
+  const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&)>>> ops = {
+      {"flip",
+       [](const Tensor& t) {
+         return flip(t, {0, 2});
+       }},
+      {"roll",
+       [](const Tensor& t) {
+         return roll(t, {2, -1}, {2, 1});
+       }},
+      {"repeat",
+       [](const Tensor& t) {
+         return repeat(t, {2, 1, 1, 3});
+       }},
+      {"repeat_interleave", [](const Tensor& t) { return repeat_interleave(t, 2, 1); }},
+      {"pad constant",
+       [](const Tensor& t) {
+         return pad(t, {1, 2, 0, 1}, PadMode::Constant, 3);
+       }},
+      {"pad reflect",
+       [](const Tensor& t) {
+         return pad(t, {2, 2, 1, 1}, PadMode::Reflect);
+       }},
+  };
+  for (const auto& [name, fn] : ops) {
+    EXPECT_TRUE(testing::bitwise_equal(fn(x.cuda()).cpu(), fn(x))) << name;
+    Tensor on_gpu = x.cuda().requires_grad_(), on_cpu = x.clone().requires_grad_();
+    fn(on_gpu).sum().backward();
+    fn(on_cpu).sum().backward();
+    EXPECT_TRUE(testing::all_close(on_gpu.grad().cpu(), on_cpu.grad(), 1e-6, 1e-6))
+        << name << " backward";
+  }
 }
 
 }  // namespace
