@@ -7,6 +7,7 @@
 #include <functional>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -162,6 +163,13 @@ class Tensor {
   std::vector<Tensor> split_with_sizes(const Shape& split_sizes, int64_t dim = 0) const {
     return split(split_sizes, dim);
   }
+  // The transpose of the last two dimensions (a view), as torch.Tensor.mT.
+  Tensor mT() const { return transpose(-2, -1); }
+  // Copies that rearrange (ops/shape.h).
+  Tensor flip(const Shape& dims) const;
+  Tensor roll(const Shape& shifts, const Shape& dims = {}) const;
+  Tensor repeat(const Shape& repeats) const;
+  Tensor repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt) const;
   // At most `chunks` views of ceil(size / chunks) along `dim` (fewer when they run out).
   std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
   // The views x.select(dim, i) for every i.
@@ -250,6 +258,20 @@ class Tensor {
   std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
   std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
   Tensor argmax(int64_t dim, bool keepdim = false) const;
+  // ops/reduce.h; an empty dims list reduces every dim.
+  Tensor var(const Shape& dims = {}, int64_t correction = 1, bool keepdim = false) const;
+  Tensor std(const Shape& dims = {}, int64_t correction = 1, bool keepdim = false) const;
+  Tensor amax(const Shape& dims = {}, bool keepdim = false) const;
+  Tensor amin(const Shape& dims = {}, bool keepdim = false) const;
+  Tensor logsumexp(const Shape& dims, bool keepdim = false) const;
+  Tensor any(const Shape& dims = {}, bool keepdim = false) const;
+  Tensor all(const Shape& dims = {}, bool keepdim = false) const;
+  // ops/sort.h: (values, int64 indices).
+  std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false,
+                                  bool stable = false) const;
+  Tensor argsort(int64_t dim = -1, bool descending = false, bool stable = false) const;
+  std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true,
+                                  bool sorted = true) const;
   Tensor matmul(const Tensor& other) const;
   Tensor softmax(int64_t dim) const;
   // ops/masking.h

@@ -4,6 +4,8 @@
 #include "minidl/ops/loss.h"
 #include "minidl/ops/masking.h"
 #include "minidl/ops/reduce.h"
+#include "minidl/ops/shape.h"
+#include "minidl/ops/sort.h"
 
 namespace minidl {
 
@@ -74,6 +76,44 @@ Tensor Tensor::argmax(int64_t dim, bool keepdim) const {
 Tensor Tensor::matmul(const Tensor& other) const { return minidl::matmul(*this, other); }
 Tensor Tensor::softmax(int64_t dim) const { return minidl::softmax(*this, dim); }
 Tensor Tensor::log_softmax(int64_t dim) const { return minidl::log_softmax(*this, dim); }
+Tensor Tensor::var(const Shape& dims, int64_t correction, bool keepdim) const {
+  return minidl::var(*this, dims, correction, keepdim);
+}
+Tensor Tensor::std(const Shape& dims, int64_t correction, bool keepdim) const {
+  return minidl::std(*this, dims, correction, keepdim);
+}
+Tensor Tensor::amax(const Shape& dims, bool keepdim) const {
+  return minidl::amax(*this, dims, keepdim);
+}
+Tensor Tensor::amin(const Shape& dims, bool keepdim) const {
+  return minidl::amin(*this, dims, keepdim);
+}
+Tensor Tensor::logsumexp(const Shape& dims, bool keepdim) const {
+  return minidl::logsumexp(*this, dims, keepdim);
+}
+Tensor Tensor::any(const Shape& dims, bool keepdim) const {
+  return minidl::any(*this, dims, keepdim);
+}
+Tensor Tensor::all(const Shape& dims, bool keepdim) const {
+  return minidl::all(*this, dims, keepdim);
+}
+std::tuple<Tensor, Tensor> Tensor::sort(int64_t dim, bool descending, bool stable) const {
+  return minidl::sort(*this, dim, descending, stable);
+}
+Tensor Tensor::argsort(int64_t dim, bool descending, bool stable) const {
+  return minidl::argsort(*this, dim, descending, stable);
+}
+std::tuple<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, bool sorted) const {
+  return minidl::topk(*this, k, dim, largest, sorted);
+}
+Tensor Tensor::flip(const Shape& dims) const { return minidl::flip(*this, dims); }
+Tensor Tensor::roll(const Shape& shifts, const Shape& dims) const {
+  return minidl::roll(*this, shifts, dims);
+}
+Tensor Tensor::repeat(const Shape& repeats) const { return minidl::repeat(*this, repeats); }
+Tensor Tensor::repeat_interleave(int64_t repeats, std::optional<int64_t> dim) const {
+  return minidl::repeat_interleave(*this, repeats, dim);
+}
 Tensor Tensor::masked_fill(const Tensor& mask, double value) const {
   return minidl::masked_fill(*this, mask, value);
 }

@@ -15,6 +15,8 @@
 
 #include "minidl/core/autograd/gradcheck.h"
 #include "minidl/ops/elementwise.h"
+#include "minidl/ops/shape.h"
+#include "minidl/ops/sort.h"
 #include "test_util.h"
 
 namespace minidl {
@@ -546,6 +548,34 @@ TEST(AnyAll, OverDimsOfEveryDtype) {
   EXPECT_EQ(any(x, {1}, true).sizes(), (Shape{2, 1}));
   EXPECT_EQ(any(x, {1}).dtype(), kBool);
   EXPECT_TRUE(all(zeros({0})).item<bool>());  // every element of nothing, as torch.all
+}
+
+}  // namespace
+}  // namespace minidl
+
+namespace minidl {
+namespace {
+
+TEST(TensorMethods, ReductionsSortingAndRearrangingEqualTheFreeFunctions) {
+  const Tensor x = testing::wiggly({3, 4}, 0.6, kFloat64);
+  EXPECT_TRUE(all_close(x.var({1}), var(x, {1}), 0, 0));
+  EXPECT_TRUE(all_close(x.std(), std(x), 0, 0));
+  EXPECT_TRUE(all_close(x.std({0}, 0, true), std(x, {0}, 0, true), 0, 0));
+  EXPECT_TRUE(all_close(x.amax({1}), amax(x, {1}), 0, 0));
+  EXPECT_TRUE(all_close(x.amin(), amin(x), 0, 0));
+  EXPECT_TRUE(all_close(x.logsumexp({0}, true), logsumexp(x, {0}, true), 0, 0));
+  EXPECT_EQ(to_vector<bool>(x.any({1})), to_vector<bool>(any(x, {1})));
+  EXPECT_EQ(to_vector<bool>((x > 0.0).all({0})), to_vector<bool>(all(x > 0.0, {0})));
+  const auto [values, indices] = x.sort(1, true);
+  EXPECT_TRUE(all_close(values, std::get<0>(sort(x, 1, true)), 0, 0));
+  EXPECT_EQ(to_vector<int64_t>(indices), to_vector<int64_t>(x.argsort(1, true)));
+  EXPECT_TRUE(all_close(std::get<0>(x.topk(2)), std::get<0>(topk(x, 2)), 0, 0));
+  EXPECT_TRUE(all_close(x.flip({0}), flip(x, {0}), 0, 0));
+  EXPECT_TRUE(all_close(x.roll({1}, {1}), roll(x, {1}, {1}), 0, 0));
+  EXPECT_TRUE(all_close(x.repeat({2, 1}), repeat(x, {2, 1}), 0, 0));
+  EXPECT_TRUE(all_close(x.repeat_interleave(2, 0), repeat_interleave(x, 2, 0), 0, 0));
+  EXPECT_EQ(x.mT().sizes(), (Shape{4, 3}));
+  EXPECT_TRUE(all_close(x.mT(), x.t(), 0, 0));
 }
 
 }  // namespace
