@@ -15,8 +15,7 @@ Classification::Classification(double label_smoothing) : label_smoothing_(label_
 ObjectiveBatch Classification::prepare(const Tensor& images, const Tensor& labels) const {
   // The model wants float pixels, which the loader's normalisation makes.
   MINIDL_CHECK(is_floating_point(images.dtype()), "Trainer: expected float images from ",
-               "the loader (normalise them with DataLoaderOptions::augment), got ",
-               images.dtype());
+               "the loader (normalise them with DataLoaderOptions::augment), got ", images.dtype());
   return {images, labels};
 }
 
@@ -36,10 +35,10 @@ namespace {
 
 // logits [B, T, V] for targets [B, T], as rows [B * T, V].
 Tensor logit_rows(const Tensor& logits, const Tensor& targets) {
-  MINIDL_CHECK(logits.dim() == 3 && logits.size(0) == targets.size(0) &&
-                   logits.size(1) == targets.size(1),
-               "Trainer (NextToken): expected the model's logits [B, T, V] = [", targets.size(0),
-               ", ", targets.size(1), ", V] for inputs [B, T], got ", logits.sizes());
+  MINIDL_CHECK(
+      logits.dim() == 3 && logits.size(0) == targets.size(0) && logits.size(1) == targets.size(1),
+      "Trainer (NextToken): expected the model's logits [B, T, V] = [", targets.size(0), ", ",
+      targets.size(1), ", V] for inputs [B, T], got ", logits.sizes());
   return logits.reshape({-1, logits.size(2)});
 }
 

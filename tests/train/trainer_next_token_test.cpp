@@ -99,8 +99,8 @@ Outcome train(TrainerOptions options, const RunSetup& setup = {}) {
   optim::WarmupCosineLR schedule(optimizer, 3, total_steps, 1e-3);
   const int64_t windows_per_step = setup.batch_size * setup.accumulate_steps;
   auto train_set = std::make_shared<data::TokenWindowDataset>(
-      train_tokens,
-      data::TokenWindowOptions(kBlock).seed(5).epoch_size(setup.steps_per_epoch * windows_per_step));
+      train_tokens, data::TokenWindowOptions(kBlock).seed(5).epoch_size(setup.steps_per_epoch *
+                                                                        windows_per_step));
   auto val_set = std::make_shared<data::TokenWindowDataset>(
       val_tokens, data::TokenWindowOptions(kBlock).placement(data::WindowPlacement::Consecutive));
   data::DataLoader train_loader(train_set, data::DataLoaderOptions(setup.batch_size));
@@ -231,37 +231,35 @@ TEST(TrainerNextToken, RejectsBatchesLogitsAndOptionsOfTheWrongKind) {
   optim::SGD optimizer(model->parameters(), optim::SGDOptions(0.1));
   // Images, not token windows.
   const auto images = data::make_synthetic_dataset(16, {1, 4, 4}, 10, 1);
-  data::DataLoader image_loader(images,
-                                data::DataLoaderOptions(8).augment(
-                                    data::AugmentOptions().normalize({0.5f}, {0.25f})));
-  Trainer on_images(model, optimizer, image_loader, image_loader,
-                    TrainerOptions().objective(std::make_shared<NextToken>()).progress(
-                        ProgressMode::kNone));
+  data::DataLoader image_loader(images, data::DataLoaderOptions(8).augment(
+                                            data::AugmentOptions().normalize({0.5f}, {0.25f})));
+  Trainer on_images(
+      model, optimizer, image_loader, image_loader,
+      TrainerOptions().objective(std::make_shared<NextToken>()).progress(ProgressMode::kNone));
   EXPECT_ERROR_CONTAINS(on_images.fit(),
                         "Trainer (NextToken): expected batches of token windows, int64 "
                         "[B, 1, 1, T + 1]");
   // A model whose logits are not [B, T, V].
   const fs::path directory = scratch_directory();
-  auto windows = std::make_shared<data::TokenWindowDataset>(made_up_tokens(200, directory / "t.bin"),
-                                                            data::TokenWindowOptions(kBlock));
+  auto windows = std::make_shared<data::TokenWindowDataset>(
+      made_up_tokens(200, directory / "t.bin"), data::TokenWindowOptions(kBlock));
   data::DataLoader window_loader(windows, data::DataLoaderOptions(4));
   nn::Sequential flat{nn::Embedding(kVocab, 4), nn::Flatten(), nn::Linear(4 * kBlock, kVocab)};
   optim::SGD flat_optimizer(flat->parameters(), optim::SGDOptions(0.1));
-  Trainer wrong_logits(flat, flat_optimizer, window_loader, window_loader,
-                       TrainerOptions().objective(std::make_shared<NextToken>()).progress(
-                           ProgressMode::kNone));
+  Trainer wrong_logits(
+      flat, flat_optimizer, window_loader, window_loader,
+      TrainerOptions().objective(std::make_shared<NextToken>()).progress(ProgressMode::kNone));
   EXPECT_ERROR_CONTAINS(wrong_logits.fit(),
                         "Trainer (NextToken): expected the model's logits [B, T, V] = [4, 8, V] "
                         "for inputs [B, T], got [4, 16]");
   // Options that do not go with an objective, or at all.
-  EXPECT_ERROR_CONTAINS(Trainer(model, optimizer, window_loader, window_loader,
-                                TrainerOptions()
-                                    .objective(std::make_shared<NextToken>())
-                                    .label_smoothing(0.1)),
-                        "Trainer: expected label_smoothing 0 with the NextToken objective");
-  EXPECT_ERROR_CONTAINS(Trainer(model, optimizer, window_loader, window_loader,
-                                TrainerOptions().eval_batches(-1)),
-                        "Trainer: expected eval_batches >= 0 (0: the whole test loader), got -1");
+  EXPECT_ERROR_CONTAINS(
+      Trainer(model, optimizer, window_loader, window_loader,
+              TrainerOptions().objective(std::make_shared<NextToken>()).label_smoothing(0.1)),
+      "Trainer: expected label_smoothing 0 with the NextToken objective");
+  EXPECT_ERROR_CONTAINS(
+      Trainer(model, optimizer, window_loader, window_loader, TrainerOptions().eval_batches(-1)),
+      "Trainer: expected eval_batches >= 0 (0: the whole test loader), got -1");
   // And the default objective still asks for float images.
   Trainer classifier(model, optimizer, window_loader, window_loader,
                      TrainerOptions().progress(ProgressMode::kNone));
