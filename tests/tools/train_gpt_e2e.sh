@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end checks of train_gpt (CTest e2e.train_gpt.<case>):
 #   train_gpt_e2e.sh <tools dir> <scratch dir> <case>
-# cases: learns, resume_after_signal, errors, options, help. Each prints what it checks and exits
+# cases: learns, resume_after_signal, errors, options, help, data_parallel (mpirun). Each prints what it checks and exits
 # non-zero on the first failure. The data is a small text the script writes, made into token
 # files by prepare_text_tokens (from the same tools dir); nothing is downloaded.
 set -uo pipefail
@@ -156,6 +156,31 @@ PYTHON
   [[ ! -e ckpt && ! -e m.jsonl ]] || fail "a failed run left ckpt/ or m.jsonl behind"
   grep -q "Stack\|terminate called\|Aborted" err.txt && fail "an error printed a stack dump"
   echo "every hostile token file and run error exits 1 with one line naming what was wrong"
+  echo "PASS"
+  ;;
+data_parallel)
+  # 2 CPU ranks under mpirun, each 8 windows a step; rank 0 alone prints and writes. Then one
+  # process with the same global batch (16) resumes the finished run from its checkpoint and
+  # evaluates the same weights (on all of val.bin, in batches of 16 instead of 8).
+  make_text_tokens
+  shape=(--device cpu --data-dir data --n-layer 1 --n-head 2 --n-embd 32 --block-size 32
+         --warmup-steps 5 --eval-batches 0 --workers 0 --max-steps 40 --eval-interval 20)
+  expect_status 0 mpirun --oversubscribe -np 2 "$tools/train_gpt" "${shape[@]}" --batch-size 8 \
+    --log-every 10 --checkpoint-dir ckpt --sample-tokens 20
+  [[ $(json_field out.txt world_size) == 2 && $(json_field out.txt steps) == 40 ]] ||
+    fail "unexpected summary: $(tail -n 1 out.txt)"
+  [[ $(grep -c '^{"model"' out.txt) == 1 && $(grep -c -- '---- sample ----' out.txt) == 1 ]] ||
+    { cat out.txt >&2; fail "rank 0 alone should print the sample and the summary"; }
+  grep -q $'\033' out.txt && { cat -v out.txt >&2; fail "terminal escape codes in mpirun's output"; }
+  val_loss=$(json_field out.txt val_loss)
+  expect_status 0 "$tools/train_gpt" "${shape[@]}" --batch-size 16 --no-progress \
+    --checkpoint-dir ckpt --resume auto --sample-tokens 0
+  [[ $(json_field out.txt world_size) == 1 && $(json_field out.txt steps) == 40 ]] ||
+    fail "unexpected resumed summary: $(tail -n 1 out.txt)"
+  resumed=$(json_field out.txt val_loss)
+  python3 -c "import sys; sys.exit(0 if abs($resumed - $val_loss) < 1e-4 else 1)" ||
+    fail "the resumed evaluation gives $resumed, the 2-rank run's $val_loss"
+  echo "2 ranks trained, 1 process resumed and evaluated: $(tail -n 1 out.txt)"
   echo "PASS"
   ;;
 options)
