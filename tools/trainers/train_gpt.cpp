@@ -379,8 +379,10 @@ int train(const CommandLine& line) {
       .accumulate_steps(line.accumulate)
       .clip_grad_norm(line.clip_grad_norm)
       // A captured step is one whole optimizer step on one batch (the Trainer refuses it with
-      // accumulation), so --accumulate > 1 trains eagerly, as on the CPU.
-      .cuda_graph(line.cuda_graph == "on" && line.accumulate == 1)
+      // accumulation), so --accumulate > 1 trains eagerly, as on the CPU; and a replay cannot
+      // draw new dropout masks, which the attention's functional dropout draws inside
+      // scaled_dot_product_attention.
+      .cuda_graph(line.cuda_graph == "on" && line.accumulate == 1 && line.dropout == 0)
       .precision(line.precision == "fp16"   ? kFloat16
                  : line.precision == "bf16" ? kBFloat16
                                             : kFloat32);
