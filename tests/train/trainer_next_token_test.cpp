@@ -177,6 +177,18 @@ TEST(TrainerNextToken, ResumingMidEpochAfterMaxStepsContinuesBitForBit) {
   EXPECT_EQ(rest.result.history.back().train_loss, straight.result.history.back().train_loss);
 }
 
+TEST(TrainerNextToken, Bfloat16LearnsAndResumesBitForBit) {
+  const fs::path directory = scratch_directory();
+  const auto bf16 = [] { return TrainerOptions().precision(kBFloat16); };
+  const Outcome straight = train(bf16().epochs(kEpochs));
+  EXPECT_LT(straight.result.test.loss, 1.2);
+  train(bf16().epochs(1).checkpoint_dir(directory));
+  const Outcome resumed = train(bf16().epochs(kEpochs).checkpoint_dir(directory).resume("auto"));
+  expect_same_weights(resumed, straight);
+  EXPECT_EQ(resumed.result.history.back().test_loss, straight.result.history.back().test_loss);
+  EXPECT_EQ(resumed.result.history.back().precision, "bf16");
+}
+
 TEST(TrainerNextToken, TwoMicroBatchesStepAsOneBatchTwiceAsLarge) {
   const Outcome accumulated = train(TrainerOptions().epochs(kEpochs),
                                     RunSetup{.batch_size = kBatch / 2, .accumulate_steps = 2});
