@@ -32,6 +32,7 @@
 #include "minidl/core/tensor_options.h"
 
 // ---- ops ----
+#include "minidl/ops/attention.h"
 #include "minidl/ops/broadcast.h"
 #include "minidl/ops/conv.h"
 #include "minidl/ops/dropout.h"

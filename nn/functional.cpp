@@ -1,5 +1,6 @@
 #include "minidl/nn/functional.h"
 
+#include "minidl/ops/attention.h"
 #include "minidl/ops/conv.h"
 #include "minidl/ops/dropout.h"
 #include "minidl/ops/elementwise.h"
@@ -81,6 +82,13 @@ Tensor dropout(const Tensor& x, const DropoutFuncOptions& options) {
 
 Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncOptions& options) {
   return minidl::embedding(weight, input, options.padding_idx());
+}
+
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const Tensor& attn_mask, double dropout_p, bool is_causal,
+                                    std::optional<double> scale) {
+  return minidl::scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal,
+                                              scale);
 }
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target,

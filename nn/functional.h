@@ -3,6 +3,7 @@
 // imported as `namespace F = minidl::nn::functional;`). Thin wrappers over ops/: the layers call
 // these, so a module and its function always compute the same thing.
 #include <cstdint>
+#include <optional>
 
 #include "minidl/core/tensor.h"
 #include "minidl/nn/options/activation.h"
@@ -52,6 +53,13 @@ Tensor dropout(const Tensor& x, const DropoutFuncOptions& options = {});
 // input.shape + [embedding_dim]. PyTorch's argument order; the op is minidl::embedding.
 Tensor embedding(const Tensor& input, const Tensor& weight,
                  const EmbeddingFuncOptions& options = {});
+// query [..., T, D], key [..., S, D], value [..., S, Dv] -> [..., T, Dv]; see ops/attention.h.
+// LibTorch has no functional form with options (only torch::scaled_dot_product_attention), so
+// this takes PyTorch's arguments positionally.
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const Tensor& attn_mask = {}, double dropout_p = 0.0,
+                                    bool is_causal = false,
+                                    std::optional<double> scale = std::nullopt);
 
 // logits [N, C], target int64 class indices [N].
 Tensor cross_entropy(const Tensor& logits, const Tensor& target,

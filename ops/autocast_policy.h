@@ -45,6 +45,7 @@ enum class AutocastOp {
   Mean,
   Var,
   LayerNorm,
+  ScaledDotProductAttention,
 };
 
 enum class CastPolicy {

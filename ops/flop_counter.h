@@ -6,7 +6,8 @@
 //   model->forward(images);
 //   int64_t forward_flops = counter.flops();
 //
-// Only conv2d, matmul and linear count (they are nearly all of a CNN's work); the backward
+// Only conv2d, matmul, linear and scaled_dot_product_attention count (nearly all of a CNN's or a
+// transformer's work); the backward
 // passes are not counted (they do about twice the forward's work). Counters nest: an inner one
 // counts into the outer one too.
 #include <cstdint>

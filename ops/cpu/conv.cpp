@@ -32,6 +32,7 @@
 #include "minidl/ops/ceil_div.h"
 #include "minidl/ops/conv_kernels.h"
 #include "minidl/ops/cpu/blas_threads.h"
+#include "minidl/ops/cpu/gemm.h"
 #include "minidl/ops/cpu/onednn_conv.h"
 
 namespace minidl::cpu {
@@ -261,21 +262,6 @@ void gather_grad_results(const T* grad_output, int64_t first, int64_t samples, T
       std::copy(source, source + plane, grad_results + co * row_stride + s * plane);
     }
   });
-}
-
-// c [m, n] = op(a) [m, k] @ op(b) [k, n] + beta * c, row-major with the given leading
-// dimensions.
-template <class T>
-void gemm(CBLAS_TRANSPOSE transpose_a, CBLAS_TRANSPOSE transpose_b, int64_t m, int64_t n, int64_t k,
-          const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
-  const auto blas = [](int64_t value) { return static_cast<blasint>(value); };
-  if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, transpose_a, transpose_b, blas(m), blas(n), blas(k), 1.0f, a,
-                blas(lda), b, blas(ldb), beta, c, blas(ldc));
-  } else {
-    cblas_dgemm(CblasRowMajor, transpose_a, transpose_b, blas(m), blas(n), blas(k), 1.0, a,
-                blas(lda), b, blas(ldb), beta, c, blas(ldc));
-  }
 }
 
 // ---- the convolution, on contiguous tensors of the compute dtype ----

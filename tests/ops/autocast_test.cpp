@@ -9,6 +9,7 @@
 
 #include "minidl/core/autograd/grad_mode.h"
 #include "minidl/core/autograd/node.h"
+#include "minidl/ops/attention.h"
 #include "minidl/ops/autocast_policy.h"
 #include "minidl/ops/conv.h"
 #include "minidl/ops/elementwise.h"
@@ -43,6 +44,26 @@ TEST_P(AutocastPolicy, ProductsRunInTheAutocastDtype) {
   EXPECT_EQ(matmul(wiggly({7}, 0.8), wiggly({7}, 0.9)).dtype(), low);
   // A float64 input is never cast (gradient checks stay exact).
   EXPECT_EQ(matmul(x.to(kFloat64), wiggly({7, 3}, 0.7, kFloat64)).dtype(), kFloat64);
+}
+
+TEST_P(AutocastPolicy, ScaledDotProductAttentionRunsInTheLowDtype) {
+  const DType low = GetParam();
+  const Tensor q = wiggly({1, 2, 3, 4}, 0.1), k = wiggly({1, 2, 5, 4}, 0.2),
+               v = wiggly({1, 2, 5, 4}, 0.3);
+  const Tensor boolean_mask = ones({3, 5}, kBool), additive_mask = zeros({3, 5});
+  Tensor expected;
+  {
+    amp::AutocastGuard autocast(low);
+    EXPECT_EQ(scaled_dot_product_attention(q, k, v).dtype(), low);
+    EXPECT_EQ(scaled_dot_product_attention(q, k, v, boolean_mask).dtype(), low);
+    // A float32 additive mask is cast with the operands (it would otherwise mismatch them).
+    expected = scaled_dot_product_attention(q, k, v, additive_mask);
+    EXPECT_EQ(expected.dtype(), low);
+    EXPECT_EQ(scaled_dot_product_attention(q.to(kFloat64), k.to(kFloat64), v.to(kFloat64)).dtype(),
+              kFloat64);
+  }
+  EXPECT_TRUE(testing::bitwise_equal(
+      expected, scaled_dot_product_attention(q.to(low), k.to(low), v.to(low))));
 }
 
 TEST_P(AutocastPolicy, SoftmaxLossesAndReductionsRunInFloat32) {
@@ -173,7 +194,8 @@ INSTANTIATE_TEST_SUITE_P(Float16AndBFloat16, AutocastPolicy, ::testing::Values(k
 TEST(AutocastPolicyTable, ProductsAreLowPrecisionTheRestFloat32) {
   using amp::AutocastOp;
   using amp::CastPolicy;
-  for (AutocastOp op : {AutocastOp::Conv2d, AutocastOp::Linear, AutocastOp::Matmul})
+  for (AutocastOp op : {AutocastOp::Conv2d, AutocastOp::Linear, AutocastOp::Matmul,
+                        AutocastOp::ScaledDotProductAttention})
     EXPECT_EQ(amp::cast_policy(op), CastPolicy::LowerPrecision) << amp::autocast_op_name(op);
   for (AutocastOp op : {AutocastOp::Softmax, AutocastOp::LogSoftmax, AutocastOp::CrossEntropy,
                         AutocastOp::NllLoss, AutocastOp::MseLoss, AutocastOp::Sum, AutocastOp::Mean,

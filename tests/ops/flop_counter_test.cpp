@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "minidl/ops/attention.h"
 #include "minidl/ops/conv.h"
 #include "minidl/ops/linalg.h"
 #include "minidl/ops/random.h"
@@ -23,6 +24,13 @@ TEST(FlopCounter, CountsConvolutionsAndMatrixProducts) {
   const int64_t after_matmul = counter.flops();
   linear(randn({3, 4, 10}), randn({6, 10}), randn({6}));  // 12 rows x 6 outputs x 10
   EXPECT_EQ(counter.flops() - after_matmul, 2 * 12 * 6 * 10);
+}
+
+TEST(FlopCounter, CountsAttentionsTwoProducts) {
+  FlopCounter counter;
+  scaled_dot_product_attention(rand({2, 3, 5, 4}), rand({2, 3, 7, 4}), rand({2, 3, 7, 6}), {}, 0.0,
+                               true);
+  EXPECT_EQ(counter.flops(), 2 * (2 * 3 * 5 * 7) * (4 + 6));
 }
 
 TEST(FlopCounter, GroupedConvolutionCountsEachGroupsChannels) {

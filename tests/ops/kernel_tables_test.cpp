@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "kernel_table_checks.h"
+#include "minidl/ops/attention_kernels.h"
 #include "minidl/ops/conv_kernels.h"
 #include "minidl/ops/copy_kernels.h"
 #include "minidl/ops/dropout_kernels.h"
@@ -23,6 +24,7 @@ namespace {
 using testing::expect_complete_tables;
 
 TEST(KernelTables, EveryEntryOfEveryOpsTableIsSet) {
+  expect_complete_tables<AttentionKernels>("attention");
   expect_complete_tables<ConvKernels>("conv");
   expect_complete_tables<CopyKernels>("copy");
   expect_complete_tables<DropoutKernels>("dropout");

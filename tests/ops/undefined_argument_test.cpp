@@ -3,6 +3,7 @@
 // undefined"). One call per op family's shared checks.
 #include <gtest/gtest.h>
 
+#include "minidl/ops/attention.h"
 #include "minidl/ops/conv.h"
 #include "minidl/ops/dropout.h"
 #include "minidl/ops/elementwise.h"
@@ -60,6 +61,10 @@ TEST(UndefinedArgument, LinalgConvAndLossOpsNameTheArgument) {
   EXPECT_ERROR_CONTAINS(linear(ones({2, 3}), undefined), undefined_message("linear", "weight"));
   EXPECT_ERROR_CONTAINS(conv2d(ones({1, 2, 5, 5}), undefined),
                         undefined_message("conv2d", "weight"));
+  EXPECT_ERROR_CONTAINS(scaled_dot_product_attention(undefined, ones({1, 2, 3}), ones({1, 2, 3})),
+                        undefined_message("scaled_dot_product_attention", "query"));
+  EXPECT_ERROR_CONTAINS(scaled_dot_product_attention(ones({1, 2, 3}), ones({1, 2, 3}), undefined),
+                        undefined_message("scaled_dot_product_attention", "value"));
   EXPECT_ERROR_CONTAINS(cross_entropy(undefined, zeros({2}, kInt64)),
                         undefined_message("cross_entropy", "logits"));
   EXPECT_ERROR_CONTAINS(cross_entropy(ones({2, 3}), undefined),
