@@ -63,6 +63,12 @@ learns)
     --checkpoint-dir ckpt --resume auto --no-progress --sample-tokens 0
   [[ $(json_field out.txt val_loss) == "$val_loss" ]] || fail "the resumed evaluation differs"
   [[ $(json_field out.txt train_loss) == None ]] || fail "a finished run trained again"
+  # Mixed precision trains too (bf16 autocast on the CPU).
+  expect_status 0 "$tools/train_gpt" "${small[@]}" --max-steps 40 --eval-interval 20 --lr 3e-3 \
+    --precision bf16 --checkpoint-dir bf16 --no-progress --sample-tokens 10
+  [[ $(json_field out.txt precision) == bf16 ]] || fail "the bf16 run says $(json_field out.txt precision)"
+  bf16_loss=$(json_field out.txt val_loss)
+  python3 -c "import sys; sys.exit(0 if $bf16_loss < 5.0 else 1)" || fail "bf16 val_loss $bf16_loss"
   echo "PASS"
   ;;
 resume_after_signal)
