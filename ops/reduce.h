@@ -42,4 +42,19 @@ Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);
 Tensor var(const Tensor& x);
 Tensor var(const Tensor& x, const Shape& dims, int64_t correction = 1, bool keepdim = false);
 
+// Derived from the reductions above and element-wise ops (ops/reduce_derived.cpp), over `dims`
+// (an empty list: every dim), with keepdim:
+// - amax, amin: the largest (smallest) value, as torch.amax; the gradient goes to the first
+//   extreme element of each reduced run (PyTorch shares it evenly among ties).
+Tensor amax(const Tensor& x, const Shape& dims = {}, bool keepdim = false);
+Tensor amin(const Tensor& x, const Shape& dims = {}, bool keepdim = false);
+// - logsumexp: log(sum(exp(x))), computed stably (shifted by the maximum), as torch.logsumexp.
+Tensor logsumexp(const Tensor& x, const Shape& dims, bool keepdim = false);
+// - std: the square root of var, with its correction.
+Tensor std(const Tensor& x);
+Tensor std(const Tensor& x, const Shape& dims, int64_t correction = 1, bool keepdim = false);
+// - any, all: bool, whether any (every) element is non-zero (NaN counts as non-zero); any dtype.
+Tensor any(const Tensor& x, const Shape& dims = {}, bool keepdim = false);
+Tensor all(const Tensor& x, const Shape& dims = {}, bool keepdim = false);
+
 }  // namespace minidl

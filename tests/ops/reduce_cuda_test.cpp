@@ -7,9 +7,12 @@
 #include <functional>
 #include <limits>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "minidl/core/cuda/cuda.h"
 #include "minidl/core/cuda/stream.h"
+#include "minidl/ops/elementwise.h"
 #include "minidl/ops/reduce.h"
 #include "test_util.h"
 
@@ -174,6 +177,37 @@ TEST(ReduceCuda, RunsOnTheCurrentStream) {
   }
   stream.synchronize();
   EXPECT_TRUE(all_close(result.cpu(), sum(x, {1}), kSumAtol, kSumRtol));
+}
+
+}  // namespace
+}  // namespace minidl
+
+namespace minidl {
+namespace {
+
+TEST(ReduceCuda, DerivedReductionsMatchCpu) {
+  SKIP_WITHOUT_CUDA();
+  const Tensor x = testing::wiggly({3, 4, 5}, 0.2) * 4.0;
+  const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&)>>> ops = {
+      {"logsumexp",
+       [](const Tensor& t) {
+         return logsumexp(t, {0, 2});
+       }},
+      {"amax", [](const Tensor& t) { return amax(t, {1}, true); }},
+      {"amin", [](const Tensor& t) { return amin(t); }},
+      {"std", [](const Tensor& t) { return std(t, {2}); }},
+  };
+  for (const auto& [name, fn] : ops) {
+    EXPECT_TRUE(testing::all_close(fn(x.cuda()).cpu(), fn(x), 1e-5, 1e-5)) << name;
+    Tensor on_gpu = x.cuda().requires_grad_(), on_cpu = x.clone().requires_grad_();
+    fn(on_gpu).sum().backward();
+    fn(on_cpu).sum().backward();
+    EXPECT_TRUE(testing::all_close(on_gpu.grad().cpu(), on_cpu.grad(), 1e-5, 1e-5))
+        << name << " backward";
+  }
+  const Tensor mask = x > 1.0;
+  EXPECT_TRUE(testing::bitwise_equal(any(mask.cuda(), {1}).cpu(), any(mask, {1})));
+  EXPECT_TRUE(testing::bitwise_equal(all(x.cuda(), {0, 2}).cpu(), all(x, {0, 2})));
 }
 
 }  // namespace

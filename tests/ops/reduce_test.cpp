@@ -10,8 +10,11 @@
 #include <limits>
 #include <numeric>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "minidl/core/autograd/gradcheck.h"
+#include "minidl/ops/elementwise.h"
 #include "test_util.h"
 
 namespace minidl {
@@ -451,6 +454,98 @@ TEST(ReduceGradcheck, VarWithCorrections) {
   }
   auto full = gradcheck([](const std::vector<Tensor>& in) { return var(in[0].t()); }, inputs_of(x));
   EXPECT_TRUE(full) << full.message;
+}
+
+}  // namespace
+}  // namespace minidl
+
+namespace minidl {
+namespace {
+
+// ---- the derived reductions: amax, amin, logsumexp, std, any, all ----
+
+// log(sum(exp(x))) over the last dim of a [rows, cols] float64 tensor, by the definition.
+std::vector<double> naive_logsumexp_rows(const Tensor& x) {
+  const std::vector<double> values = to_vector<double>(x);
+  const int64_t rows = x.size(0), cols = x.size(1);
+  std::vector<double> out;
+  for (int64_t r = 0; r < rows; ++r) {
+    double total = 0;
+    for (int64_t c = 0; c < cols; ++c) total += std::exp(values[r * cols + c]);
+    out.push_back(std::log(total));
+  }
+  return out;
+}
+
+TEST(Logsumexp, MatchesTheDefinitionOverDimsAndStaysFiniteForLargeValues) {
+  Tensor x = testing::wiggly({3, 4, 5}, 0.2, kFloat64) * 3.0;
+  // Over the last dim, then over dims {0, 2} against the same rows laid out last.
+  EXPECT_TRUE(all_close(logsumexp(x.reshape({12, 5}), {1}),
+                        tensor(naive_logsumexp_rows(x.reshape({12, 5})), {12}).to(kFloat64), 1e-14,
+                        1e-14));
+  Tensor rows = x.permute({1, 0, 2}).reshape({4, 15});
+  EXPECT_TRUE(all_close(logsumexp(x, {0, 2}), tensor(naive_logsumexp_rows(rows), {4}).to(kFloat64),
+                        1e-14, 1e-14));
+  EXPECT_EQ(logsumexp(x, {0, -1}, /*keepdim=*/true).sizes(), (Shape{1, 4, 1}));
+  EXPECT_EQ(logsumexp(x, {}).sizes(), (Shape{}));
+  // 1000 + log(2): no overflow; -inf rows stay -inf.
+  Tensor big = tensor({1000.0, 1000.0, -INFINITY, -INFINITY}, kFloat32).view({2, 2});
+  const std::vector<float> values = to_vector<float>(logsumexp(big, {1}));
+  EXPECT_FLOAT_EQ(values[0], 1000.0f + std::log(2.0f));
+  EXPECT_TRUE(std::isinf(values[1]) && values[1] < 0);
+  EXPECT_ERROR_CONTAINS(logsumexp(arange(3), {0}), "logsumexp: expected a floating-point tensor");
+  EXPECT_ERROR_CONTAINS(logsumexp(x, {1, 1}), "logsumexp: dim 1 appears more than once in [1, 1]");
+}
+
+TEST(Logsumexp, GradientIsTheSoftmax) {
+  auto result = gradcheck(
+      [](const std::vector<Tensor>& in) {
+        return logsumexp(in[0], {0, 2});
+      },
+      {testing::wiggly({2, 3, 4}, 0.4, kFloat64).requires_grad_()});
+  EXPECT_TRUE(result) << result.message;
+}
+
+TEST(AmaxAmin, OverSeveralDimsWithKeepdim) {
+  Tensor x = arange(0, 24, 1, kFloat32).view({2, 3, 4}).sin();
+  const std::vector<float> values = to_vector<float>(x);
+  // amax over dims {0, 2}: for each j the largest of x[i][j][k].
+  std::vector<float> expected(3, -INFINITY), expected_min(3, INFINITY);
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 3; ++j)
+      for (int64_t k = 0; k < 4; ++k) {
+        expected[j] = std::max(expected[j], values[(i * 3 + j) * 4 + k]);
+        expected_min[j] = std::min(expected_min[j], values[(i * 3 + j) * 4 + k]);
+      }
+  EXPECT_EQ(to_vector<float>(amax(x, {0, 2})), expected);
+  EXPECT_EQ(to_vector<float>(amin(x, {2, 0})), expected_min);
+  EXPECT_EQ(amax(x, {0, 2}, true).sizes(), (Shape{1, 3, 1}));
+  EXPECT_EQ(amax(x).item<float>(), *std::max_element(values.begin(), values.end()));
+  EXPECT_EQ(amin(arange(5)).item<int64_t>(), 0);
+  auto result = gradcheck([](const std::vector<Tensor>& in) { return amax(in[0], {1}); },
+                          {testing::wiggly({3, 4}, 0.1, kFloat64).requires_grad_()});
+  EXPECT_TRUE(result) << result.message;
+  EXPECT_ERROR_CONTAINS(amax(zeros({2, 0}), {1}), "amax: expected a non-empty reduction");
+}
+
+TEST(Std, IsTheSquareRootOfVar) {
+  Tensor x = testing::wiggly({4, 5}, 0.3, kFloat64);
+  EXPECT_TRUE(all_close(std(x, {1}), sqrt(var(x, {1})), 0, 0));
+  EXPECT_TRUE(all_close(std(x, {0}, 0, true), sqrt(var(x, {0}, 0, true)), 0, 0));
+  EXPECT_TRUE(all_close(std(x), sqrt(var(x)), 0, 0));
+}
+
+TEST(AnyAll, OverDimsOfEveryDtype) {
+  Tensor x = tensor({0.0, 0.0, 1.0, 0.0, NAN, 2.0}, kFloat32).view({2, 3});
+  EXPECT_EQ(to_vector<bool>(any(x, {1})), (std::vector<bool>{true, true}));
+  EXPECT_EQ(to_vector<bool>(all(x, {1})), (std::vector<bool>{false, false}));
+  EXPECT_EQ(to_vector<bool>(any(x, {0})), (std::vector<bool>{false, true, true}));
+  EXPECT_EQ(to_vector<bool>(all(x, {0})), (std::vector<bool>{false, false, true}));  // NaN != 0
+  EXPECT_FALSE(any(zeros({3}, kInt64)).item<bool>());
+  EXPECT_TRUE(all(ones({2, 2}, kBool)).item<bool>());
+  EXPECT_EQ(any(x, {1}, true).sizes(), (Shape{2, 1}));
+  EXPECT_EQ(any(x, {1}).dtype(), kBool);
+  EXPECT_TRUE(all(zeros({0})).item<bool>());  // every element of nothing, as torch.all
 }
 
 }  // namespace

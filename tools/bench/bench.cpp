@@ -1,12 +1,23 @@
 // bench: whole training steps (forward, cross-entropy, backward, SGD step) of LeNet (batch 256),
-// ResNet-20 and CIFAR ResNet-18 (batch 512) on synthetic data of the real shapes, on the CPU or
-// a GPU. Prints one JSON object per configuration; tools/bench_pytorch.py prints the same for
-// PyTorch and tools/bench_compare.py sets them side by side.
+// ResNet-20 and CIFAR ResNet-18 (batch 512) on synthetic data of the real shapes, and of a GPT
+// (AdamW step), on the CPU or a GPU. Prints one JSON object per configuration;
+// tools/bench_pytorch.py prints the same for PyTorch and tools/bench_compare.py sets them side
+// by side.
 //
-//   bench [--model lenet,resnet20,resnet18] [--device cpu|cuda|auto] [--precision fp32|bf16|fp16]
-//         [--batch-size N] [--warmup 5] [--steps 20] [--peak-tflops X] [--channels-last]
-//         [--cuda-graph on|off] [--tf32 on|off] [--profile] [--profile-steps 10]
-//         [--optimizer-step sgd,adamw]
+//   bench [--model lenet,resnet20,resnet18,gpt] [--device cpu|cuda|auto]
+//         [--precision fp32|bf16|fp16] [--batch-size N] [--warmup 5] [--steps 20]
+//         [--peak-tflops X] [--channels-last] [--cuda-graph on|off] [--tf32 on|off] [--profile]
+//         [--profile-steps 10] [--optimizer-step sgd,adamw] [--gpt-shape auto|default|gpt2-small]
+//
+// --model gpt is models::GPT in one of two shapes (--gpt-shape): "default" is train_gpt's
+// (vocabulary 256, block 128, 4 layers, 4 heads, 128 channels, no bias; 836,736 parameters;
+// batch 32), "gpt2-small" GPT-2 small as nanoGPT trains it (vocabulary 50304, block 1024, 12
+// layers, 12 heads, 768 channels, biases; batch 8); "auto" takes the first on the CPU and the
+// second on a GPU, as tools/bench_pytorch.py does. Its batch is random tokens with the next ones
+// as targets; its step is zero_grad, forward with nanoGPT's loss, backward and AdamW (lr 1e-3,
+// betas 0.9, 0.99, weight decay 0.1 on the matrices and embeddings, 0 on the rest), without
+// clipping. Its JSON adds "gpt_shape", "block_size" and "tokens_per_sec" ("images_per_sec"
+// counts sequences).
 //
 // Under bf16 or fp16 the forward pass and the loss run in amp::AutocastGuard, and fp16 scales
 // the loss with an amp::GradScaler, as the trainers do.
@@ -84,6 +95,7 @@ struct Configuration {
   std::string precision;
   bool channels_last = false;
   bool cuda_graph = false;  // time replays of a captured step (CUDA only)
+  std::string gpt_shape;    // "default" or "gpt2-small", for the GPT
 };
 
 struct Options {
@@ -100,9 +112,17 @@ struct Options {
   bool profile = false;
   int profile_steps = 10;
   std::vector<std::string> optimizer_steps;  // --optimizer-step: time these optimizers alone
+  std::string gpt_shape = "auto";            // auto, default or gpt2-small
 };
 
-nn::AnyModule make_model(const std::string& name) {
+models::GPTOptions gpt_options(const std::string& shape) {
+  if (shape == "gpt2-small") return models::GPTOptions().vocab_size(50304).block_size(1024);
+  return models::GPTOptions().vocab_size(256).block_size(128).n_layer(4).n_head(4).n_embd(128).bias(
+      false);
+}
+
+nn::AnyModule make_model(const std::string& name, const std::string& gpt_shape = "default") {
+  if (name == "gpt") return models::GPT(gpt_options(gpt_shape));
   if (name == "lenet") return models::LeNet();
   const auto options = models::ResNetOptions().in_channels(3).num_classes(10);
   if (name == "resnet20") return models::ResNet20(options);
@@ -188,17 +208,64 @@ tools::DeviceTimeSummary profile_device_time(const std::function<void()>& step, 
   return summary;
 }
 
-nlohmann::ordered_json run(const Configuration& config, const Options& options) {
-  manual_seed(0);
-  nn::AnyModule model = make_model(config.model);
-  model.ptr()->to(config.device);
+// What a step trains on: a batch of the model's inputs and targets, its loss, and its
+// optimizer (SGD for the image models, AdamW as nanoGPT configures it for the GPT).
+struct Workload {
+  Tensor inputs, targets;
+  std::function<Tensor(const Tensor& output, const Tensor& targets)> loss;
+  std::unique_ptr<optim::Optimizer> optimizer;
+};
+
+Workload image_workload(const Configuration& config, nn::AnyModule& model) {
   Shape input_shape{config.batch_size};
   for (int64_t size : image_shape(config.model)) input_shape.push_back(size);
-  Tensor images = randn(input_shape).to(config.device);
-  if (config.channels_last) images = images.contiguous(MemoryFormat::ChannelsLast);
-  const Tensor labels = (rand({config.batch_size}) * 10.0).to(kInt64).to(config.device);
-  optim::SGD optimizer(model.ptr()->parameters(),
-                       optim::SGDOptions(0.01).momentum(0.9).nesterov(true).weight_decay(5e-4));
+  Workload workload;
+  workload.inputs = randn(input_shape).to(config.device);
+  if (config.channels_last)
+    workload.inputs = workload.inputs.contiguous(MemoryFormat::ChannelsLast);
+  workload.targets = (rand({config.batch_size}) * 10.0).to(kInt64).to(config.device);
+  workload.loss = [](const Tensor& logits, const Tensor& labels) {
+    return cross_entropy(logits, labels);
+  };
+  workload.optimizer = std::make_unique<optim::SGD>(
+      model.ptr()->parameters(),
+      optim::SGDOptions(0.01).momentum(0.9).nesterov(true).weight_decay(5e-4));
+  return workload;
+}
+
+Workload gpt_workload(const Configuration& config, nn::AnyModule& model) {
+  const models::GPTOptions shape = gpt_options(config.gpt_shape);
+  const Tensor tokens =
+      (rand({config.batch_size, shape.block_size() + 1}) * static_cast<double>(shape.vocab_size()))
+          .to(kInt64)
+          .to(config.device);
+  Workload workload;
+  workload.inputs = tokens.narrow(1, 0, shape.block_size()).contiguous();
+  workload.targets = tokens.narrow(1, 1, shape.block_size()).contiguous();
+  workload.loss = [](const Tensor& logits, const Tensor& targets) {
+    return models::GPTImpl::loss(logits, targets);
+  };
+  std::vector<Tensor> decayed, not_decayed;
+  for (const Tensor& parameter : model.ptr()->parameters())
+    (parameter.dim() >= 2 ? decayed : not_decayed).push_back(parameter);
+  const auto adamw = optim::AdamWOptions(1e-3).betas({0.9, 0.99});
+  workload.optimizer = std::make_unique<optim::AdamW>(
+      std::vector<optim::OptimizerParamGroup>{
+          optim::OptimizerParamGroup(decayed, optim::AdamWOptions(adamw).weight_decay(0.1)),
+          optim::OptimizerParamGroup(not_decayed, optim::AdamWOptions(adamw).weight_decay(0.0))},
+      adamw);
+  return workload;
+}
+
+nlohmann::ordered_json run(const Configuration& config, const Options& options) {
+  manual_seed(0);
+  nn::AnyModule model = make_model(config.model, config.gpt_shape);
+  model.ptr()->to(config.device);
+  const bool gpt = config.model == "gpt";
+  Workload workload = gpt ? gpt_workload(config, model) : image_workload(config, model);
+  const Tensor& images = workload.inputs;
+  const Tensor& labels = workload.targets;
+  optim::Optimizer& optimizer = *workload.optimizer;
 
   int64_t forward_flops = 0;
   {
@@ -215,7 +282,7 @@ nlohmann::ordered_json run(const Configuration& config, const Options& options) 
     Tensor loss;
     {
       amp::AutocastGuard autocast(autocast_dtype, mixed);
-      loss = cross_entropy(model.forward(images), labels);
+      loss = workload.loss(model.forward(images), labels);
     }
     scaler.scale(loss).backward();
     scaler.step(optimizer);
@@ -277,6 +344,13 @@ nlohmann::ordered_json run(const Configuration& config, const Options& options) 
   result["step_ms_min"] = *std::min_element(milliseconds.begin(), milliseconds.end());
   result["step_ms_max"] = *std::max_element(milliseconds.begin(), milliseconds.end());
   result["images_per_sec"] = static_cast<double>(config.batch_size) / (median_ms * 1e-3);
+  if (gpt) {
+    const int64_t block_size = gpt_options(config.gpt_shape).block_size();
+    result["gpt_shape"] = config.gpt_shape;
+    result["block_size"] = block_size;
+    result["tokens_per_sec"] =
+        static_cast<double>(config.batch_size * block_size) / (median_ms * 1e-3);
+  }
   result["gflop_per_step"] = step_flops / 1e9;
   result["tflops"] = tflops;
   if (options.peak_tflops > 0) result["fraction_of_peak"] = tflops / options.peak_tflops;
@@ -356,10 +430,15 @@ std::vector<std::string> split_commas(const std::string& text) {
 
 int main(int argc, char** argv) {
   Options options;
-  std::string models = "lenet,resnet20,resnet18";
+  std::string models = "lenet,resnet20,resnet18";  // gpt only when asked for
   CLI::App app("Times whole training steps of minidl's models; one JSON line per configuration.",
                "bench");
-  app.add_option("--model", models, "Comma-separated: lenet, resnet20, resnet18")
+  app.add_option("--model", models, "Comma-separated: lenet, resnet20, resnet18, gpt")
+      ->capture_default_str();
+  app.add_option("--gpt-shape", options.gpt_shape,
+                 "--model gpt's shape: train_gpt's default, GPT-2 small, or auto (default on the "
+                 "CPU, gpt2-small on a GPU)")
+      ->check(CLI::IsMember({"auto", "default", "gpt2-small"}))
       ->capture_default_str();
   app.add_option("--device", options.device, "cpu, cuda, or auto (a GPU when there is one)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
@@ -368,7 +447,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))
       ->capture_default_str();
   app.add_option("--batch-size", options.batch_size,
-                 "Images per step (0: 256 for LeNet, 512 for the ResNets)")
+                 "Images (sequences) per step (0: 256 for LeNet, 512 for the ResNets, 32 for "
+                 "the default GPT, 8 for GPT-2 small)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--warmup", options.warmup, "Untimed steps first")
@@ -408,8 +488,9 @@ int main(int argc, char** argv) {
   try {
     options.models = split_commas(models);
     for (const std::string& model : options.models)
-      MINIDL_CHECK(model == "lenet" || model == "resnet20" || model == "resnet18",
-                   "bench: unknown model \"", model, "\" (expected lenet, resnet20 or resnet18)");
+      MINIDL_CHECK(model == "lenet" || model == "resnet20" || model == "resnet18" || model == "gpt",
+                   "bench: unknown model \"", model,
+                   "\" (expected lenet, resnet20, resnet18 or gpt)");
     set_allow_tf32(options.tf32 == "on");
     Device device = options.device == "cpu" ? Device(kCPU) : Device(kCUDA, 0);
     if (options.device == "auto" && !cuda::is_available()) device = Device(kCPU);
@@ -435,8 +516,13 @@ int main(int argc, char** argv) {
     for (const std::string& model : options.models) {
       Configuration config;
       config.model = model;
+      config.gpt_shape = options.gpt_shape != "auto" ? options.gpt_shape
+                         : device.is_cuda()          ? "gpt2-small"
+                                                     : "default";
+      const int64_t gpt_batch = config.gpt_shape == "gpt2-small" ? 8 : 32;
       config.batch_size = options.batch_size > 0 ? options.batch_size
                           : model == "lenet"     ? 256
+                          : model == "gpt"       ? gpt_batch
                                                  : 512;
       config.device = device;
       config.precision = options.precision;
