@@ -56,17 +56,14 @@ Tensor unfold_result(const Tensor& reduced, const Folded& folded, bool keepdim) 
 template <bool kLargest>
 Tensor extreme_over(const Tensor& x, const Shape& dims, bool keepdim, const char* op) {
   const Folded folded = fold_reduced(x, dims, op);
-  MINIDL_CHECK(folded.x.size(-1) > 0, op, ": expected a non-empty reduction, got shape ",
-               x.sizes(), " over dims ", dims);
-  const Tensor values =
-      std::get<0>(kLargest ? max(folded.x, -1, false) : min(folded.x, -1, false));
+  MINIDL_CHECK(folded.x.size(-1) > 0, op, ": expected a non-empty reduction, got shape ", x.sizes(),
+               " over dims ", dims);
+  const Tensor values = std::get<0>(kLargest ? max(folded.x, -1, false) : min(folded.x, -1, false));
   return unfold_result(values, folded, keepdim);
 }
 
 // The bool tensor "x is not zero" (NaN is not zero, as in PyTorch's any and all).
-Tensor nonzero_mask(const Tensor& x) {
-  return x.dtype() == kBool ? x : ne(x, 0.0);
-}
+Tensor nonzero_mask(const Tensor& x) { return x.dtype() == kBool ? x : ne(x, 0.0); }
 
 }  // namespace
 
