@@ -13,3 +13,4 @@
 #include "minidl/optim/scalar_map.h"
 #include "minidl/optim/scheduler_composition.h"
 #include "minidl/optim/sgd.h"
+#include "minidl/optim/warmup_cosine_lr.h"

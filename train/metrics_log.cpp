@@ -22,6 +22,7 @@ std::string to_json(const EpochMetrics& metrics) {
   object["test_loss"] = metrics.test_loss;
   object["test_accuracy"] = metrics.test_accuracy;
   object["images_per_sec"] = metrics.images_per_sec;
+  if (metrics.tokens_per_sec > 0) object["tokens_per_sec"] = metrics.tokens_per_sec;
   object["seconds"] = metrics.seconds;
   object["precision"] = metrics.precision;
   return object.dump();

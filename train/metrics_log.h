@@ -2,6 +2,7 @@
 // The per-epoch metrics of a training run as JSON lines, one object per epoch:
 //   {"epoch": 3, "step": 1407, "lr": 0.05, "train_loss": 0.31, "test_loss": 0.33,
 //    "test_accuracy": 0.882, "images_per_sec": 5123.4, "seconds": 11.7, "precision": "fp32"}
+// A NextToken run adds "tokens_per_sec" after "images_per_sec".
 // tools/plot_metrics.py draws the loss and accuracy curves from such a file.
 //
 // The file is only ever appended to: a fresh run adds its epochs after whatever metrics lines the
@@ -24,7 +25,10 @@ struct EpochMetrics {
   double train_loss = 0;
   double test_loss = 0;
   double test_accuracy = 0;
-  double images_per_sec = 0;       // training images per second of the epoch's training part
+  double images_per_sec = 0;  // training images per second of the epoch's training part
+  // Target tokens per second of the same, for the NextToken objective (whose "images" are token
+  // windows); 0 otherwise, and then left out of the JSON line.
+  double tokens_per_sec = 0;
   double seconds = 0;              // the epoch's wall time, evaluation included
   std::string precision = "fp32";  // "fp32", "fp16" or "bf16"
 };

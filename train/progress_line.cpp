@@ -46,7 +46,7 @@ bool ProgressLine::due(int64_t done) const {
   }
 }
 
-void ProgressLine::show(int64_t done, double loss, double images_per_sec) {
+void ProgressLine::show(int64_t done, double loss, double rate) {
   last_shown_ = Clock::now();
   // The pace of this pass so far, times the batches left.
   const double elapsed = std::chrono::duration<double>(last_shown_ - started_).count();
@@ -58,16 +58,16 @@ void ProgressLine::show(int64_t done, double loss, double images_per_sec) {
     const int filled = batches_ > 0 ? static_cast<int>(kBarWidth * done / batches_) : kBarWidth;
     std::string bar(static_cast<size_t>(filled), '#');
     bar.append(static_cast<size_t>(kBarWidth - filled), '.');
-    std::fprintf(out_, "\r\033[2Kepoch %lld/%lld [%s] %lld/%lld  loss %.4f  %.0f img/s  eta %s",
+    std::fprintf(out_, "\r\033[2Kepoch %lld/%lld [%s] %lld/%lld  loss %.4f  %.0f %s/s  eta %s",
                  static_cast<long long>(epoch_), static_cast<long long>(epochs_), bar.c_str(),
-                 static_cast<long long>(done), static_cast<long long>(batches_), loss,
-                 images_per_sec, minutes_seconds(eta).c_str());
+                 static_cast<long long>(done), static_cast<long long>(batches_), loss, rate,
+                 unit_.c_str(), minutes_seconds(eta).c_str());
     line_open_ = true;
   } else {
-    std::fprintf(out_, "epoch %lld/%lld step %lld/%lld loss %.4f %.0f img/s eta %.0fs\n",
+    std::fprintf(out_, "epoch %lld/%lld step %lld/%lld loss %.4f %.0f %s/s eta %.0fs\n",
                  static_cast<long long>(epoch_), static_cast<long long>(epochs_),
-                 static_cast<long long>(done), static_cast<long long>(batches_), loss,
-                 images_per_sec, eta);
+                 static_cast<long long>(done), static_cast<long long>(batches_), loss, rate,
+                 unit_.c_str(), eta);
   }
   std::fflush(out_);
 }

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <string>
+#include <utility>
 
 #include "minidl/train/trainer_options.h"
 
@@ -22,7 +24,11 @@ class ProgressLine {
   void start_epoch(int64_t epoch, int64_t epochs, int64_t batches, int64_t first_batch);
   // Whether a line is due after batch `done` (1-based count of batches finished this epoch).
   bool due(int64_t done) const;
-  void show(int64_t done, double loss, double images_per_sec);
+  // `rate`: units per second, shown with unit() ("img/s", "tok/s").
+  void show(int64_t done, double loss, double rate);
+  // What the rate counts: "img" (the default) or "tok".
+  void set_unit(std::string unit) { unit_ = std::move(unit); }
+  const std::string& unit() const { return unit_; }
   // Clears a live line so the epoch's summary line replaces it.
   void end_epoch();
 
@@ -40,6 +46,7 @@ class ProgressLine {
   int64_t epoch_ = 0, epochs_ = 0, batches_ = 0, first_batch_ = 0;
   Clock::time_point started_, last_shown_;
   bool line_open_ = false;
+  std::string unit_ = "img";
 };
 
 }  // namespace minidl::train

@@ -16,7 +16,6 @@
 #include "minidl/distributed/init.h"
 #include "minidl/nn/utils/clip_grad.h"
 #include "minidl/ops/elementwise.h"
-#include "minidl/ops/loss.h"
 #include "minidl/ops/reduce.h"
 #include "minidl/optim/scalar_map.h"
 #include "minidl/train/output_paths.h"
@@ -55,13 +54,16 @@ class MixedPrecisionScope {
   std::optional<amp::AutocastGuard> guard_;
 };
 
-// The images of a batch, checked: the model wants float pixels, which the loader's
-// normalisation makes.
-const Tensor& checked_images(const data::Batch& batch) {
-  MINIDL_CHECK(is_floating_point(batch.images.dtype()), "Trainer: expected float images from ",
-               "the loader (normalise them with DataLoaderOptions::augment), got ",
-               batch.images.dtype());
-  return batch.images;
+// The objective the options give, or the default: Classification with their label smoothing.
+std::shared_ptr<const Objective> objective_of(const TrainerOptions& options) {
+  if (options.objective() == nullptr)
+    return std::make_shared<Classification>(options.label_smoothing());
+  MINIDL_CHECK(options.label_smoothing() == 0, "Trainer: expected label_smoothing 0 with the ",
+               options.objective()->name(),
+               " objective (label smoothing is Classification's: give it "
+               "Classification(label_smoothing) instead), got ",
+               options.label_smoothing());
+  return options.objective();
 }
 
 // What a path that is not a regular file is, for an error message.
@@ -81,6 +83,7 @@ const char* file_type_name(fs::file_type type) {
 Trainer::Trainer(nn::AnyModule model, optim::Optimizer& optimizer, data::DataLoader& train_loader,
                  data::DataLoader& test_loader, TrainerOptions options)
     : model_(std::move(model)),
+      objective_(objective_of(options)),
       optimizer_(optimizer),
       train_loader_(train_loader),
       test_loader_(test_loader),
@@ -100,6 +103,9 @@ Trainer::Trainer(nn::AnyModule model, optim::Optimizer& optimizer, data::DataLoa
                options_.keep_checkpoints());
   MINIDL_CHECK(options_.resume() != "auto" || !options_.checkpoint_dir().empty(),
                "Trainer: resume \"auto\" needs a checkpoint directory");
+  MINIDL_CHECK(options_.eval_batches() >= 0,
+               "Trainer: expected eval_batches >= 0 (0: the whole test loader), got ",
+               options_.eval_batches());
   MINIDL_CHECK(options_.accumulate_steps() >= 1, "Trainer: expected accumulate_steps >= 1, got ",
                options_.accumulate_steps());
   // Negated, so NaN fails too.
@@ -294,7 +300,7 @@ Trainer::MicroBatch Trainer::micro_batch(int64_t batch_index, int64_t pass_start
 }
 
 void Trainer::train_step(const data::Batch& batch, const MicroBatch& micro, TrainStepGraph* graph) {
-  const Tensor& images = checked_images(batch);
+  const Tensor& images = batch.images;
   if (graph != nullptr) {
     MINIDL_INTERNAL_ASSERT(micro.first && micro.last,
                            "a CUDA-graph step with gradient accumulation (the constructor refuses "
@@ -314,9 +320,9 @@ void Trainer::run_step(const Tensor& images, const Tensor& labels, const MicroBa
   if (micro.first) optimizer_.zero_grad();
   Tensor loss;
   {
+    const ObjectiveBatch cut = objective_->prepare(images, labels);
     MixedPrecisionScope mixed_precision(options_.precision());
-    loss = cross_entropy(forward(images), labels, Reduction::Mean,
-                         options_.label_smoothing());  // float32 under autocast too
+    loss = objective_->training_loss(forward(cut.input), cut.target);  // float32 under autocast too
   }
   // Each micro-batch's share of the group's mean, as PyTorch's recipe (loss / N).
   const Tensor share =
@@ -398,19 +404,21 @@ Evaluation Trainer::evaluate() {
   const Device device = device_of(model_);
   Tensor loss_sum = zeros({}, device);
   Tensor correct = zeros({}, TensorOptions(kInt64).device(device));
-  int64_t samples = 0;
+  int64_t samples = 0, units = 0, batches = 0;
   test_loader_.set_epoch(0);
   MixedPrecisionScope mixed_precision(options_.precision());
   for (const data::Batch& batch : test_loader_) {
-    const Tensor logits = model_.forward(checked_images(batch));
-    loss_sum.add_(cross_entropy(logits, batch.labels, Reduction::Sum));
-    correct.add_(sum(eq(argmax(logits, 1), batch.labels).to(kInt64)));
+    const ObjectiveBatch cut = objective_->prepare(batch.images, batch.labels);
+    objective_->add_evaluation(model_.forward(cut.input), cut.target, loss_sum, correct);
     samples += batch.size();
+    units += cut.target.numel();
+    if (++batches == options_.eval_batches()) break;
   }
   module.train(was_training);
-  MINIDL_CHECK(samples > 0, "Trainer::evaluate: the test loader gave no samples");
-  return {loss_sum.item<double>() / static_cast<double>(samples),
-          static_cast<double>(correct.item<int64_t>()) / static_cast<double>(samples), samples};
+  MINIDL_CHECK(units > 0, "Trainer::evaluate: the test loader gave no samples");
+  return {loss_sum.item<double>() / static_cast<double>(units),
+          static_cast<double>(correct.item<int64_t>()) / static_cast<double>(units), samples,
+          units};
 }
 
 void Trainer::print_epoch_line(const EpochMetrics& metrics, int64_t batches_done) const {
@@ -421,12 +429,14 @@ void Trainer::print_epoch_line(const EpochMetrics& metrics, int64_t batches_done
                                   ? " (stopped at batch " + std::to_string(batches_done) + "/" +
                                         std::to_string(batches) + ")"
                                   : std::string();
+  const bool tokens = metrics.tokens_per_sec > 0;
   std::printf(
-      "epoch %lld/%lld%s  train_loss %.4f  test_loss %.4f  test_accuracy %.4f  %.0f img/s  "
+      "epoch %lld/%lld%s  train_loss %.4f  test_loss %.4f  test_accuracy %.4f  %.0f %s/s  "
       "%.1f s\n",
       static_cast<long long>(metrics.epoch), static_cast<long long>(options_.epochs()),
       partial.c_str(), metrics.train_loss, metrics.test_loss, metrics.test_accuracy,
-      metrics.images_per_sec, metrics.seconds);
+      tokens ? metrics.tokens_per_sec : metrics.images_per_sec, tokens ? "tok" : "img",
+      metrics.seconds);
   std::fflush(stdout);
 }
 
@@ -495,6 +505,7 @@ struct Trainer::FitRun {
     if (!options.metrics_path().empty() && trainer.is_main_rank())
       metrics_log.emplace(options.metrics_path(), "TrainerOptions::metrics_path");
     if (options.handle_signals() && trainer.world_size_ == 1) signals.emplace();
+    progress.set_unit(std::string(trainer.objective_->unit()));
     // From here to the end of fit(), the training stream of the graph is current (see
     // train/train_step_graph.h): the loaders deliver to it, evaluation runs on it.
     if (trainer.cuda_graph_applies())
@@ -515,6 +526,7 @@ struct Trainer::FitRun {
   TrainingResult result;
   double train_seconds = 0;  // in training passes, over the run
   int64_t images = 0;        // trained by this rank, over the run
+  int64_t units = 0;         // the objective's scored units in them
 };
 
 TrainingResult Trainer::fit() {
@@ -566,10 +578,11 @@ Trainer::EpochPass Trainer::train_pass(FitRun& run) {
     train_step(batch, micro, run.graph());
     batch_ = batch.batch_index + 1;
     pass.images += batch.size();
+    pass.units += batch.size() * objective_->units_per_sample(batch.images);
     if (run.progress.due(batch_))
       run.progress.show(batch_,
                         train_loss_sum_.item<double>() / static_cast<double>(train_samples_),
-                        static_cast<double>(pass.images) / seconds_since(pass.start));
+                        static_cast<double>(pass.units) / seconds_since(pass.start));
     // Checks and stops fall between optimizer steps, so a checkpoint never holds half a group.
     if (!micro.last) continue;
     // Every rank at the same steps: the check is collective under data parallelism.
@@ -580,6 +593,7 @@ Trainer::EpochPass Trainer::train_pass(FitRun& run) {
   pass.seconds = seconds_since(pass.start);
   run.train_seconds += pass.seconds;
   run.images += pass.images;
+  run.units += pass.units;
   return pass;
 }
 
@@ -601,6 +615,8 @@ bool Trainer::end_epoch(FitRun& run, const EpochPass& pass) {
   metrics.test_accuracy = run.result.test.accuracy;
   metrics.images_per_sec =
       pass.seconds > 0 ? static_cast<double>(pass.images * world_size_) / pass.seconds : 0;
+  if (objective_->unit() == "tok" && pass.seconds > 0)
+    metrics.tokens_per_sec = static_cast<double>(pass.units * world_size_) / pass.seconds;
   metrics.seconds = seconds_since(pass.start);
   metrics.precision = precision_name(options_.precision());
   print_epoch_line(metrics, batch_);
@@ -653,6 +669,11 @@ TrainingResult Trainer::summary(FitRun& run) const {
   result.images_trained = run.images * world_size_;
   result.train_images_per_sec =
       run.train_seconds > 0 ? static_cast<double>(result.images_trained) / run.train_seconds : 0;
+  if (objective_->unit() == "tok") {
+    result.tokens_trained = run.units * world_size_;
+    result.train_tokens_per_sec =
+        run.train_seconds > 0 ? static_cast<double>(result.tokens_trained) / run.train_seconds : 0;
+  }
   result.wall_seconds = seconds_since(run.start);
   if (run.graph() != nullptr) result.graph_replays = static_cast<int64_t>(run.graph()->replays());
   return result;

@@ -1,7 +1,8 @@
 #pragma once
 // The training loop of the example trainers, for a user's own program too: epochs of SGD steps
-// on a classification model (cross-entropy on logits), an evaluation after each epoch, progress,
-// metrics as JSON lines, checkpoints with exact resume, and a clean stop on SIGINT/SIGTERM.
+// on an objective (a classifier's cross-entropy on logits by default, or a GPT's next-token
+// loss: Note [Objectives]), an evaluation after each epoch, progress, metrics as JSON lines,
+// checkpoints with exact resume, and a clean stop on SIGINT/SIGTERM.
 //
 //   models::LeNet model;
 //   optim::SGD optimizer(model->parameters(), optim::SGDOptions(0.05).momentum(0.9));
@@ -11,8 +12,9 @@
 //                          train::TrainerOptions().epochs(10).checkpoint_dir("runs"));
 //   train::TrainingResult result = trainer.fit();
 //
-// The model, the loaders and the optimizer are the caller's, already on their device; batches
-// must arrive as float images (normalise them in the loader). One step is: zero the gradients,
+// The model, the loaders and the optimizer are the caller's, already on their device; for the
+// default Classification objective, batches must arrive as float images (normalise them in the
+// loader). One step is: zero the gradients,
 // forward and loss (under autocast with a 16-bit precision()), backward (of the scaled loss for
 // float16), optimizer step (skipped by the GradScaler when a gradient overflowed), scheduler
 // step. With accumulate_steps(N) a step takes N batches, forward and backward on each (its loss
@@ -43,6 +45,23 @@
 // and clip_grad_norm are saved and must be the same to resume, as the precision
 // (tests/train/trainer_accumulation_test.cpp).
 //
+// Note [Objectives]: the loop is one loop for every model; what differs between a classifier
+// and a GPT is a small train::Objective (train/objective.h, TrainerOptions::objective) that cuts
+// a loader batch into the model's input and target (inside the step, so the CUDA-graph step
+// captures it too: the graph's static inputs stay the loader's images and labels), gives the
+// training loss, and adds an evaluation's loss sum and correct predictions. Everything else
+// (accumulation, clipping, autocast, the GradScaler, checkpoints and exact resume, data
+// parallelism) sees only a loss and is the same for both. Classification is the default and
+// computes exactly what the loop computed before objectives existed. NextToken trains a GPT on
+// data::TokenWindowDataset windows; its evaluation is the mean loss and next-token accuracy over
+// the target tokens, and throughput counts tokens. A GPT recipe evaluates every N steps on a
+// few batches (nanoGPT: every 250 steps, 20 batches): rather than a second evaluation schedule
+// inside the loop, its "epochs" are N steps long (the random-window dataset's epoch_size is N
+// batches' worth of windows; tools/trainers/train_gpt.cpp), so the per-epoch evaluation,
+// metrics line and checkpoint fall every N steps, and TrainerOptions::eval_batches bounds the
+// evaluation. The training loss is still averaged per sample (each window holds the same number
+// of tokens, so per sample and per token are the same mean).
+//
 // Note [One run per checkpoint folder]: a run that starts afresh in a checkpoint folder that
 // holds checkpoints already is refused (TrainerOptions::overwrite removes them first), so that
 // two runs never overwrite, prune or resume each other's checkpoints; and every checkpoint
@@ -55,6 +74,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -67,15 +87,18 @@
 #include "minidl/optim/optimizer.h"
 #include "minidl/optim/reduce_lr_on_plateau.h"
 #include "minidl/train/metrics_log.h"
+#include "minidl/train/objective.h"
 #include "minidl/train/train_step_graph.h"
 #include "minidl/train/trainer_options.h"
 
 namespace minidl::train {
 
+// Averages over the objective's scored units: samples for a classifier, target tokens for a GPT.
 struct Evaluation {
   double loss = 0;      // mean cross-entropy
-  double accuracy = 0;  // fraction of samples whose largest logit is the label
+  double accuracy = 0;  // fraction of units whose largest logit is the label (the next token)
   int64_t samples = 0;
+  int64_t units = 0;  // samples, or tokens
 };
 
 struct TrainingResult {
@@ -89,6 +112,10 @@ struct TrainingResult {
   std::optional<int> stop_signal;     // the signal that stopped the run early
   std::filesystem::path last_checkpoint;  // the last one written; empty if none
   int64_t graph_replays = 0;              // steps of this run replayed from a CUDA graph
+  // NextToken: target tokens trained by this run on every rank, and per second of training;
+  // 0 for a classifier.
+  int64_t tokens_trained = 0;
+  double train_tokens_per_sec = 0;
 };
 
 class Trainer {
@@ -131,7 +158,8 @@ class Trainer {
   // no checkpoint of the diverged weights. A float16 step that the GradScaler skips has a finite
   // loss, so loss scaling does not trip it.
   TrainingResult fit();
-  // Mean loss and accuracy of the model on the test loader, in eval mode without gradients.
+  // Mean loss and accuracy of the model on the test loader (its first eval_batches batches, when
+  // set), in eval mode without gradients.
   Evaluation evaluate();
 
   const TrainerOptions& options() const { return options_; }
@@ -151,6 +179,7 @@ class Trainer {
   struct EpochPass {
     Clock::time_point start;
     int64_t images = 0;  // trained by this rank
+    int64_t units = 0;   // the objective's scored units in them
     double seconds = 0;
   };
   // Trains from batch_ to the end of epoch_, or until a stop signal or max_steps.
@@ -175,8 +204,8 @@ class Trainer {
   // (replayed or eager, as it decides) when there is one (whole steps only).
   void train_step(const data::Batch& batch, const MicroBatch& micro, TrainStepGraph* graph);
   // The micro-batch's work on the current stream, for any batch size: zero_grad before the
-  // first of a group, forward, backward, and after the last the optimizer step. A whole step
-  // (MicroBatch{}) is what a graph captures.
+  // first of a group, the objective's cut of the batch, forward, backward, and after the last
+  // the optimizer step. A whole step (MicroBatch{}) is what a graph captures.
   void run_step(const Tensor& images, const Tensor& labels, const MicroBatch& micro);
   // Unscale (float16) and clip when asked, the optimizer step and the scaler's update.
   void optimizer_step();
@@ -195,6 +224,7 @@ class Trainer {
   std::pair<double, int64_t> global_train_loss() const;
 
   nn::AnyModule model_;
+  std::shared_ptr<const Objective> objective_;  // never null
   optim::Optimizer& optimizer_;
   // The scheduler set, if any: one of these two is null.
   optim::LRScheduler* scheduler_ = nullptr;

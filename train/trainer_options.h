@@ -5,11 +5,13 @@
 //       .metrics_path("runs/lenet/metrics.jsonl").model_name("lenet")
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "minidl/core/arg.h"
 #include "minidl/core/dtype.h"
 #include "minidl/optim/grad_scaler.h"
+#include "minidl/train/objective.h"
 #include "minidl/train/run_settings.h"
 
 namespace minidl::train {
@@ -56,7 +58,15 @@ class TrainerOptions {
   // Catch SIGINT and SIGTERM: finish the step, write a checkpoint, and return with
   // TrainingResult::stop_signal set. A second signal ends the process at once.
   MINIDL_ARG(bool, handle_signals) = true;
+  // What the model is trained and evaluated on (train/objective.h, Note [Objectives] in
+  // train/trainer.h). Null (the default): Classification(label_smoothing()).
+  MINIDL_ARG(std::shared_ptr<const Objective>, objective);
+  // Classification's label smoothing when objective() is null; must be 0 when it is set (an
+  // objective carries its own).
   MINIDL_ARG(double, label_smoothing) = 0;
+  // An evaluation reads at most this many batches of the test loader, from its start (nanoGPT's
+  // eval_iters). 0: all of them.
+  MINIDL_ARG(int64_t, eval_batches) = 0;
   // kFloat32, or mixed precision: kBFloat16, or kFloat16 with dynamic loss scaling (the trainer's
   // amp::GradScaler, saved in checkpoints). Parameters and optimizer state stay float32.
   MINIDL_ARG(DType, precision) = kFloat32;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "minidl/core/autocast.h"
 #include "minidl/nn/serialize.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/random.h"
@@ -191,6 +192,32 @@ TEST(GPT, LearnsARepeatedSequence) {
   }
   EXPECT_GT(first, 2.0);
   EXPECT_LT(last, 0.5);
+}
+
+// Mixed precision as train_gpt --precision bf16|fp16 runs it: the 16-bit branches join the
+// float32 residual stream, the loss is float32 and close to the float32 forward's, and every
+// parameter gets a float32 gradient.
+TEST(GPT, TrainsUnderAutocastWithAFloat32ResidualStream) {
+  for (const DType precision : {kBFloat16, kFloat16}) {
+    SCOPED_TRACE(dtype_name(precision));
+    manual_seed(6);
+    models::GPT gpt(tiny(true));
+    Tensor idx = tokens({1, 2, 3, 4, 5, 6, 7, 8, 2, 3, 4, 5, 6, 7, 8, 9}, {2, 8});
+    Tensor targets = tokens({2, 3, 4, 5, 6, 7, 8, 9, 3, 4, 5, 6, 7, 8, 9, 10}, {2, 8});
+    const double float32_loss = models::GPTImpl::loss(gpt(idx), targets).item<double>();
+    Tensor loss;
+    {
+      amp::AutocastGuard autocast(precision);
+      loss = models::GPTImpl::loss(gpt(idx), targets);
+    }
+    EXPECT_EQ(loss.dtype(), kFloat32);
+    EXPECT_NEAR(loss.item<double>(), float32_loss, 0.05);
+    loss.backward();
+    for (const Tensor& parameter : gpt->parameters()) {
+      ASSERT_TRUE(parameter.grad().defined());
+      EXPECT_EQ(parameter.grad().dtype(), kFloat32);
+    }
+  }
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +13,7 @@
 #include <optional>
 
 #include "minidl/minidl.h"
+#include "minidl/tools/trainers/command_line.h"
 
 namespace minidl::tools {
 
@@ -57,100 +57,8 @@ struct CommandLine {
   bool no_progress = false;
 };
 
-// A mistake in the command line: exit status 2.
-struct UsageError : Error {
-  using Error::Error;
-};
-
-// ---- option validators ----
-// CLI11 runs a validator on an option's text before converting it and reports a refusal as
-// "--option: <message>" (a CLI::ValidationError: exit status 2). These parse the text themselves
-// because CLI11's own conversions are lax: strtoll and strtoull saturate or wrap numbers out of
-// range (a seed of -1 becomes 2^64-1), base 0 reads "010" as octal, and strtold takes nan and inf.
-
 // Upper bound of --epochs and --warmup-epochs: keeps epochs x steps per epoch far inside int64_t.
 constexpr int64_t kMaxEpochs = 1'000'000;
-
-enum class Bound { kInclusive, kExclusive };
-
-std::string number_text(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.15g", value);  // 0, 0.5, 1000000
-  return text;
-}
-
-std::string refusal(const std::string& expected, const std::string& text) {
-  return "expected " + expected + ", got " + (text.empty() ? std::string("nothing") : text);
-}
-
-// A decimal integer from min to max, digits with an optional leading '-' and nothing else.
-// `expected` says what is wanted ("an integer >= 1"), `label` says it in --help ("POSITIVE"). The
-// validator rewrites the text to the number's plain form, so CLI11's base-0 conversion reads
-// "010" as 10.
-template <typename Int>
-CLI::Validator integer_validator(Int min, Int max, const std::string& expected,
-                                 const std::string& label) {
-  const std::string full_range =
-      "an integer from " + std::to_string(min) + " to " + std::to_string(max);
-  auto validate = [=](std::string& text) -> std::string {
-    Int value{};
-    const char* end = text.data() + text.size();
-    const auto [stop, error] = std::from_chars(text.data(), end, value);
-    if (error == std::errc::result_out_of_range && stop == end) return refusal(full_range, text);
-    if (error != std::errc() || stop != end || value < min || value > max)
-      return refusal(expected, text);
-    text = std::to_string(value);
-    return {};
-  };
-  return CLI::Validator(validate, label);
-}
-
-// An integer >= min (and within int64_t).
-CLI::Validator integer_at_least(int64_t min) {
-  const std::string bound = ">= " + std::to_string(min);
-  const std::string label = min == 0 ? "NONNEGATIVE" : min == 1 ? "POSITIVE" : bound;
-  return integer_validator<int64_t>(min, std::numeric_limits<int64_t>::max(), "an integer " + bound,
-                                    label);
-}
-
-// An integer from min to max.
-template <typename Int>
-CLI::Validator integer_in_range(Int min, Int max) {
-  return integer_validator<Int>(
-      min, max, "an integer from " + std::to_string(min) + " to " + std::to_string(max),
-      "[" + std::to_string(min) + " - " + std::to_string(max) + "]");
-}
-
-// A finite number above min (or equal to it, with Bound::kInclusive) and at most max.
-CLI::Validator finite_validator(double min, Bound bound, double max, const std::string& expected,
-                                const std::string& label) {
-  auto validate = [=](std::string& text) -> std::string {
-    double value = 0;
-    const char* end = text.data() + text.size();
-    const auto [stop, error] = std::from_chars(text.data(), end, value);
-    const bool above_min = bound == Bound::kInclusive ? value >= min : value > min;
-    if (error != std::errc() || stop != end || !std::isfinite(value) || !above_min || value > max)
-      return refusal(expected, text);
-    return {};
-  };
-  return CLI::Validator(validate, label);
-}
-
-// A finite number > min, or >= min with Bound::kInclusive.
-CLI::Validator finite_at_least(double min, Bound bound) {
-  const bool inclusive = bound == Bound::kInclusive;
-  const std::string relation = (inclusive ? ">= " : "> ") + number_text(min);
-  const std::string label = min != 0 ? relation : inclusive ? "NONNEGATIVE" : "POSITIVE";
-  return finite_validator(min, bound, std::numeric_limits<double>::max(),
-                          "a finite number " + relation, label);
-}
-
-// A number from min to max, both included.
-CLI::Validator finite_in_range(double min, double max) {
-  return finite_validator(min, Bound::kInclusive, max,
-                          "a number from " + number_text(min) + " to " + number_text(max),
-                          "[" + number_text(min) + " - " + number_text(max) + "]");
-}
 
 void define_options(CLI::App& app, CommandLine& line, const TrainerProgram& program) {
   const TrainerRecipe& recipe = program.recipe;
@@ -348,18 +256,6 @@ nn::AnyModule make_model(const std::string& name, int64_t in_channels, int64_t n
   return models::ResNet18(options);
 }
 
-Device choose_device(const std::string& choice) {
-  if (choice == "cpu") return Device(kCPU);
-  if (choice == "cuda") {
-    MINIDL_CHECK(
-        cuda::is_available(), "--device cuda: ",
-        cuda::is_built() ? "no CUDA device is visible" : "this build of minidl has no CUDA backend",
-        "; use --device cpu (or auto)");
-    return Device(kCUDA, cuda::current_device());  // distributed::init chose it by local rank
-  }
-  return cuda::is_available() ? Device(kCUDA, cuda::current_device()) : Device(kCPU);
-}
-
 std::unique_ptr<optim::Optimizer> make_optimizer(const CommandLine& line,
                                                  std::vector<Tensor> parameters) {
   if (line.optimizer == "adam")
@@ -458,23 +354,6 @@ void check_combinations(const CommandLine& line) {
         "loss from epoch to epoch");
 }
 
-// The outputs are checked before the data loads, so that a mistyped path, or a fresh run in
-// another run's checkpoint folder (Note [One run per checkpoint folder] in train/trainer.h),
-// fails at once.
-void check_outputs(const CommandLine& line) {
-  if (!line.checkpoint_dir.empty()) {
-    train::check_writable_directory(line.checkpoint_dir, "--checkpoint-dir");
-    const std::vector<fs::path> earlier = train::list_checkpoints(line.checkpoint_dir);
-    if (line.resume.empty() && !line.overwrite && !earlier.empty())
-      throw Error("--checkpoint-dir " + line.checkpoint_dir + " holds the checkpoints of an " +
-                  "earlier run (" + std::to_string(earlier.size()) + ", the newest " +
-                  earlier.back().filename().string() +
-                  "); continue it with --resume auto, start afresh with --overwrite, which "
-                  "removes them, or give another --checkpoint-dir");
-  }
-  if (!line.metrics.empty()) train::check_metrics_file(line.metrics, "--metrics");
-}
-
 // The settings that define the run (train/run_settings.h), compared with a checkpoint's on
 // resume. Not among them: what may change on resume (--epochs, --max-steps, the paths, --workers,
 // --device, --cuda-graph, --deterministic, logging), and what is checked on its own (--model,
@@ -528,7 +407,7 @@ int train(const TrainerProgram& program, const CommandLine& line) {
   check_combinations(line);
   distributed::init();  // world size 1 without mpirun
   const bool main_rank = distributed::rank() == 0;
-  if (main_rank) check_outputs(line);
+  if (main_rank) check_outputs(line.checkpoint_dir, line.resume, line.overwrite, line.metrics);
   set_log_level(line.log_level);
   if (!main_rank && log_level() < LogLevel::Warn) set_log_level(LogLevel::Warn);
   const Device device = choose_device(line.device);

@@ -19,7 +19,8 @@ set(mpi_test_environment
 
 add_executable(minidl_distributed_mpi_tests
   ${mpi_test_dir}/main_mpi.cpp ${mpi_test_dir}/collectives_mpi.cpp ${mpi_test_dir}/ddp_mpi.cpp
-  ${mpi_test_dir}/diagnosis_mpi.cpp ${CMAKE_CURRENT_SOURCE_DIR}/train/trainer_accumulation_mpi.cpp)
+  ${mpi_test_dir}/diagnosis_mpi.cpp ${CMAKE_CURRENT_SOURCE_DIR}/train/trainer_accumulation_mpi.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/train/trainer_next_token_mpi.cpp)
 target_link_libraries(minidl_distributed_mpi_tests PRIVATE minidl::minidl GTest::gtest)
 target_include_directories(minidl_distributed_mpi_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 foreach(np 2 4)
