@@ -94,9 +94,8 @@ Tensor pad(const Tensor& x, const Shape& padding, PadMode mode, double value) {
     const int64_t before = padding[2 * pair], after = padding[2 * pair + 1];
     const int64_t size = out.size(d);
     if (mode == PadMode::Constant) {
-      MINIDL_CHECK(before >= -size && after >= -size && before + after >= -size,
-                   "pad: padding ", padding, " removes more than dimension ", d, "'s ", size,
-                   " elements");
+      MINIDL_CHECK(before >= -size && after >= -size && before + after >= -size, "pad: padding ",
+                   padding, " removes more than dimension ", d, "'s ", size, " elements");
       // Negative padding crops, as F.pad's.
       out = out.narrow(d, std::max<int64_t>(0, -before),
                        size + std::min<int64_t>(0, before) + std::min<int64_t>(0, after));

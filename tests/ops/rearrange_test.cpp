@@ -45,8 +45,9 @@ TEST(Rearrange, RepeatAndRepeatInterleaveAsTorch) {
   EXPECT_EQ(values(repeat_interleave(corner, 2, 1)), (std::vector<float>{0, 0, 1, 1, 4, 4, 5, 5}));
   EXPECT_EQ(values(repeat_interleave(grid().narrow(0, 0, 1).narrow(1, 0, 3), 2)),
             (std::vector<float>{0, 0, 1, 1, 2, 2}));
-  EXPECT_ERROR_CONTAINS(repeat(grid(), {2}),
-                        "repeat: expected at least 2 repeats for a tensor of shape [3, 4], got [2]");
+  EXPECT_ERROR_CONTAINS(
+      repeat(grid(), {2}),
+      "repeat: expected at least 2 repeats for a tensor of shape [3, 4], got [2]");
 }
 
 TEST(Rearrange, PadConstantAndReflectAsTorch) {
@@ -54,12 +55,14 @@ TEST(Rearrange, PadConstantAndReflectAsTorch) {
   const Tensor padded = pad(corner, {1, 2, 0, 1}, PadMode::Constant, 9);
   EXPECT_EQ(padded.sizes(), (Shape{3, 5}));
   EXPECT_EQ(values(padded), (std::vector<float>{9, 0, 1, 9, 9, 9, 4, 5, 9, 9, 9, 9, 9, 9, 9}));
-  EXPECT_EQ(values(pad(grid(), {-1, 1})), (std::vector<float>{1, 2, 3, 0, 5, 6, 7, 0, 9, 10, 11, 0}));
-  EXPECT_EQ(values(pad(grid().view({1, 3, 4}), {2, 1}, PadMode::Reflect)),
-            (std::vector<float>{2, 1, 0, 1, 2, 3, 2, 6, 5, 4, 5, 6, 7, 6, 10, 9, 8, 9, 10, 11, 10}));
+  EXPECT_EQ(values(pad(grid(), {-1, 1})),
+            (std::vector<float>{1, 2, 3, 0, 5, 6, 7, 0, 9, 10, 11, 0}));
+  EXPECT_EQ(
+      values(pad(grid().view({1, 3, 4}), {2, 1}, PadMode::Reflect)),
+      (std::vector<float>{2, 1, 0, 1, 2, 3, 2, 6, 5, 4, 5, 6, 7, 6, 10, 9, 8, 9, 10, 11, 10}));
   EXPECT_EQ(values(pad(grid().view({1, 1, 3, 4}), {1, 1, 2, 1}, PadMode::Reflect)),
-            (std::vector<float>{9, 8, 9, 10, 11, 10, 5, 4, 5, 6, 7, 6, 1, 0, 1, 2, 3, 2,
-                                5, 4, 5, 6, 7, 6, 9, 8, 9, 10, 11, 10, 5, 4, 5, 6, 7, 6}));
+            (std::vector<float>{9, 8, 9, 10, 11, 10, 5, 4, 5, 6,  7,  6,  1, 0, 1, 2, 3, 2,
+                                5, 4, 5, 6,  7,  6,  9, 8, 9, 10, 11, 10, 5, 4, 5, 6, 7, 6}));
   EXPECT_ERROR_CONTAINS(pad(grid(), {4, 0}, PadMode::Reflect),
                         "pad: reflect padding of dimension 1 must be in [0, 4), got 4 and 0");
   EXPECT_ERROR_CONTAINS(pad(grid(), {1}), "pad: expected an even number of paddings");
@@ -69,12 +72,27 @@ TEST(Rearrange, GradientsFlowBackToTheSourceElements) {
   const Tensor x = testing::wiggly({3, 4}, 0.3, kFloat64).requires_grad_();
   for (const auto& [name, fn] :
        std::vector<std::pair<const char*, std::function<Tensor(const Tensor&)>>>{
-           {"flip", [](const Tensor& t) { return flip(t, {0, 1}); }},
-           {"roll", [](const Tensor& t) { return roll(t, {1, 3}, {0, 1}); }},
-           {"repeat", [](const Tensor& t) { return repeat(t, {2, 1, 2}); }},
+           {"flip",
+            [](const Tensor& t) {
+              return flip(t, {0, 1});
+            }},
+           {"roll",
+            [](const Tensor& t) {
+              return roll(t, {1, 3}, {0, 1});
+            }},
+           {"repeat",
+            [](const Tensor& t) {
+              return repeat(t, {2, 1, 2});
+            }},
            {"repeat_interleave", [](const Tensor& t) { return repeat_interleave(t, 3, 0); }},
-           {"pad constant", [](const Tensor& t) { return pad(t, {1, 2, -1, 1}); }},
-           {"pad reflect", [](const Tensor& t) { return pad(t, {2, 1, 1, 2}, PadMode::Reflect); }},
+           {"pad constant",
+            [](const Tensor& t) {
+              return pad(t, {1, 2, -1, 1});
+            }},
+           {"pad reflect",
+            [](const Tensor& t) {
+              return pad(t, {2, 1, 1, 2}, PadMode::Reflect);
+            }},
        }) {
     auto result = gradcheck([&](const std::vector<Tensor>& in) { return fn(in[0]); }, {x});
     EXPECT_TRUE(result) << name << ": " << result.message;
@@ -96,11 +114,11 @@ TEST(LinalgCompositions, AddmmBaddbmmAndOuterAsTorch) {
   EXPECT_ERROR_CONTAINS(addmm(ones({2}), zeros({2}), zeros({2})),
                         "addmm: expected 2-D matrices, got shapes [2] and [2]");
   EXPECT_ERROR_CONTAINS(outer(zeros({2, 1}), zeros({2})), "outer: expected 1-D vectors");
-  auto result = gradcheck(
-      [](const std::vector<Tensor>& in) { return addmm(in[0], in[1], in[2], 0.5, 2); },
-      {testing::wiggly({3}, 0.1, kFloat64).requires_grad_(),
-       testing::wiggly({2, 4}, 0.2, kFloat64).requires_grad_(),
-       testing::wiggly({4, 3}, 0.3, kFloat64).requires_grad_()});
+  auto result =
+      gradcheck([](const std::vector<Tensor>& in) { return addmm(in[0], in[1], in[2], 0.5, 2); },
+                {testing::wiggly({3}, 0.1, kFloat64).requires_grad_(),
+                 testing::wiggly({2, 4}, 0.2, kFloat64).requires_grad_(),
+                 testing::wiggly({4, 3}, 0.3, kFloat64).requires_grad_()});
   EXPECT_TRUE(result) << result.message;
 }
 
