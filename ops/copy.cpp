@@ -8,10 +8,16 @@
 #include "minidl/ops/broadcast.h"
 #include "minidl/ops/copy_kernels.h"
 #include "minidl/ops/cuda/transfer.h"
+#include "minidl/ops/dense_layout.h"
 
 namespace minidl {
 
 namespace {
+
+// A dense tensor's elements in storage order, as a contiguous 1-d view.
+Tensor storage_order_view(const Tensor& t) {
+  return make_view(t, {t.numel()}, {1}, t.storage_offset());
+}
 
 // Copies `src` (already broadcast to dst's shape) into `dst` across dtypes and devices.
 void copy_data(const Tensor& dst, const Tensor& src) {
@@ -19,6 +25,12 @@ void copy_data(const Tensor& dst, const Tensor& src) {
   if (dst.device() == src.device()) return kernels_for<CopyKernels>(dst.device()).copy(dst, src);
   // A transfer: only CUDA builds have a second device.
   if constexpr (cuda::kBuilt) {
+    // Two dense tensors of one dtype and the same strides hold their elements in the same order
+    // in storage: the bytes move as they are (a channels-last tensor's to()).
+    if (dst.dtype() == src.dtype() && dst.strides() == src.strides() &&
+        is_non_overlapping_and_dense(dst) && is_non_overlapping_and_dense(src) &&
+        !(dst.is_contiguous() && src.is_contiguous()))
+      return copy_data(storage_order_view(dst), storage_order_view(src));
     const CopyKernels& host = CopyKernels::kCpu;
     const CopyKernels& device = CopyKernels::kCuda;
     if (dst.is_cuda() && src.is_cuda()) {
@@ -99,7 +111,11 @@ Tensor Tensor::to(Device device, DType dtype) const {
   if (device == this->device() && dtype == this->dtype()) return *this;
   MINIDL_CHECK(!(device.is_cuda() && dtype == kFloat64),
                "to: float64 tensors are supported on the CPU only, cannot move to ", device);
-  Tensor out = empty(sizes(), TensorOptions(dtype).device(device));
+  // PyTorch's preserve_format: a dense tensor keeps its strides (a channels-last batch stays
+  // channels-last on the GPU); any other is made contiguous.
+  const TensorOptions options = TensorOptions(dtype).device(device);
+  Tensor out = is_non_overlapping_and_dense(*this) ? empty_strided(sizes(), strides(), options)
+                                                   : empty(sizes(), options);
   {
     NoGradGuard no_grad;
     copy_data(out, *this);

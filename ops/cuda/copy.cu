@@ -32,10 +32,14 @@ namespace {
 template <class T>
 inline constexpr bool is_16bit_float_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
-// Through float for the 16-bit types and through `!= 0` for bool, as PyTorch does.
+// Through float for the 16-bit types and through `!= 0` for bool, as PyTorch does. Within one
+// dtype the bits pass unchanged: a float16 NaN through float would come back as CUDA's canonical
+// NaN, and a strided copy (contiguous(), a transpose) must not change what it moves.
 template <class To, class From>
 MINIDL_HOST_DEVICE To convert(From value) {
-  if constexpr (std::is_same_v<To, bool>) {
+  if constexpr (std::is_same_v<To, From>) {
+    return value;
+  } else if constexpr (std::is_same_v<To, bool>) {
     if constexpr (is_16bit_float_v<From>)
       return static_cast<float>(value) != 0.0f;
     else

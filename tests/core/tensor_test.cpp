@@ -69,6 +69,23 @@ TEST(Tensor, SliceNarrowSelectSqueezeUnsqueezeFlatten) {
   EXPECT_ERROR_CONTAINS(x.transpose(0, 3), "transpose: dimension out of range");
 }
 
+TEST(Tensor, ToKeepsADenseLayoutAndMakesOthersContiguous) {
+  // PyTorch's preserve_format: a channels-last or transposed tensor keeps its strides through a
+  // dtype conversion; a view with holes (a strided slice) comes out contiguous.
+  const Tensor x = arange(2 * 3 * 4 * 5, kFloat32).view({2, 3, 4, 5});
+  const Tensor nhwc = x.contiguous(MemoryFormat::ChannelsLast);
+  const Tensor converted = nhwc.to(kBFloat16);
+  EXPECT_TRUE(converted.is_contiguous(MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(testing::bitwise_equal(converted.contiguous(), x.to(kBFloat16)));
+  const Tensor transposed = x.transpose(1, 3).to(kFloat16);
+  EXPECT_EQ(transposed.strides(), x.transpose(1, 3).strides());
+  EXPECT_TRUE(
+      testing::bitwise_equal(transposed.contiguous(), x.transpose(1, 3).contiguous().to(kFloat16)));
+  const Tensor holes = x.slice(3, 0, 5, 2).to(kBFloat16);
+  EXPECT_TRUE(holes.is_contiguous());
+  EXPECT_TRUE(testing::bitwise_equal(holes, x.slice(3, 0, 5, 2).contiguous().to(kBFloat16)));
+}
+
 TEST(Tensor, ASlicesGradientTakesTheInputsLayout) {
   // A channels-last feature map's gradient stays channels-last through a slice (a ResNet's
   // strided shortcut), with zeros where the slice did not read.

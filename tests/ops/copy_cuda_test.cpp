@@ -47,6 +47,28 @@ TEST(CopyCuda, LayoutChangingCopiesWithAndWithoutADtypeChange) {
   expect_copy_matches_cpu(nchw, kBool, MemoryFormat::ChannelsLast);
 }
 
+TEST(CopyCuda, ToKeepsTheLayoutAndEveryBitBetweenHostAndDevice) {
+  SKIP_WITHOUT_CUDA();
+  // cuda() and cpu() keep a channels-last tensor channels-last (PyTorch's preserve_format), with
+  // the same bytes.
+  const Tensor nhwc = wiggly({4, 6, 5, 7}, 0.1).contiguous(MemoryFormat::ChannelsLast);
+  const Tensor on_gpu = nhwc.cuda();
+  EXPECT_TRUE(on_gpu.is_contiguous(MemoryFormat::ChannelsLast));
+  const Tensor back = on_gpu.cpu();
+  EXPECT_TRUE(back.is_contiguous(MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(testing::bitwise_equal(back, nhwc));
+  // A strided copy within one dtype moves bits, not values: a float16 NaN keeps its payload (a
+  // trip through float would make it CUDA's canonical NaN), -0 keeps its sign.
+  const double nan = std::nan("");
+  const Tensor h =
+      from_host(std::vector<double>{nan, -0.0, 1.5, -nan, INFINITY, 3.0}.data(), {2, 3}, kFloat64)
+          .to(kFloat16);
+  for (const Tensor& x : {h, h.to(kBFloat16)}) {
+    const Tensor round_trip = x.cuda().t().contiguous().t().contiguous().cpu();
+    EXPECT_TRUE(testing::bitwise_equal(round_trip, x)) << x.dtype();
+  }
+}
+
 TEST(CopyCuda, PermutedAndBroadcastSources) {
   SKIP_WITHOUT_CUDA();
   // A permuted view: dims in an order neither layout has.
