@@ -25,6 +25,9 @@ Environment (run.sh sets the first ones):
     MINIDL_GPU_RESNET18_PRECISION   their precision (default bf16)
     MINIDL_GPU_CUDA_GRAPH           --cuda-graph of train_cifar10 (default on, its default)
     MINIDL_GPU_STAGE_SECONDS        the stage's length, at most STAGE_SECONDS
+    MINIDL_GPU_STEPS                a regular expression: only the steps whose names it finds
+                                    run (configure and build always do); the others are
+                                    recorded as skipped. For a short lease: the new paths first
 """
 import argparse
 import datetime
@@ -217,7 +220,30 @@ def bench_steps(context):
         Step("profile lenet,resnet18 fp32 vs PyTorch", compare + [
             "--model", "lenet,resnet18", "--precision", "fp32", "--steps", "10", "--profile"],
             120, parser="bench_compare", needs_gpu=True),
+        # GPT-2 small (--gpt-shape auto on CUDA), batch 8 of 1024 tokens: nanoGPT's recipe is
+        # bf16 autocast under torch.compile's default mode.
+        Step("gpt2-small bf16 vs PyTorch", compare + [
+            "--model", "gpt", "--precision", "bf16", "--pytorch-mode", "eager,default"], 180,
+             parser="bench_compare", needs_gpu=True),
+        Step("gpt2-small fp32 TF32 vs PyTorch", compare + [
+            "--model", "gpt", "--precision", "fp32", "--tf32", "on"], 90,
+             parser="bench_compare", needs_gpu=True),
+        Step("profile gpt2-small bf16 vs PyTorch", compare + [
+            "--model", "gpt", "--precision", "bf16", "--steps", "5", "--profile",
+            "--pytorch-mode", "eager"], 90, parser="bench_compare", needs_gpu=True),
     ]
+
+
+def select_steps(steps, pattern):
+    """The steps MINIDL_GPU_STEPS names run (and configure and build); the others are skipped,
+    each with the reason in the summary."""
+    if not pattern:
+        return steps
+    for step in steps:
+        if step.name not in ("configure", "build") and not re.search(pattern, step.name) \
+                and step.skip_reason is None:
+            step.skip_reason = f"not selected (MINIDL_GPU_STEPS={pattern})"
+    return steps
 
 
 def accuracy_steps(context):
@@ -445,6 +471,7 @@ def main():
     found_versions = versions(context)
     steps = {"test": test_steps, "bench": bench_steps,
              "accuracy": accuracy_steps}[args.stage](context)
+    steps = select_steps(steps, os.environ.get("MINIDL_GPU_STEPS"))
     for step in steps:
         runner.run(step)
     records = runner.records
