@@ -89,4 +89,68 @@ void check_outputs(const std::string& checkpoint_dir, const std::string& resume,
   if (!metrics.empty()) train::check_metrics_file(metrics, "--metrics");
 }
 
+void define_run_options(CLI::App& app, RunOptions& run, const RunOptionTexts& texts) {
+  app.add_option("--clip-grad-norm", run.clip_grad_norm,
+                 "Clip the gradients' total 2-norm to this before each step (0: no clipping)")
+      ->check(finite_at_least(0, Bound::kInclusive))
+      ->capture_default_str();
+  app.add_option(
+         "--accumulate", run.accumulate,
+         texts.accumulated + " per optimizer step (gradient accumulation; each loss divided by it)")
+      ->transform(integer_in_range<int64_t>(1, 1 << 20))
+      ->capture_default_str();
+  app.add_option("--device", run.device, "Where to train: auto takes a GPU when there is one")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
+  app.add_option("--precision", run.precision,
+                 "fp32, or mixed precision: bf16, or fp16 with dynamic loss scaling")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
+      ->capture_default_str();
+  app.add_option("--cuda-graph", run.cuda_graph,
+                 "Replay the training step from a CUDA graph (GPU, one process, no dropout, "
+                 "--accumulate 1; ignored elsewhere)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  app.add_option("--deterministic", run.deterministic,
+                 "on: cuDNN's deterministic convolution algorithms only "
+                 "(torch.backends.cudnn.deterministic), so that a run on a GPU repeats bit for "
+                 "bit and a resumed run ends as a straight one; off: cuDNN may pick faster "
+                 "algorithms that accumulate in a varying order (the CPU repeats either way)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  app.add_option("--tf32", run.tf32,
+                 "on: float32 convolutions and matrix products may use TF32 tensor cores on a "
+                 "GPU (PyTorch's torch.backends.cudnn.allow_tf32 and "
+                 "torch.backends.cuda.matmul.allow_tf32); off: float32 arithmetic")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  app.add_option("--workers", run.workers, "Data-loader worker threads (0: the main thread)")
+      ->transform(integer_in_range<int>(0, 64))
+      ->capture_default_str();
+  app.add_option("--seed", run.seed, "Seed of " + texts.seeded)
+      ->transform(integer_in_range<uint64_t>(0, std::numeric_limits<uint64_t>::max()))
+      ->capture_default_str();
+  app.add_option("--checkpoint-dir", run.checkpoint_dir,
+                 "Where checkpoints are written (the 3 newest are kept); empty: none")
+      ->capture_default_str();
+  app.add_option("--resume", run.resume,
+                 "Continue from this checkpoint file, or from the newest in --checkpoint-dir with "
+                 "'auto'. The options that define the run must be the checkpoint's; these may "
+                 "change: " +
+                     texts.resumable + ", and the number of ranks");
+  app.add_flag("--overwrite", run.overwrite,
+               "Start afresh in a --checkpoint-dir that holds an earlier run's checkpoints, "
+               "removing them (without it such a run is refused; --resume auto continues it)");
+  app.add_option("--metrics", run.metrics,
+                 "Append one JSON object " + texts.metrics + " to this file");
+  app.add_option("--log-every", run.log_every,
+                 "Steps between progress lines when stdout is not a terminal")
+      ->transform(integer_at_least(1))
+      ->capture_default_str();
+  app.add_option("--log-level", run.log_level, "Logging level")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
+      ->capture_default_str();
+  app.add_flag("--no-progress", run.no_progress, "No progress lines " + texts.progress);
+}
+
 }  // namespace minidl::tools

@@ -69,6 +69,40 @@ CLI::Validator finite_at_least(double min, Bound bound);
 // A number from min to max, both included.
 CLI::Validator finite_in_range(double min, double max);
 
+// The options every trainer has, with one name, check and meaning each: how and where the run
+// executes, its checkpoints and its output. A trainer's CommandLine derives from it and sets its
+// own defaults in its constructor.
+struct RunOptions {
+  double clip_grad_norm = 0;
+  int64_t accumulate = 1;
+  std::string device = "auto";
+  std::string precision = "fp32";
+  std::string cuda_graph = "on";
+  std::string deterministic = "on";
+  std::string tf32 = "off";
+  int workers = 1;
+  uint64_t seed = 0;
+  std::string checkpoint_dir;
+  std::string resume;
+  bool overwrite = false;
+  std::string metrics;
+  int64_t log_every = 100;
+  std::string log_level = "info";
+  bool no_progress = false;
+};
+
+// The words of the run options' help that differ between trainers.
+struct RunOptionTexts {
+  std::string accumulated;  // what --accumulate counts: "Batches", "Micro-batches"
+  std::string seeded;       // what --seed seeds
+  std::string resumable;    // the options a resumed run may change, for --resume
+  std::string metrics;      // when --metrics gets a line: "per epoch"
+  std::string progress;     // where --no-progress leaves out lines: "inside an epoch ..."
+};
+
+// Adds the run options to `app`, bound to `run`'s fields (their values are the defaults shown).
+void define_run_options(CLI::App& app, RunOptions& run, const RunOptionTexts& texts);
+
 // --device: "cpu", "cuda" (an error naming why when there is none) or "auto" (a GPU when there
 // is one).
 Device choose_device(const std::string& choice);

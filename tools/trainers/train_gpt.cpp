@@ -38,7 +38,7 @@ constexpr double kSampleTemperature = 0.8;
 constexpr int64_t kSampleTopK = 40;
 
 // Everything the command line sets; the defaults are the recipe's (about 0.8M parameters).
-struct CommandLine {
+struct CommandLine : RunOptions {
   std::string data_dir;
   // The model: nanoGPT's GPTConfig.
   int64_t n_layer = 4;
@@ -53,26 +53,16 @@ struct CommandLine {
   double lr = 1e-3;
   double weight_decay = 0.1;
   int64_t warmup_steps = 100;
-  double clip_grad_norm = 1.0;
-  int64_t accumulate = 1;
   int64_t eval_interval = 250;
   int64_t eval_batches = 20;
   int64_t sample_tokens = 200;
-  // The run, as the other trainers'.
-  std::string device = "auto";
-  std::string precision = "fp32";
-  std::string cuda_graph = "on";
-  std::string deterministic = "on";
-  std::string tf32 = "off";
-  int workers = 1;
-  uint64_t seed = 1337;  // nanoGPT's
-  std::string checkpoint_dir = "runs/train_gpt";
-  std::string resume;
-  bool overwrite = false;
-  std::string metrics;
-  int64_t log_every = 50;
-  std::string log_level = "info";
-  bool no_progress = false;
+
+  CommandLine() {  // the run options' defaults of this recipe
+    clip_grad_norm = 1.0;
+    seed = 1337;  // nanoGPT's
+    checkpoint_dir = "runs/train_gpt";
+    log_every = 50;
+  }
 };
 
 void define_options(CLI::App& app, CommandLine& line) {
@@ -118,14 +108,6 @@ void define_options(CLI::App& app, CommandLine& line) {
                  "Linear warm-up steps, from --lr / (N + 1) (nanoGPT's get_lr)")
       ->transform(integer_at_least(0))
       ->capture_default_str();
-  app.add_option("--clip-grad-norm", line.clip_grad_norm,
-                 "Clip the gradients' total 2-norm to this before each step (0: no clipping)")
-      ->check(finite_at_least(0, Bound::kInclusive))
-      ->capture_default_str();
-  app.add_option("--accumulate", line.accumulate,
-                 "Micro-batches per optimizer step (gradient accumulation)")
-      ->transform(integer_in_range<int64_t>(1, 1 << 20))
-      ->capture_default_str();
   app.add_option("--eval-interval", line.eval_interval,
                  "Steps between evaluations, metrics lines and checkpoints (and one at the end)")
       ->transform(integer_at_least(1))
@@ -138,57 +120,15 @@ void define_options(CLI::App& app, CommandLine& line) {
                  "Tokens to generate at the end (temperature 0.8, top 40), from a newline")
       ->transform(integer_in_range<int64_t>(0, 1'000'000))
       ->capture_default_str();
-  app.add_option("--device", line.device, "Where to train: auto takes a GPU when there is one")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
-      ->capture_default_str();
-  app.add_option("--precision", line.precision,
-                 "fp32, or mixed precision: bf16, or fp16 with dynamic loss scaling")
-      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
-      ->capture_default_str();
-  app.add_option("--cuda-graph", line.cuda_graph,
-                 "Replay the training step from a CUDA graph (GPU, one process, no dropout, "
-                 "--accumulate 1; ignored elsewhere)")
-      ->check(CLI::IsMember({"on", "off"}))
-      ->capture_default_str();
-  app.add_option("--deterministic", line.deterministic,
-                 "on: deterministic cuDNN algorithms only, so that a GPU run repeats bit for bit")
-      ->check(CLI::IsMember({"on", "off"}))
-      ->capture_default_str();
-  app.add_option("--tf32", line.tf32,
-                 "on: float32 matrix products may use TF32 tensor cores on a GPU")
-      ->check(CLI::IsMember({"on", "off"}))
-      ->capture_default_str();
-  app.add_option("--workers", line.workers, "Data-loader worker threads (0: the main thread)")
-      ->transform(integer_in_range<int>(0, 64))
-      ->capture_default_str();
-  app.add_option("--seed", line.seed,
-                 "Seed of the initial weights, the training windows, dropout and the sample")
-      ->transform(integer_in_range<uint64_t>(0, std::numeric_limits<uint64_t>::max()))
-      ->capture_default_str();
-  app.add_option("--checkpoint-dir", line.checkpoint_dir,
-                 "Where checkpoints are written (the 3 newest are kept); empty: none")
-      ->capture_default_str();
-  app.add_option("--resume", line.resume,
-                 "Continue from this checkpoint file, or from the newest in --checkpoint-dir with "
-                 "'auto'. The options that define the run must be the checkpoint's (--max-steps "
-                 "among them: it sets the schedule); these may change: --checkpoint-dir, "
-                 "--metrics, --workers, --device, --cuda-graph, --deterministic, --log-every, "
-                 "--log-level, --no-progress, --sample-tokens, and the number of ranks");
-  app.add_flag("--overwrite", line.overwrite,
-               "Start afresh in a --checkpoint-dir that holds an earlier run's checkpoints, "
-               "removing them (without it such a run is refused; --resume auto continues it)");
-  app.add_option(
-      "--metrics", line.metrics,
-      "Append one JSON object per evaluation (every --eval-interval steps) to this file");
-  app.add_option("--log-every", line.log_every,
-                 "Steps between progress lines when stdout is not a terminal")
-      ->transform(integer_at_least(1))
-      ->capture_default_str();
-  app.add_option("--log-level", line.log_level, "Logging level")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
-      ->capture_default_str();
-  app.add_flag("--no-progress", line.no_progress,
-               "No progress lines between evaluations (the line after each one stays)");
+  define_run_options(
+      app, line,
+      {.accumulated = "Micro-batches",
+       .seeded = "the initial weights, the training windows, dropout and the sample",
+       .resumable = "--checkpoint-dir, --metrics, --workers, --device, --cuda-graph, "
+                    "--deterministic, --log-every, --log-level, --no-progress, --sample-tokens "
+                    "(--max-steps may not: it sets the schedule)",
+       .metrics = "per evaluation (every --eval-interval steps)",
+       .progress = "between evaluations (the line after each one stays)"});
 }
 
 // Options that do not combine.

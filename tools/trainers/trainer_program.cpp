@@ -22,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Everything the command line sets.
-struct CommandLine {
+struct CommandLine : RunOptions {
   std::string data_dir;
   std::string dataset;
   std::string model;
@@ -35,26 +35,10 @@ struct CommandLine {
   double weight_decay = 0;
   std::string schedule;
   double warmup_epochs = 0;
-  double clip_grad_norm = 0;
-  int64_t accumulate = 1;
-  std::string device = "auto";
-  std::string precision = "fp32";
-  std::string cuda_graph = "on";
-  std::string deterministic = "on";
-  std::string tf32 = "off";
-  int workers = 1;
-  uint64_t seed = 0;
-  std::string checkpoint_dir;
   int64_t checkpoint_every = 1;
-  std::string resume;
-  bool overwrite = false;
-  std::string metrics;
   int64_t max_steps = 0;
   int64_t limit_train = 0;
   int64_t limit_test = 0;
-  int64_t log_every = 100;
-  std::string log_level = "info";
-  bool no_progress = false;
 };
 
 // Upper bound of --epochs and --warmup-epochs: keeps epochs x steps per epoch far inside int64_t.
@@ -121,64 +105,19 @@ void define_options(CLI::App& app, CommandLine& line, const TrainerProgram& prog
                  "schedule but onecycle and plateau)")
       ->check(finite_in_range(0, kMaxEpochs))
       ->capture_default_str();
-  app.add_option("--clip-grad-norm", line.clip_grad_norm,
-                 "Clip the gradients' total 2-norm to this before each step (0: no clipping)")
-      ->check(finite_at_least(0, Bound::kInclusive))
-      ->capture_default_str();
-  app.add_option("--accumulate", line.accumulate,
-                 "Batches per optimizer step (gradient accumulation; each loss divided by it)")
-      ->transform(integer_in_range<int64_t>(1, 1 << 20))
-      ->capture_default_str();
-  app.add_option("--device", line.device, "Where to train: auto takes a GPU when there is one")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
-      ->capture_default_str();
-  app.add_option("--precision", line.precision,
-                 "fp32, or mixed precision: bf16, or fp16 with dynamic loss scaling")
-      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
-      ->capture_default_str();
-  app.add_option("--cuda-graph", line.cuda_graph,
-                 "Replay the training step from a CUDA graph (GPU, one process, no dropout, "
-                 "--accumulate 1; ignored elsewhere)")
-      ->check(CLI::IsMember({"on", "off"}))
-      ->capture_default_str();
-  app.add_option("--deterministic", line.deterministic,
-                 "on: cuDNN's deterministic convolution algorithms only "
-                 "(torch.backends.cudnn.deterministic), so that a run on a GPU repeats bit for "
-                 "bit and a resumed run ends as a straight one; off: cuDNN may pick faster "
-                 "algorithms that accumulate in a varying order (the CPU repeats either way)")
-      ->check(CLI::IsMember({"on", "off"}))
-      ->capture_default_str();
-  app.add_option("--tf32", line.tf32,
-                 "on: float32 convolutions and matrix products may use TF32 tensor cores on a "
-                 "GPU (PyTorch's torch.backends.cudnn.allow_tf32 and "
-                 "torch.backends.cuda.matmul.allow_tf32); off: float32 arithmetic")
-      ->check(CLI::IsMember({"on", "off"}))
-      ->capture_default_str();
-  app.add_option("--workers", line.workers, "Data-loader worker threads (0: the main thread)")
-      ->transform(integer_in_range<int>(0, 64))
-      ->capture_default_str();
-  app.add_option("--seed", line.seed,
-                 "Seed of the initial weights, the shuffle and the "
-                 "augmentation")
-      ->transform(integer_in_range<uint64_t>(0, std::numeric_limits<uint64_t>::max()))
-      ->capture_default_str();
-  app.add_option("--checkpoint-dir", line.checkpoint_dir,
-                 "Where checkpoints are written (the 3 newest are kept); empty: none")
-      ->capture_default_str();
+  define_run_options(
+      app, line,
+      {.accumulated = "Batches",
+       .seeded = "the initial weights, the shuffle and the augmentation",
+       .resumable = "--epochs, --max-steps, --checkpoint-dir, --checkpoint-every, --metrics, "
+                    "--workers, --device, --cuda-graph, --deterministic, --log-every, "
+                    "--log-level, --no-progress",
+       .metrics = "per epoch",
+       .progress = "inside an epoch (the line after each epoch stays)"});
   app.add_option("--checkpoint-every", line.checkpoint_every,
                  "Write a checkpoint every N epochs, and always at the end")
       ->transform(integer_at_least(1))
       ->capture_default_str();
-  app.add_option("--resume", line.resume,
-                 "Continue from this checkpoint file, or from the newest in --checkpoint-dir with "
-                 "'auto'. The options that define the run must be the checkpoint's; these may "
-                 "change: --epochs, --max-steps, --checkpoint-dir, --checkpoint-every, --metrics, "
-                 "--workers, --device, --cuda-graph, --deterministic, --log-every, --log-level, "
-                 "--no-progress, and the number of ranks");
-  app.add_flag("--overwrite", line.overwrite,
-               "Start afresh in a --checkpoint-dir that holds an earlier run's checkpoints, "
-               "removing them (without it such a run is refused; --resume auto continues it)");
-  app.add_option("--metrics", line.metrics, "Append one JSON object per epoch to this file");
   app.add_option("--max-steps", line.max_steps, "Stop after this many steps (0: no limit)")
       ->transform(integer_at_least(0))
       ->capture_default_str();
@@ -190,15 +129,6 @@ void define_options(CLI::App& app, CommandLine& line, const TrainerProgram& prog
                  "Evaluate on the first N test images only (0: all)")
       ->transform(integer_at_least(0))
       ->capture_default_str();
-  app.add_option("--log-every", line.log_every,
-                 "Steps between progress lines when stdout is not a terminal")
-      ->transform(integer_at_least(1))
-      ->capture_default_str();
-  app.add_option("--log-level", line.log_level, "Logging level")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
-      ->capture_default_str();
-  app.add_flag("--no-progress", line.no_progress,
-               "No progress lines inside an epoch (the line after each epoch stays)");
 }
 
 // ---- datasets ----
