@@ -4,7 +4,8 @@
 // batch of one with batch stride 0, which is also how a matrix is broadcast over a batch.
 // Operands reach BLAS without a copy when each matrix has unit stride along its rows or its
 // columns (so transposed views are passed as BLAS transposes); anything else is copied first.
-// On the CPU, float16 and bfloat16 are converted to float32, multiplied and converted back.
+// On the CPU, float16 and bfloat16 products are summed into float32 and rounded once at the end
+// (ops/linalg_kernels.h).
 #include "minidl/ops/linalg.h"
 
 #include <algorithm>
@@ -71,6 +72,12 @@ void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double beta) {
   kernels_for<LinalgKernels>(c.device()).gemm(a_ready, b_ready, c, beta);
 }
 
+// The options of a product's sums: a's, but float32 for 16-bit operands on the CPU, whose GEMM
+// sums into float32 (ops/linalg_kernels.h); the result is rounded to a's dtype once, at the end.
+TensorOptions sums_options(const Tensor& a) {
+  return a.is_cpu() && is_16bit_float(a.dtype()) ? a.options().dtype(kFloat32) : a.options();
+}
+
 // True when the rows of every matrix of the 3-D `a` are evenly spaced across the whole batch,
 // so [batch, n, k] can be read as one [batch * n, k] matrix.
 bool rows_fold_over_batch(const Tensor& a) {
@@ -80,24 +87,23 @@ bool rows_fold_over_batch(const Tensor& a) {
 // The product of validated 2-D or 3-D operands, without autograd: [n, m] when both are 2-D,
 // else [batch, n, m] (a 2-D operand or a batch of one is broadcast over the other's batch).
 Tensor product(const Tensor& a, const Tensor& b) {
-  if (a.is_cpu() && is_16bit_float(a.dtype()))
-    return product(a.to(kFloat32), b.to(kFloat32)).to(a.dtype());
   const int64_t n = a.size(-2), k = a.size(-1), m = b.size(-1);
   const bool batched = a.dim() == 3 || b.dim() == 3;
   const int64_t a_batch = a.dim() == 3 ? a.size(0) : 1, b_batch = b.dim() == 3 ? b.size(0) : 1;
   const int64_t batch = std::max(a_batch, b_batch);
-  Tensor out = batched ? empty({batch, n, m}, a.options()) : empty({n, m}, a.options());
-  if (out.numel() == 0) return out;
-  if (k == 0) return out.zero_();
-  if (b_batch == 1 && batch > 1 && rows_fold_over_batch(a)) {
+  const TensorOptions options = sums_options(a);
+  Tensor out = batched ? empty({batch, n, m}, options) : empty({n, m}, options);
+  if (out.numel() > 0 && k == 0) {
+    out.zero_();
+  } else if (out.numel() > 0 && b_batch == 1 && batch > 1 && rows_fold_over_batch(a)) {
     // One GEMM for a batch times a shared matrix: [batch * n, k] @ [k, m].
     const Tensor a_rows =
         make_view(a, {1, batch * n, k}, {0, a.stride(1), a.stride(2)}, a.storage_offset());
     gemm(a_rows, as_batch(b, 1), out.view({1, batch * n, m}), 0);
-  } else {
+  } else if (out.numel() > 0) {
     gemm(as_batch(a, batch), as_batch(b, batch), out.view({batch, n, m}), 0);
   }
-  return out;
+  return out.to(a.dtype());
 }
 
 // The transpose of the last two dimensions (a view; BLAS reads it without a copy).
@@ -193,18 +199,14 @@ void check_linear_operands(const Tensor& x, const Tensor& weight, const Tensor& 
 // x2 [rows, in] @ weight^T + bias -> [rows, out] without autograd, in one GEMM: the bias is
 // broadcast into the output first and the GEMM accumulates onto it (beta = 1).
 Tensor linear_rows(const Tensor& x2, const Tensor& weight, const Tensor& bias) {
-  if (x2.is_cpu() && is_16bit_float(x2.dtype())) {
-    const Tensor bias_float = bias.defined() ? bias.to(kFloat32) : Tensor();
-    return linear_rows(x2.to(kFloat32), weight.to(kFloat32), bias_float).to(x2.dtype());
-  }
   const int64_t rows = x2.size(0), in_features = x2.size(1), out_features = weight.size(0);
-  Tensor out = empty({rows, out_features}, x2.options());
+  Tensor out = empty({rows, out_features}, sums_options(x2));
   if (bias.defined()) out.copy_(bias);
-  if (out.numel() == 0) return out;
-  if (in_features == 0) return bias.defined() ? out : out.zero_();
-  gemm(as_batch(x2, 1), as_batch(weight.t(), 1), out.view({1, rows, out_features}),
-       bias.defined() ? 1 : 0);
-  return out;
+  if (out.numel() > 0 && in_features == 0 && !bias.defined()) out.zero_();
+  if (out.numel() > 0 && in_features > 0)
+    gemm(as_batch(x2, 1), as_batch(weight.t(), 1), out.view({1, rows, out_features}),
+         bias.defined() ? 1 : 0);
+  return out.to(x2.dtype());
 }
 
 }  // namespace

@@ -13,9 +13,11 @@ struct LinalgKernels {
   // Every matrix of a and b is BLAS-compatible: unit stride along its columns with row stride
   // >= max(1, cols) (read as is), or unit stride along its rows with column stride
   // >= max(1, rows) (read as a transpose, without a copy). ops/linalg.cpp guarantees this.
-  // dtypes: float32 or float64 on the CPU (the caller converts 16-bit types to float32);
-  // float32, float16 and bfloat16 on CUDA, accumulating in float32, float32 on TF32 tensor
-  // cores only when allow_tf32() (ops/linalg.h), which the CUDA kernel reads at each call.
+  // dtypes: on the CPU, float32 or float64, or float16 or bfloat16 a and b with a float32 c (the
+  // product summed and stored in float32; the caller rounds it): bfloat16 on oneDNN where it
+  // multiplies it directly (ops/cpu/onednn_matmul.h), else both converted to float32 for
+  // OpenBLAS. On CUDA float32, float16 and bfloat16, accumulating in float32, float32 on TF32
+  // tensor cores only when allow_tf32() (ops/linalg.h), which the CUDA kernel reads at each call.
   void (*gemm)(const Tensor& a, const Tensor& b, const Tensor& c, double beta);
 
   static const LinalgKernels kCpu;

@@ -1,0 +1,140 @@
+// bfloat16 GEMMs on oneDNN's matmul primitive (ops/cpu/onednn_matmul.h). The work is cut as the
+// OpenBLAS GEMM's (ops/cpu/linalg.cpp): the matrices of the batch and blocks of rows of each, one
+// primitive call per block on one of minidl's threads (Note [oneDNN on minidl's threads] in
+// ops/cpu/onednn_context.h). Primitives are made once per (rows, columns, depth, operand strides,
+// beta) and kept (Note [oneDNN primitive cache]); the operands are read in their own layout.
+#include "minidl/ops/cpu/onednn_matmul.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "minidl/core/logging.h"
+#include "minidl/core/parallel.h"
+#include "minidl/ops/cpu/onednn_context.h"
+#include "minidl/ops/onednn.h"
+
+namespace minidl::cpu {
+
+namespace {
+
+using dnnl::memory;
+
+// As the OpenBLAS GEMM: each task at least this many multiply-adds.
+constexpr int64_t kMultiplyAddsPerTask = 1 << 20;
+
+struct MatmulKey {
+  int64_t rows, cols, depth;             // one block: [rows, depth] @ [depth, cols]
+  int64_t a_row_stride, a_depth_stride;  // a's strides along its rows and along k
+  int64_t b_depth_stride, b_col_stride;  // b's strides along k and along its columns
+  bool accumulate;                       // beta 1: c += a @ b
+  bool operator==(const MatmulKey&) const = default;
+};
+
+struct MatmulKeyHash {
+  size_t operator()(const MatmulKey& k) const {
+    size_t h = std::hash<bool>{}(k.accumulate);
+    for (int64_t v : {k.rows, k.cols, k.depth, k.a_row_stride, k.a_depth_stride, k.b_depth_stride,
+                      k.b_col_stride})
+      h = h * 1000003u ^ std::hash<int64_t>{}(v);
+    return h;
+  }
+};
+
+struct MatmulPlan {
+  dnnl::matmul primitive;
+  memory::desc a, b, c;
+  size_t scratchpad_bytes = 0;
+};
+
+std::shared_ptr<const MatmulPlan> make_plan(const MatmulKey& k) {
+  auto plan = std::make_shared<MatmulPlan>();
+  plan->a = memory::desc({k.rows, k.depth}, memory::data_type::bf16,
+                         {k.a_row_stride, k.a_depth_stride});
+  plan->b = memory::desc({k.depth, k.cols}, memory::data_type::bf16,
+                         {k.b_depth_stride, k.b_col_stride});
+  plan->c = memory::desc({k.rows, k.cols}, memory::data_type::f32, {k.cols, 1});
+  dnnl::primitive_attr attributes = onednn::user_scratchpad();
+  if (k.accumulate) {
+    dnnl::post_ops sum;
+    sum.append_sum(1.0f);
+    attributes.set_post_ops(sum);
+  }
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(plan->a, plan->b, plan->c), attributes,
+                                        onednn::engine());
+  const std::string implementation = pd.impl_info_str();
+  // oneDNN's own kernels (brgemm, jit), not its reference loops.
+  if (implementation.rfind("brg", 0) != 0 && implementation.rfind("jit", 0) != 0) {
+    logger().debug("matmul: oneDNN has only {} for bfloat16 [{}, {}] @ [{}, {}]; converting",
+                   implementation, k.rows, k.depth, k.depth, k.cols);
+    return nullptr;
+  }
+  plan->primitive = dnnl::matmul(pd);
+  plan->scratchpad_bytes = pd.scratchpad_desc().get_size();
+  onednn::count_primitive();
+  return plan;
+}
+
+// Note [oneDNN primitive cache]: nullptr for a key oneDNN refused.
+std::shared_ptr<const MatmulPlan> plan_for(const MatmulKey& key) {
+  static onednn::PlanCache<MatmulKey, MatmulPlan, MatmulKeyHash> plans("matmul");
+  return plans.get(key, make_plan);
+}
+
+}  // namespace
+
+bool onednn_bfloat16_gemm_enabled() { return onednn_enabled() && onednn_bfloat16_instructions(); }
+
+bool onednn_bfloat16_gemm(const Tensor& a, const Tensor& b, const Tensor& c, double beta) {
+  MINIDL_INTERNAL_ASSERT(a.dtype() == kBFloat16 && b.dtype() == kBFloat16 &&
+                             c.dtype() == kFloat32 && c.is_contiguous() &&
+                             (beta == 0 || beta == 1),
+                         "onednn_bfloat16_gemm: expected bfloat16 operands, a contiguous float32 ",
+                         "result and beta 0 or 1, got ", a.dtype(), ", ", b.dtype(), ", ",
+                         c.dtype(), " and beta ", beta);
+  const int64_t batch = c.size(0), n = c.size(1), m = c.size(2), k = a.size(2);
+  const int64_t multiply_adds = n * m * k;
+  // Rows [block * n / row_blocks, (block + 1) * n / row_blocks) of each matrix per item: at most
+  // two block heights, so at most two plans.
+  const int64_t most_blocks = std::max<int64_t>(1, std::min(n, get_num_threads()));
+  const int64_t row_blocks =
+      std::clamp<int64_t>(multiply_adds / kMultiplyAddsPerTask, 1, most_blocks);
+  auto key_for = [&](int64_t rows) {
+    return MatmulKey{rows,        m,           k, a.stride(1), a.stride(2), b.stride(1),
+                     b.stride(2), beta == 1};
+  };
+  const int64_t short_rows = n / row_blocks, tall_rows = (n + row_blocks - 1) / row_blocks;
+  const std::shared_ptr<const MatmulPlan> short_plan = plan_for(key_for(short_rows));
+  const std::shared_ptr<const MatmulPlan> tall_plan =
+      tall_rows == short_rows ? short_plan : plan_for(key_for(tall_rows));
+  if (!short_plan || !tall_plan) return false;
+
+  const size_t scratchpad_bytes = std::max(short_plan->scratchpad_bytes, tall_plan->scratchpad_bytes);
+  const auto* a_data = static_cast<const BFloat16*>(a.data_ptr());
+  const auto* b_data = static_cast<const BFloat16*>(b.data_ptr());
+  auto* c_data = static_cast<float*>(c.data_ptr());
+  auto multiply = [&](int64_t first, int64_t last) {
+    std::vector<std::byte> scratchpad(scratchpad_bytes);
+    for (int64_t item = first; item < last; ++item) {
+      const int64_t i = item / row_blocks, block = item % row_blocks;
+      const int64_t row = n * block / row_blocks, rows = n * (block + 1) / row_blocks - row;
+      const MatmulPlan& plan = rows == short_rows ? *short_plan : *tall_plan;
+      onednn::execute(
+          plan.primitive,
+          {{DNNL_ARG_SRC, onednn::wrap(plan.a, a_data + i * a.stride(0) + row * a.stride(1))},
+           {DNNL_ARG_WEIGHTS, onednn::wrap(plan.b, b_data + i * b.stride(0))},
+           {DNNL_ARG_DST, onednn::wrap(plan.c, c_data + i * n * m + row * m)},
+           {DNNL_ARG_SCRATCHPAD, onednn::scratchpad_memory(scratchpad.data(), scratchpad_bytes)}});
+    }
+  };
+  const int64_t item_multiply_adds = std::max<int64_t>(1, multiply_adds / row_blocks);
+  parallel_for(0, batch * row_blocks,
+               std::max<int64_t>(1, kMultiplyAddsPerTask / item_multiply_adds), multiply);
+  return true;
+}
+
+}  // namespace minidl::cpu
