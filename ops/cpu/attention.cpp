@@ -3,11 +3,14 @@
 // Forward: parallel_for over (b, h, block of kQueryBlock queries); each task walks the keys in
 // blocks of kKeyBlock with an online softmax, holding one [kQueryBlock, kKeyBlock] block of
 // scores and the blocks' operands converted to Acc (float, or double for float64).
-// Backward: Delta = rowsum(dO * O) first, then two passes that recompute the scores' gradients
-// tile by tile: one task per (b, h, key block) sums dK and dV over the query blocks in order,
-// one task per (b, h, query block) sums dQ over the key blocks in order. Every element is
-// summed by one task in a fixed order, so the result has the same bits at any thread count
-// (the price: the scores are recomputed twice, as FlashAttention-2's deterministic backward).
+// Backward: Delta = rowsum(dO * O) first, then one task per (b, h) walks the key blocks in
+// order and, within each, the query blocks in order, recomputing each tile's scores once for
+// dK and dV (summed over the query blocks in order) and dQ (over the key blocks in order, into
+// the head's [T, D] accumulator: D per query, never T x T). Every element is summed by one task
+// in a fixed order, so the result has the same bits at any thread count. The price: a call with
+// fewer heads than threads leaves threads idle (the GPT's batch x heads is 128). The two-pass form
+// before it, parallel over blocks too, recomputed every score twice and took 1.3-1.4x as long in
+// the GPT's step (measured against its GEMMs' time in one profile, 2026-11-26).
 //
 // The tile products (Q K^T, P V, dO V^T, and the gradients' sums) are cblas_?gemm calls on the
 // tiles converted to Acc (ops/cpu/gemm.h, OpenBLAS on the calling thread), which leaves the
@@ -282,76 +285,57 @@ void attention_backward_typed(const Tensor& grad_query, const Tensor& grad_key,
                  }
                });
 
-  // dK, dV: one task per (b, h, key block), the query blocks in order.
-  const int64_t key_blocks = ceil_div(key_length, kKeyBlock);
-  T* grad_key_data = grad_key.data_ptr<T>();
-  T* grad_value_data = grad_value.data_ptr<T>();
-  parallel_for(0, heads_total * key_blocks, 1, [&](int64_t begin, int64_t end) {
-    BackwardTile<Acc> tile(params);
-    AccRows<Acc> grad_keys(kKeyBlock, D), grad_values(kKeyBlock, Dv);
-    for (int64_t task = begin; task < end; ++task) {
-      const int64_t bh = task / key_blocks;
-      const int64_t first_key = (task % key_blocks) * kKeyBlock;
-      const int64_t key_count = std::min(kKeyBlock, key_length - first_key);
-      tile.keys.load(problem.key_rows(bh), first_key, key_count);
-      tile.values.load(problem.value_rows(bh), first_key, key_count);
-      grad_keys.zero();
-      grad_values.zero();
-      // Under is_causal, queries before first_key see none of these keys.
-      const int64_t query_start =
-          params.is_causal ? std::min(query_length, first_key) / kQueryBlock * kQueryBlock : 0;
-      for (int64_t first_query = query_start; first_query < query_length;
-           first_query += kQueryBlock) {
-        const int64_t query_count = std::min(kQueryBlock, query_length - first_query);
-        tile.queries.load(problem.query_rows(bh), first_query, query_count);
-        tile.grad_outs.load(grad_out_data + bh * query_length * Dv, first_query, query_count);
-        recompute_tile(problem, tile, bh, first_query, query_count, first_key, key_count,
-                       logsumexp_data, delta.data());
-        // dV += (P * dropout)^T dO, dK += (dScore * scale)^T Q
-        gemm<Acc>(CblasTrans, CblasNoTrans, key_count, Dv, query_count,
-                  tile.dropped_probabilities.row(0), kKeyBlock, tile.grad_outs.row(0), leading(Dv),
-                  Acc(1), grad_values.row(0), leading(Dv));
-        gemm<Acc>(CblasTrans, CblasNoTrans, key_count, D, query_count, tile.score_gradients.row(0),
-                  kKeyBlock, tile.queries.row(0), leading(D), Acc(1), grad_keys.row(0), leading(D));
-      }
-      for (int64_t c = 0; c < key_count; ++c) {
-        const int64_t key_index = bh * key_length + first_key + c;
-        for (int64_t d = 0; d < D; ++d)
-          grad_key_data[key_index * D + d] = static_cast<T>(grad_keys.row(c)[d]);
-        for (int64_t e = 0; e < Dv; ++e)
-          grad_value_data[key_index * Dv + e] = static_cast<T>(grad_values.row(c)[e]);
-      }
-    }
-  });
-
-  // dQ: one task per (b, h, query block), the key blocks in order.
+  // One task per (b, h): the key blocks in order, and for each the query blocks in order, so
+  // that each tile's scores are recomputed once for all three gradients. dK and dV of a key block
+  // sum over the query blocks in order, dQ of a query block over the key blocks in order.
   const int64_t query_blocks = ceil_div(query_length, kQueryBlock);
   T* grad_query_data = grad_query.data_ptr<T>();
-  parallel_for(0, heads_total * query_blocks, 1, [&](int64_t begin, int64_t end) {
+  T* grad_key_data = grad_key.data_ptr<T>();
+  T* grad_value_data = grad_value.data_ptr<T>();
+  parallel_for(0, heads_total, 1, [&](int64_t begin, int64_t end) {
     BackwardTile<Acc> tile(params);
-    AccRows<Acc> grad_queries(kQueryBlock, D);
-    for (int64_t task = begin; task < end; ++task) {
-      const int64_t bh = task / query_blocks;
-      const int64_t first_query = (task % query_blocks) * kQueryBlock;
-      const int64_t query_count = std::min(kQueryBlock, query_length - first_query);
-      tile.queries.load(problem.query_rows(bh), first_query, query_count);
-      tile.grad_outs.load(grad_out_data + bh * query_length * Dv, first_query, query_count);
+    AccRows<Acc> grad_keys(kKeyBlock, D), grad_values(kKeyBlock, Dv);
+    AccRows<Acc> grad_queries(query_blocks * kQueryBlock, D);  // the head's [T, D]
+    for (int64_t bh = begin; bh < end; ++bh) {
       grad_queries.zero();
-      const int64_t key_end = problem.visible_keys(first_query + query_count - 1);
-      for (int64_t first_key = 0; first_key < key_end; first_key += kKeyBlock) {
-        const int64_t key_count = std::min(kKeyBlock, key_end - first_key);
+      for (int64_t first_key = 0; first_key < key_length; first_key += kKeyBlock) {
+        const int64_t key_count = std::min(kKeyBlock, key_length - first_key);
         tile.keys.load(problem.key_rows(bh), first_key, key_count);
         tile.values.load(problem.value_rows(bh), first_key, key_count);
-        recompute_tile(problem, tile, bh, first_query, query_count, first_key, key_count,
-                       logsumexp_data, delta.data());
-        // dQ += (dScore * scale) K
-        gemm<Acc>(CblasNoTrans, CblasNoTrans, query_count, D, key_count,
-                  tile.score_gradients.row(0), kKeyBlock, tile.keys.row(0), leading(D), Acc(1),
-                  grad_queries.row(0), leading(D));
+        grad_keys.zero();
+        grad_values.zero();
+        // Under is_causal, queries before first_key see none of these keys.
+        const int64_t query_start =
+            params.is_causal ? std::min(query_length, first_key) / kQueryBlock * kQueryBlock : 0;
+        for (int64_t first_query = query_start; first_query < query_length;
+             first_query += kQueryBlock) {
+          const int64_t query_count = std::min(kQueryBlock, query_length - first_query);
+          tile.queries.load(problem.query_rows(bh), first_query, query_count);
+          tile.grad_outs.load(grad_out_data + bh * query_length * Dv, first_query, query_count);
+          recompute_tile(problem, tile, bh, first_query, query_count, first_key, key_count,
+                         logsumexp_data, delta.data());
+          // dV += (P * dropout)^T dO, dK += (dScore * scale)^T Q, dQ += (dScore * scale) K
+          gemm<Acc>(CblasTrans, CblasNoTrans, key_count, Dv, query_count,
+                    tile.dropped_probabilities.row(0), kKeyBlock, tile.grad_outs.row(0),
+                    leading(Dv), Acc(1), grad_values.row(0), leading(Dv));
+          gemm<Acc>(CblasTrans, CblasNoTrans, key_count, D, query_count,
+                    tile.score_gradients.row(0), kKeyBlock, tile.queries.row(0), leading(D), Acc(1),
+                    grad_keys.row(0), leading(D));
+          gemm<Acc>(CblasNoTrans, CblasNoTrans, query_count, D, key_count,
+                    tile.score_gradients.row(0), kKeyBlock, tile.keys.row(0), leading(D), Acc(1),
+                    grad_queries.row(first_query), leading(D));
+        }
+        for (int64_t c = 0; c < key_count; ++c) {
+          const int64_t key_index = bh * key_length + first_key + c;
+          for (int64_t d = 0; d < D; ++d)
+            grad_key_data[key_index * D + d] = static_cast<T>(grad_keys.row(c)[d]);
+          for (int64_t e = 0; e < Dv; ++e)
+            grad_value_data[key_index * Dv + e] = static_cast<T>(grad_values.row(c)[e]);
+        }
       }
-      for (int64_t r = 0; r < query_count; ++r) {
-        T* grad_row = grad_query_data + (bh * query_length + first_query + r) * D;
-        for (int64_t d = 0; d < D; ++d) grad_row[d] = static_cast<T>(grad_queries.row(r)[d]);
+      for (int64_t i = 0; i < query_length; ++i) {
+        T* grad_row = grad_query_data + (bh * query_length + i) * D;
+        for (int64_t d = 0; d < D; ++d) grad_row[d] = static_cast<T>(grad_queries.row(i)[d]);
       }
     }
   });

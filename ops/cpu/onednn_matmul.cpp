@@ -53,10 +53,10 @@ struct MatmulPlan {
 
 std::shared_ptr<const MatmulPlan> make_plan(const MatmulKey& k) {
   auto plan = std::make_shared<MatmulPlan>();
-  plan->a = memory::desc({k.rows, k.depth}, memory::data_type::bf16,
-                         {k.a_row_stride, k.a_depth_stride});
-  plan->b = memory::desc({k.depth, k.cols}, memory::data_type::bf16,
-                         {k.b_depth_stride, k.b_col_stride});
+  plan->a =
+      memory::desc({k.rows, k.depth}, memory::data_type::bf16, {k.a_row_stride, k.a_depth_stride});
+  plan->b =
+      memory::desc({k.depth, k.cols}, memory::data_type::bf16, {k.b_depth_stride, k.b_col_stride});
   plan->c = memory::desc({k.rows, k.cols}, memory::data_type::f32, {k.cols, 1});
   dnnl::primitive_attr attributes = onednn::user_scratchpad();
   if (k.accumulate) {
@@ -91,8 +91,7 @@ bool onednn_bfloat16_gemm_enabled() { return onednn_enabled() && onednn_bfloat16
 
 bool onednn_bfloat16_gemm(const Tensor& a, const Tensor& b, const Tensor& c, double beta) {
   MINIDL_INTERNAL_ASSERT(a.dtype() == kBFloat16 && b.dtype() == kBFloat16 &&
-                             c.dtype() == kFloat32 && c.is_contiguous() &&
-                             (beta == 0 || beta == 1),
+                             c.dtype() == kFloat32 && c.is_contiguous() && (beta == 0 || beta == 1),
                          "onednn_bfloat16_gemm: expected bfloat16 operands, a contiguous float32 ",
                          "result and beta 0 or 1, got ", a.dtype(), ", ", b.dtype(), ", ",
                          c.dtype(), " and beta ", beta);
@@ -104,8 +103,7 @@ bool onednn_bfloat16_gemm(const Tensor& a, const Tensor& b, const Tensor& c, dou
   const int64_t row_blocks =
       std::clamp<int64_t>(multiply_adds / kMultiplyAddsPerTask, 1, most_blocks);
   auto key_for = [&](int64_t rows) {
-    return MatmulKey{rows,        m,           k, a.stride(1), a.stride(2), b.stride(1),
-                     b.stride(2), beta == 1};
+    return MatmulKey{rows, m, k, a.stride(1), a.stride(2), b.stride(1), b.stride(2), beta == 1};
   };
   const int64_t short_rows = n / row_blocks, tall_rows = (n + row_blocks - 1) / row_blocks;
   const std::shared_ptr<const MatmulPlan> short_plan = plan_for(key_for(short_rows));
@@ -113,7 +111,8 @@ bool onednn_bfloat16_gemm(const Tensor& a, const Tensor& b, const Tensor& c, dou
       tall_rows == short_rows ? short_plan : plan_for(key_for(tall_rows));
   if (!short_plan || !tall_plan) return false;
 
-  const size_t scratchpad_bytes = std::max(short_plan->scratchpad_bytes, tall_plan->scratchpad_bytes);
+  const size_t scratchpad_bytes =
+      std::max(short_plan->scratchpad_bytes, tall_plan->scratchpad_bytes);
   const auto* a_data = static_cast<const BFloat16*>(a.data_ptr());
   const auto* b_data = static_cast<const BFloat16*>(b.data_ptr());
   auto* c_data = static_cast<float*>(c.data_ptr());

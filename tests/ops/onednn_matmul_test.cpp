@@ -8,13 +8,14 @@
 // different orders and round once to bfloat16: the float32 sums differ by far less than a
 // bfloat16 ulp (2^-8 relative), so the results are equal or one ulp apart where a sum lies near
 // a rounding boundary. Allowed: 2^-7 relative, plus 1e-6 absolute for results near 0.
+#include "minidl/ops/cpu/onednn_matmul.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "minidl/minidl.h"
-#include "minidl/ops/cpu/onednn_matmul.h"
 #include "onednn_test_util.h"
 #include "test_util.h"
 
@@ -26,9 +27,9 @@ using testing::ScopedOnednn;
 using testing::ScopedThreadCount;
 using testing::wiggly;
 
-#define SKIP_WITHOUT_BFLOAT16_GEMM()                                                   \
-  SKIP_WITHOUT_ONEDNN();                                                               \
-  if (!cpu::onednn_bfloat16_gemm_enabled())                                            \
+#define SKIP_WITHOUT_BFLOAT16_GEMM()                                                  \
+  SKIP_WITHOUT_ONEDNN();                                                              \
+  if (!cpu::onednn_bfloat16_gemm_enabled())                                           \
   GTEST_SKIP() << "this CPU has no AVX-512 BF16: bfloat16 products are converted to " \
                   "float32 for OpenBLAS"
 
@@ -48,7 +49,8 @@ void expect_onednn_matches_openblas(const std::string& what, const F& f) {
   const Tensor with_onednn = f();
   EXPECT_EQ(with_onednn.dtype(), kBFloat16);
   EXPECT_EQ(with_onednn.sizes(), with_openblas.sizes());
-  EXPECT_TRUE(all_close(with_onednn.to(kFloat32), with_openblas.to(kFloat32), kRelative, kAbsolute));
+  EXPECT_TRUE(
+      all_close(with_onednn.to(kFloat32), with_openblas.to(kFloat32), kRelative, kAbsolute));
 }
 
 TEST(OnednnMatmul, BFloat16ProductsMatchOpenBlasInEveryLayout) {
@@ -61,10 +63,12 @@ TEST(OnednnMatmul, BFloat16ProductsMatchOpenBlasInEveryLayout) {
                                  [&] { return matmul(b.t(), a.t()); });  // [45, 300] @ [300, 37]
   const Tensor batch_a = bf16({3, 17, 64}, 0.3), batch_b = bf16({3, 64, 29}, 0.4);
   expect_onednn_matches_openblas("batched", [&] { return matmul(batch_a, batch_b); });
-  expect_onednn_matches_openblas("batch times a shared matrix",
-                                 [&] { return matmul(batch_a, bf16({64, 29}, 0.5)); });
-  expect_onednn_matches_openblas("shared matrix times a batch",
-                                 [&] { return matmul(bf16({17, 64}, 0.6), batch_b); });
+  expect_onednn_matches_openblas("batch times a shared matrix", [&] {
+    return matmul(batch_a, bf16({64, 29}, 0.5));
+  });
+  expect_onednn_matches_openblas("shared matrix times a batch", [&] {
+    return matmul(bf16({17, 64}, 0.6), batch_b);
+  });
   expect_onednn_matches_openblas("4-d, as attention's scores", [&] {
     const Tensor q = bf16({2, 4, 33, 16}, 0.7), k = bf16({2, 4, 33, 16}, 0.8);
     return matmul(q, k.transpose(-2, -1));
