@@ -7,6 +7,8 @@
 #include "minidl/train/output_paths.h"
 #include "minidl/train/run_settings.h"
 #include "minidl/train/stop_signal.h"
+#include "minidl/train/tensorboard_writer.h"
+#include "minidl/train/tfrecord_writer.h"
 #include "minidl/train/trainer.h"
 #include "minidl/train/trainer_options.h"
 #include "minidl/train/training_checkpoint.h"

@@ -21,6 +21,7 @@
 #include "minidl/train/output_paths.h"
 #include "minidl/train/progress_line.h"
 #include "minidl/train/stop_signal.h"
+#include "minidl/train/tensorboard_writer.h"
 #include "minidl/train/training_checkpoint.h"
 
 namespace minidl::train {
@@ -109,6 +110,9 @@ Trainer::Trainer(nn::AnyModule model, optim::Optimizer& optimizer, data::DataLoa
   MINIDL_CHECK(options_.accumulate_steps() >= 1, "Trainer: expected accumulate_steps >= 1, got ",
                options_.accumulate_steps());
   // Negated, so NaN fails too.
+  MINIDL_CHECK(options_.tensorboard_histogram_every() >= 0,
+               "Trainer: expected tensorboard_histogram_every >= 0 (0: no histograms), got ",
+               options_.tensorboard_histogram_every());
   MINIDL_CHECK(options_.clip_grad_norm() >= 0 && std::isfinite(options_.clip_grad_norm()),
                "Trainer: expected a finite clip_grad_norm >= 0 (0: no clipping), got ",
                options_.clip_grad_norm());
@@ -343,7 +347,8 @@ void Trainer::optimizer_step() {
   if (options_.clip_grad_norm() > 0) {
     scaler_.unscale_(optimizer_);  // clip the true gradients; then step() does not unscale again
     // The norm stays on the device: nothing here waits for it.
-    nn::utils::clip_grad_norm_(model_.ptr()->parameters(), options_.clip_grad_norm());
+    last_grad_norm_ =
+        nn::utils::clip_grad_norm_(model_.ptr()->parameters(), options_.clip_grad_norm());
   }
   scaler_.step(optimizer_);
   scaler_.update();
@@ -464,6 +469,8 @@ void Trainer::prepare_outputs() const {
   }
   if (!options_.metrics_path().empty())
     check_metrics_file(options_.metrics_path(), "TrainerOptions::metrics_path");
+  if (!options_.tensorboard_dir().empty())
+    check_writable_directory(options_.tensorboard_dir(), "TrainerOptions::tensorboard_dir");
 }
 
 TrainingResult Trainer::finished_result(const fs::path& checkpoint, Clock::time_point run_start) {
@@ -504,6 +511,8 @@ struct Trainer::FitRun {
     const TrainerOptions& options = trainer.options_;
     if (!options.metrics_path().empty() && trainer.is_main_rank())
       metrics_log.emplace(options.metrics_path(), "TrainerOptions::metrics_path");
+    if (!options.tensorboard_dir().empty() && trainer.is_main_rank())
+      tensorboard.emplace(options.tensorboard_dir());
     if (options.handle_signals() && trainer.world_size_ == 1) signals.emplace();
     progress.set_unit(std::string(trainer.objective_->unit()));
     // From here to the end of fit(), the training stream of the graph is current (see
@@ -520,6 +529,8 @@ struct Trainer::FitRun {
 
   Clock::time_point start;
   std::optional<MetricsLog> metrics_log;
+  std::optional<TensorBoardWriter> tensorboard;
+  int64_t evaluations = 0;  // logged by this run
   std::optional<StopSignalGuard> signals;
   std::optional<TrainStepGraph> step_graph;
   ProgressLine progress;
@@ -586,7 +597,10 @@ Trainer::EpochPass Trainer::train_pass(FitRun& run) {
     // Checks and stops fall between optimizer steps, so a checkpoint never holds half a group.
     if (!micro.last) continue;
     // Every rank at the same steps: the check is collective under data parallelism.
-    if (step_ % options_.log_every() == 0) check_finite_loss();
+    if (step_ % options_.log_every() == 0) {
+      const auto [loss_sum, samples] = check_finite_loss();
+      if (run.tensorboard && samples > 0) log_step(run, loss_sum / static_cast<double>(samples));
+    }
     if (run.stop_signal() || reached_max_steps()) break;
   }
   run.progress.end_epoch();
@@ -638,11 +652,40 @@ bool Trainer::end_epoch(FitRun& run, const EpochPass& pass) {
     run.result.last_checkpoint = save_checkpoint();
   // After the checkpoint, so that a line that cannot be written (a full disk) costs no checkpoint.
   if (run.metrics_log) run.metrics_log->append(metrics);
+  if (run.tensorboard) log_evaluation(run, metrics);
   if (run.stop_signal()) {
     run.result.stop_signal = run.stop_signal();
     return false;
   }
   return true;
+}
+
+void Trainer::log_step(FitRun& run, double running_loss) {
+  TensorBoardWriter& writer = *run.tensorboard;
+  writer.add_scalar("step/train_loss", running_loss, step_);
+  writer.add_scalar("step/lr", last_step_lr_, step_);
+  // Reading these waits for the device, as the loss check just did: only every log_every().
+  if (last_grad_norm_.defined())
+    writer.add_scalar("step/grad_norm", last_grad_norm_.item<double>(), step_);
+  if (scaler_.is_enabled()) writer.add_scalar("step/grad_scale", scaler_.get_scale(), step_);
+}
+
+void Trainer::log_evaluation(FitRun& run, const EpochMetrics& metrics) {
+  TensorBoardWriter& writer = *run.tensorboard;
+  writer.add_scalar("loss/train", metrics.train_loss, metrics.step);
+  writer.add_scalar("loss/test", metrics.test_loss, metrics.step);
+  writer.add_scalar("accuracy/test", metrics.test_accuracy, metrics.step);
+  writer.add_scalar("lr", metrics.lr, metrics.step);
+  writer.add_scalar("throughput/images_per_sec", metrics.images_per_sec, metrics.step);
+  if (metrics.tokens_per_sec > 0)
+    writer.add_scalar("throughput/tokens_per_sec", metrics.tokens_per_sec, metrics.step);
+  const int64_t every = options_.tensorboard_histogram_every();
+  if (every == 0 || ++run.evaluations % every != 0) return;
+  for (const auto& item : model_.ptr()->named_parameters()) {
+    writer.add_histogram("weights/" + item.key(), item.value(), metrics.step);
+    if (item.value().grad().defined())
+      writer.add_histogram("grads/" + item.key(), item.value().grad(), metrics.step);
+  }
 }
 
 optim::CheckpointableScheduler* Trainer::checkpointed_scheduler() const {

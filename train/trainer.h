@@ -187,6 +187,10 @@ class Trainer {
   // After a pass: evaluates, logs the epoch's metrics, moves to the next epoch when this one is
   // complete and saves the checkpoints due. False when a stop signal ends the run.
   bool end_epoch(FitRun& run, const EpochPass& pass);
+  // TensorBoard's scalars of step_ (TrainerOptions::tensorboard_dir), from the running loss.
+  void log_step(FitRun& run, double running_loss);
+  // TensorBoard's scalars of an evaluation, and its histograms when they are due.
+  void log_evaluation(FitRun& run, const EpochMetrics& metrics);
   TrainingResult summary(FitRun& run) const;
   // The result of resuming a run that has nothing left to train: its evaluation.
   TrainingResult finished_result(const std::filesystem::path& checkpoint,
@@ -249,6 +253,7 @@ class Trainer {
   Tensor train_loss_sum_;
   int64_t train_samples_ = 0;
   double last_step_lr_ = 0;  // the lr of the last step taken (param group 0)
+  Tensor last_grad_norm_;    // clip_grad_norm_'s total norm at the last step, on the device
   // The last running loss check_finite_loss() found finite (NaN before the first), and at which
   // step (where the run started, before the first).
   double last_finite_loss_ = std::numeric_limits<double>::quiet_NaN();

@@ -35,6 +35,16 @@ class TrainerOptions {
   MINIDL_ARG(int64_t, log_every) = 100;
   // A JSON object per epoch is appended here (see train/metrics_log.h). Empty: none.
   MINIDL_ARG(std::filesystem::path, metrics_path);
+  // TensorBoard event files go into this folder (train/tensorboard_writer.h), from rank 0 alone:
+  // after each evaluation the values of the metrics line (tags loss/train, loss/test,
+  // accuracy/test, lr, throughput/images_per_sec and, for NextToken, throughput/tokens_per_sec,
+  // at the step it ends), and every log_every() steps the epoch's running training loss, the
+  // lr, the gradients' total norm when clip_grad_norm() clips, and float16's loss scale (tags
+  // step/train_loss, step/lr, step/grad_norm, step/grad_scale). Empty: none.
+  MINIDL_ARG(std::filesystem::path, tensorboard_dir);
+  // With tensorboard_dir: histograms of every parameter and its gradient (tags
+  // weights/<name>, grads/<name>) after every this many evaluations. 0: none.
+  MINIDL_ARG(int64_t, tensorboard_histogram_every) = 0;
   // Where training checkpoints go (see train/training_checkpoint.h). Empty: none.
   MINIDL_ARG(std::filesystem::path, checkpoint_dir);
   // A checkpoint after every this many epochs; there is always one at the end of the run.

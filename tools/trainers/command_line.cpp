@@ -143,6 +143,15 @@ void define_run_options(CLI::App& app, RunOptions& run, const RunOptionTexts& te
                "removing them (without it such a run is refused; --resume auto continues it)");
   app.add_option("--metrics", run.metrics,
                  "Append one JSON object " + texts.metrics + " to this file");
+  app.add_option("--tensorboard", run.tensorboard,
+                 "Write TensorBoard event files into this folder (tensorboard --logdir DIR): the "
+                 "metrics of each evaluation, and every --log-every steps the running loss, lr "
+                 "and gradient norm");
+  app.add_option("--tensorboard-histograms", run.tensorboard_histograms,
+                 "With --tensorboard: histograms of the parameters and their gradients after "
+                 "every N evaluations (0: none)")
+      ->transform(integer_at_least(0))
+      ->capture_default_str();
   app.add_option("--log-every", run.log_every,
                  "Steps between progress lines when stdout is not a terminal")
       ->transform(integer_at_least(1))

@@ -86,6 +86,8 @@ struct RunOptions {
   std::string resume;
   bool overwrite = false;
   std::string metrics;
+  std::string tensorboard;
+  int64_t tensorboard_histograms = 0;
   int64_t log_every = 100;
   std::string log_level = "info";
   bool no_progress = false;

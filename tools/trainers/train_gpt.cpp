@@ -124,9 +124,10 @@ void define_options(CLI::App& app, CommandLine& line) {
       app, line,
       {.accumulated = "Micro-batches",
        .seeded = "the initial weights, the training windows, dropout and the sample",
-       .resumable = "--checkpoint-dir, --metrics, --workers, --device, --cuda-graph, "
-                    "--deterministic, --log-every, --log-level, --no-progress, --sample-tokens "
-                    "(--max-steps may not: it sets the schedule)",
+       .resumable = "--checkpoint-dir, --metrics, --tensorboard, --tensorboard-histograms, "
+                    "--workers, --device, --cuda-graph, --deterministic, --log-every, "
+                    "--log-level, --no-progress, --sample-tokens (--max-steps may not: it sets "
+                    "the schedule)",
        .metrics = "per evaluation (every --eval-interval steps)",
        .progress = "between evaluations (the line after each one stays)"});
 }
@@ -310,6 +311,8 @@ int train(const CommandLine& line) {
       .progress(line.no_progress ? train::ProgressMode::kNone : train::ProgressMode::kAuto)
       .log_every(line.log_every)
       .metrics_path(line.metrics)
+      .tensorboard_dir(line.tensorboard)
+      .tensorboard_histogram_every(line.tensorboard_histograms)
       .checkpoint_dir(line.checkpoint_dir)
       .resume(line.resume)
       .overwrite(line.overwrite)

@@ -110,8 +110,8 @@ void define_options(CLI::App& app, CommandLine& line, const TrainerProgram& prog
       {.accumulated = "Batches",
        .seeded = "the initial weights, the shuffle and the augmentation",
        .resumable = "--epochs, --max-steps, --checkpoint-dir, --checkpoint-every, --metrics, "
-                    "--workers, --device, --cuda-graph, --deterministic, --log-every, "
-                    "--log-level, --no-progress",
+                    "--tensorboard, --tensorboard-histograms, --workers, --device, "
+                    "--cuda-graph, --deterministic, --log-every, --log-level, --no-progress",
        .metrics = "per epoch",
        .progress = "inside an epoch (the line after each epoch stays)"});
   app.add_option("--checkpoint-every", line.checkpoint_every,
@@ -409,6 +409,8 @@ int train(const TrainerProgram& program, const CommandLine& line) {
       .progress(line.no_progress ? train::ProgressMode::kNone : train::ProgressMode::kAuto)
       .log_every(line.log_every)
       .metrics_path(line.metrics)
+      .tensorboard_dir(line.tensorboard)
+      .tensorboard_histogram_every(line.tensorboard_histograms)
       .checkpoint_dir(line.checkpoint_dir)
       .checkpoint_every(line.checkpoint_every)
       .resume(line.resume)
