@@ -26,6 +26,7 @@
 #include "minidl/core/indexing.h"
 #include "minidl/core/logging.h"
 #include "minidl/core/parallel.h"
+#include "minidl/core/profile.h"
 #include "minidl/core/profiler.h"
 #include "minidl/core/safetensors.h"
 #include "minidl/core/storage.h"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "minidl/core/error.h"
 
@@ -21,6 +22,11 @@ struct Session {
   std::mutex mutex;
   bool active = false;
   std::map<std::string, Totals, std::less<>> ops, events;
+  // The timeline, when kept.
+  bool keep_timeline = false;
+  std::chrono::steady_clock::time_point start;
+  std::vector<ProfileSpan> spans;
+  std::map<std::thread::id, int> event_threads;  // other threads' numbers, 1, 2, ...
 };
 
 Session& session() {
@@ -48,15 +54,32 @@ std::vector<OpProfiler::Record> sorted(const std::map<std::string, Totals, std::
   return records;
 }
 
+int64_t nanoseconds_between(std::chrono::steady_clock::time_point start,
+                            std::chrono::steady_clock::time_point end) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count();
+}
+
 int64_t nanoseconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
-                                                              start)
-      .count();
+  return nanoseconds_between(start, std::chrono::steady_clock::now());
+}
+
+// Under the session's mutex: a span from `start`, `span_ns` long, kept when the timeline is.
+void keep_span(Session& s, std::string_view name, std::chrono::steady_clock::time_point start,
+               int64_t span_ns, int depth, bool event) {
+  if (!s.keep_timeline) return;
+  int thread = 0;
+  if (!profiling_thread) {
+    const auto [found, added] = s.event_threads.emplace(
+        std::this_thread::get_id(), static_cast<int>(s.event_threads.size()) + 1);
+    thread = found->second;
+  }
+  s.spans.push_back(
+      {std::string(name), nanoseconds_between(s.start, start), span_ns, thread, depth, event});
 }
 
 }  // namespace
 
-OpProfiler::OpProfiler() {
+OpProfiler::OpProfiler(bool keep_timeline) {
   Session& s = session();
   const std::lock_guard<std::mutex> lock(s.mutex);
   MINIDL_CHECK(!s.active,
@@ -65,6 +88,10 @@ OpProfiler::OpProfiler() {
   s.active = true;
   s.ops.clear();
   s.events.clear();
+  s.keep_timeline = keep_timeline;
+  s.start = std::chrono::steady_clock::now();
+  s.spans.clear();
+  s.event_threads.clear();
   profiling_thread = true;
   any_profiler.store(true, std::memory_order_release);
 }
@@ -87,6 +114,11 @@ std::vector<OpProfiler::Record> OpProfiler::events() const {
   return sorted(session().events);
 }
 
+std::vector<ProfileSpan> OpProfiler::timeline() const {
+  const std::lock_guard<std::mutex> lock(session().mutex);
+  return session().spans;
+}
+
 ProfileScope::ProfileScope(std::string_view name)
     : name_(name),
       // A scope just inside one of the same name is part of it (an autograd node's kernel named
@@ -95,6 +127,7 @@ ProfileScope::ProfileScope(std::string_view name)
                  !(innermost_scope != nullptr && innermost_scope->name_ == name)) {
   if (!recording_) return;
   outer_ = innermost_scope;
+  depth_ = outer_ != nullptr ? outer_->depth_ + 1 : 0;
   innermost_scope = this;
   start_ = Clock::now();
 }
@@ -108,6 +141,7 @@ ProfileScope::~ProfileScope() {
   Session& s = session();
   const std::lock_guard<std::mutex> lock(s.mutex);
   add(s.ops, name_, span - nested_ns_);
+  keep_span(s, name_, start_, span, depth_, /*event=*/false);
 }
 
 ProfileEvent::ProfileEvent(const char* name)
@@ -120,7 +154,9 @@ ProfileEvent::~ProfileEvent() {
   const int64_t span = nanoseconds_since(start_);
   Session& s = session();
   const std::lock_guard<std::mutex> lock(s.mutex);
-  if (s.active) add(s.events, name_, span);
+  if (!s.active) return;
+  add(s.events, name_, span);
+  keep_span(s, name_, start_, span, 0, /*event=*/true);
 }
 
 }  // namespace minidl

@@ -18,7 +18,8 @@
 //   (thread time, not wall time), and does not take its time out of the op around it.
 //
 // At most one OpProfiler exists at a time. With none, a scope costs a thread-local read and an
-// event an atomic load.
+// event an atomic load. profiler::Profile (core/profile.h) is the user's API on top of it: a
+// timeline exported as a Chrome trace and a summary table.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -28,6 +29,16 @@
 
 namespace minidl {
 
+// One span of the timeline an OpProfiler keeps when asked to (core/profile.h exports it).
+struct ProfileSpan {
+  std::string name;
+  int64_t start_ns = 0;     // since the profiler started
+  int64_t duration_ns = 0;  // the whole span, nested scopes included
+  int thread = 0;  // 0: the profiling thread; an event's other threads 1, 2, ... as first seen
+  int depth = 0;   // an op's nesting among the profiling thread's scopes (0: outermost); events 0
+  bool event = false;
+};
+
 class OpProfiler {
  public:
   struct Record {
@@ -36,7 +47,8 @@ class OpProfiler {
     double self_ms = 0.0;  // ops: time less the nested scopes'; events: summed over threads
   };
 
-  OpProfiler();
+  // With keep_timeline, every span is kept too (timeline()), not only the totals.
+  explicit OpProfiler(bool keep_timeline = false);
   ~OpProfiler();
   OpProfiler(const OpProfiler&) = delete;
   OpProfiler& operator=(const OpProfiler&) = delete;
@@ -44,6 +56,8 @@ class OpProfiler {
   // The records so far, by self time, longest first.
   std::vector<Record> ops() const;
   std::vector<Record> events() const;
+  // The spans so far, in the order they ended (empty without keep_timeline).
+  std::vector<ProfileSpan> timeline() const;
 };
 
 // Records the span from its construction to its destruction as op `name` (a string that
@@ -62,6 +76,7 @@ class ProfileScope {
   Clock::time_point start_;
   int64_t nested_ns_ = 0;  // spans of the scopes closed inside this one
   ProfileScope* outer_ = nullptr;
+  int depth_ = 0;
 };
 
 // Records the span from its construction to its destruction as event `name` (a literal), on any

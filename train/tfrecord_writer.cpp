@@ -1,10 +1,11 @@
 #include "minidl/train/tfrecord_writer.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <array>
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
-#include <unistd.h>
 
 #include "minidl/core/error.h"
 
@@ -68,8 +69,8 @@ void TfRecordWriter::append(std::string_view data) {
   record.append(data);
   put_little_endian(record, masked_crc32c(data), 4);
   errno = 0;
-  const bool written =
-      std::fwrite(record.data(), 1, record.size(), file_) == record.size() && std::fflush(file_) == 0;
+  const bool written = std::fwrite(record.data(), 1, record.size(), file_) == record.size() &&
+                       std::fflush(file_) == 0;
   const int error = errno;
   if (!written) std::clearerr(file_);
   MINIDL_CHECK(written, "TensorBoard event file ", path_.string(), ": writing a record failed (",

@@ -13,6 +13,7 @@
 #include "minidl/core/error.h"
 #include "minidl/core/generator.h"
 #include "minidl/core/logging.h"
+#include "minidl/core/profile.h"
 #include "minidl/distributed/init.h"
 #include "minidl/nn/utils/clip_grad.h"
 #include "minidl/ops/elementwise.h"
@@ -110,6 +111,10 @@ Trainer::Trainer(nn::AnyModule model, optim::Optimizer& optimizer, data::DataLoa
   MINIDL_CHECK(options_.accumulate_steps() >= 1, "Trainer: expected accumulate_steps >= 1, got ",
                options_.accumulate_steps());
   // Negated, so NaN fails too.
+  MINIDL_CHECK(options_.profile_steps().first >= 0 &&
+                   options_.profile_steps().second >= options_.profile_steps().first,
+               "Trainer: expected profile_steps {first, last} with 0 <= first <= last, got {",
+               options_.profile_steps().first, ", ", options_.profile_steps().second, "}");
   MINIDL_CHECK(options_.tensorboard_histogram_every() >= 0,
                "Trainer: expected tensorboard_histogram_every >= 0 (0: no histograms), got ",
                options_.tensorboard_histogram_every());
@@ -471,6 +476,8 @@ void Trainer::prepare_outputs() const {
     check_metrics_file(options_.metrics_path(), "TrainerOptions::metrics_path");
   if (!options_.tensorboard_dir().empty())
     check_writable_directory(options_.tensorboard_dir(), "TrainerOptions::tensorboard_dir");
+  if (options_.profile_steps().second > options_.profile_steps().first)
+    check_writable_file(options_.profile_trace(), "TrainerOptions::profile_trace");
 }
 
 TrainingResult Trainer::finished_result(const fs::path& checkpoint, Clock::time_point run_start) {
@@ -530,7 +537,8 @@ struct Trainer::FitRun {
   Clock::time_point start;
   std::optional<MetricsLog> metrics_log;
   std::optional<TensorBoardWriter> tensorboard;
-  int64_t evaluations = 0;  // logged by this run
+  std::optional<profiler::Profile> profile;  // while TrainerOptions::profile_steps records
+  int64_t evaluations = 0;                   // logged by this run
   std::optional<StopSignalGuard> signals;
   std::optional<TrainStepGraph> step_graph;
   ProgressLine progress;
@@ -586,7 +594,9 @@ Trainer::EpochPass Trainer::train_pass(FitRun& run) {
   const int64_t pass_start = batch_;
   for (const data::Batch& batch : train_loader_) {
     const MicroBatch micro = micro_batch(batch.batch_index, pass_start);
+    if (micro.first) start_profile_if_due(run);
     train_step(batch, micro, run.graph());
+    if (micro.last) end_profile_if_due(run, /*force=*/false);
     batch_ = batch.batch_index + 1;
     pass.images += batch.size();
     pass.units += batch.size() * objective_->units_per_sample(batch.images);
@@ -604,6 +614,8 @@ Trainer::EpochPass Trainer::train_pass(FitRun& run) {
     if (run.stop_signal() || reached_max_steps()) break;
   }
   run.progress.end_epoch();
+  // A run that stops inside the range (max_steps, a signal, the last epoch) ends the profile.
+  if (finished() || run.stop_signal()) end_profile_if_due(run, /*force=*/true);
   pass.seconds = seconds_since(pass.start);
   run.train_seconds += pass.seconds;
   run.images += pass.images;
@@ -658,6 +670,21 @@ bool Trainer::end_epoch(FitRun& run, const EpochPass& pass) {
     return false;
   }
   return true;
+}
+
+void Trainer::start_profile_if_due(FitRun& run) const {
+  const auto [first, last] = options_.profile_steps();
+  if (is_main_rank() && !run.profile && last > first && step_ == first) run.profile.emplace();
+}
+
+void Trainer::end_profile_if_due(FitRun& run, bool force) const {
+  if (!run.profile || (!force && step_ < options_.profile_steps().second)) return;
+  run.profile->stop();
+  run.profile->export_chrome_trace(options_.profile_trace());
+  logger().info("profile of steps {} to {} (Chrome trace: {}):\n{}",
+                options_.profile_steps().first + 1, step_, options_.profile_trace().string(),
+                run.profile->table());
+  run.profile.reset();
 }
 
 void Trainer::log_step(FitRun& run, double running_loss) {

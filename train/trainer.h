@@ -189,6 +189,10 @@ class Trainer {
   bool end_epoch(FitRun& run, const EpochPass& pass);
   // TensorBoard's scalars of step_ (TrainerOptions::tensorboard_dir), from the running loss.
   void log_step(FitRun& run, double running_loss);
+  // TrainerOptions::profile_steps: starts the profile before the first step of its range, and
+  // ends it (table to the log, trace to its file) after the last, or when `force` (the run ends).
+  void start_profile_if_due(FitRun& run) const;
+  void end_profile_if_due(FitRun& run, bool force) const;
   // TensorBoard's scalars of an evaluation, and its histograms when they are due.
   void log_evaluation(FitRun& run, const EpochMetrics& metrics);
   TrainingResult summary(FitRun& run) const;

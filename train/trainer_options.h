@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "minidl/core/arg.h"
 #include "minidl/core/dtype.h"
@@ -23,6 +24,9 @@ enum class ProgressMode {
   kPlain,  // a plain line every log_every() steps, for logs and CI
   kNone,   // nothing inside an epoch
 };
+
+// Optimizer steps (first, last]: those after the first `first` up to the `last`-th.
+using StepRange = std::pair<int64_t, int64_t>;
 
 class TrainerOptions {
  public:
@@ -45,6 +49,11 @@ class TrainerOptions {
   // With tensorboard_dir: histograms of every parameter and its gradient (tags
   // weights/<name>, grads/<name>) after every this many evaluations. 0: none.
   MINIDL_ARG(int64_t, tensorboard_histogram_every) = 0;
+  // Profile the optimizer steps after the first profile_steps().first up to the
+  // profile_steps().second-th (core/profile.h), on rank 0: the summary table goes to the log and
+  // the Chrome trace to profile_trace(), written atomically. {0, 0}: no profile.
+  MINIDL_ARG(StepRange, profile_steps);
+  MINIDL_ARG(std::filesystem::path, profile_trace) = "trace.json";
   // Where training checkpoints go (see train/training_checkpoint.h). Empty: none.
   MINIDL_ARG(std::filesystem::path, checkpoint_dir);
   // A checkpoint after every this many epochs; there is always one at the end of the run.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end checks of train_lenet and train_cifar10 (CTest e2e.trainers.<case>):
 #   trainers_e2e.sh <tools dir> <scratch dir> <case>
-# cases: accuracy, resume_after_signal, errors, reliability, help, options, cifar10_smoke, data_parallel (mpirun). Each prints what it checks and
+# cases: accuracy, resume_after_signal, errors, reliability, profile, help, options, cifar10_smoke, data_parallel (mpirun). Each prints what it checks and
 # exits non-zero on the first failure. Real data: Fashion-MNIST from the Debian package.
 set -uo pipefail
 tools=$1 scratch=$2 case=$3
@@ -211,6 +211,27 @@ sys.exit(0 if len(lrs) == 2 and min(lrs) > 0 and abs(lrs[-1] - 0.1 / 25 / 1e4) <
   [[ $(ls straight) == checkpoint-000000003.safetensors ]] ||
     fail "after --overwrite, straight/ holds $(ls straight)"
   echo "max-steps + resume = straight; finished, damaged and empty resumes; onecycle; divergence; outputs; one run per folder"
+  ;;
+profile)
+  # --profile-steps 4:6: steps 5 and 6 recorded, the table in the log, the trace as JSON.
+  expect_status 0 "$tools/train_lenet" --limit-train 1280 --limit-test 256 --batch-size 64 \
+    --workers 1 --epochs 1 --checkpoint-dir "" --no-progress --profile-steps 4:6 \
+    --profile-trace traces/lenet.json
+  grep -q "profile of steps 5 to 6 (Chrome trace: traces/lenet.json)" out.txt err.txt ||
+    fail "no profile table in the log"
+  python3 - <<'PYTHON' || fail "the trace is not the two steps' Chrome trace"
+import json
+events = json.load(open("traces/lenet.json"))["traceEvents"]
+steps = [e for e in events if e["name"] == "optimizer step"]
+assert len(steps) == 2, len(steps)
+assert all(e["ph"] == "X" and e["dur"] > 0 and "ts" in e and "tid" in e for e in events)
+names = {e["name"] for e in events}
+assert {"relu", "max_pool2d", "cross_entropy", "Conv2dBackward"} <= names, names
+print(f"trace: {len(events)} spans of 2 steps")
+PYTHON
+  expect_status 2 "$tools/train_lenet" --profile-steps 6:4
+  expect_stderr "--profile-steps: expected A:B with integers 0 <= A < B"
+  echo "PASS"
   ;;
 help)
   expect_status 0 "$tools/train_lenet" --help

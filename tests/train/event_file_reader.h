@@ -103,7 +103,7 @@ inline std::vector<double> packed_doubles(const Field& field) {
 
 // The one Summary.Value of an Event: its tag and fields.
 inline std::multimap<uint32_t, Field> summary_value(const std::multimap<uint32_t, Field>& event,
-                                             std::string& tag) {
+                                                    std::string& tag) {
   const auto summary = decode(event.find(5)->second.bytes);
   EXPECT_EQ(summary.count(1), 1u);
   const auto value = decode(summary.find(1)->second.bytes);

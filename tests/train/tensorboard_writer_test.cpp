@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "minidl/minidl.h"
 #include "event_file_reader.h"
+#include "minidl/minidl.h"
 #include "test_util.h"
 
 namespace minidl {
@@ -109,7 +109,8 @@ TEST(TensorBoardWriter, AFolderThatCannotBeMadeIsAnErrorNamingIt) {
         try {
           TensorBoardWriter writer(directory / "a-file");
         } catch (const Error& e) {
-          EXPECT_NE(std::string(e.what()).find("TensorBoard folder"), std::string::npos) << e.what();
+          EXPECT_NE(std::string(e.what()).find("TensorBoard folder"), std::string::npos)
+              << e.what();
           EXPECT_NE(std::string(e.what()).find("a-file"), std::string::npos) << e.what();
           throw;
         }

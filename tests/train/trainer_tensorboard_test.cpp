@@ -24,7 +24,8 @@ using train::TrainerOptions;
 
 fs::path scratch_directory() {
   const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-  const fs::path directory = fs::temp_directory_path() / "minidl-trainer-tensorboard" / test->name();
+  const fs::path directory =
+      fs::temp_directory_path() / "minidl-trainer-tensorboard" / test->name();
   fs::remove_all(directory);
   fs::create_directories(directory);
   return directory;
@@ -36,16 +37,14 @@ void train(const TrainerOptions& options) {
   nn::Sequential model{nn::Flatten(), nn::Linear(1 * 6 * 6, 10)};
   optim::SGD optimizer(model->parameters(), optim::SGDOptions(0.1).momentum(0.9));
   const auto normalize = data::AugmentOptions().normalize({0.5f}, {0.25f});
-  data::DataLoader train_loader(data::make_synthetic_dataset(256, {1, 6, 6}, 10, 1),
-                                data::DataLoaderOptions(32).shuffle(true).seed(3).augment(normalize));
+  data::DataLoader train_loader(
+      data::make_synthetic_dataset(256, {1, 6, 6}, 10, 1),
+      data::DataLoaderOptions(32).shuffle(true).seed(3).augment(normalize));
   data::DataLoader test_loader(data::make_synthetic_dataset(64, {1, 6, 6}, 10, 2),
                                data::DataLoaderOptions(32).augment(normalize));
   Trainer trainer(model, optimizer, train_loader, test_loader,
-                  TrainerOptions(options)
-                      .epochs(2)
-                      .log_every(4)
-                      .clip_grad_norm(0.5)
-                      .progress(train::ProgressMode::kNone));
+                  TrainerOptions(options).epochs(2).log_every(4).clip_grad_norm(0.5).progress(
+                      train::ProgressMode::kNone));
   trainer.fit();
 }
 
@@ -68,11 +67,12 @@ TEST(TrainerTensorBoard, EveryMetricsValueAtItsStepAndTheStepScalars) {
   std::ifstream metrics(directory / "metrics.jsonl");
   for (std::string line; std::getline(metrics, line);) lines.push_back(nlohmann::json::parse(line));
   ASSERT_EQ(lines.size(), 2u);
-  const std::pair<const char*, const char*> tags[] = {{"loss/train", "train_loss"},
-                                                     {"loss/test", "test_loss"},
-                                                     {"accuracy/test", "test_accuracy"},
-                                                     {"lr", "lr"},
-                                                     {"throughput/images_per_sec", "images_per_sec"}};
+  const std::pair<const char*, const char*> tags[] = {
+      {"loss/train", "train_loss"},
+      {"loss/test", "test_loss"},
+      {"accuracy/test", "test_accuracy"},
+      {"lr", "lr"},
+      {"throughput/images_per_sec", "images_per_sec"}};
   for (const auto& [tag, key] : tags) {
     SCOPED_TRACE(tag);
     ASSERT_EQ(scalars.count(tag), 1u);
@@ -117,8 +117,9 @@ TEST(TrainerTensorBoard, NoFolderNoFilesAndABadOptionIsAnError) {
   const fs::path directory = scratch_directory();
   train(TrainerOptions().metrics_path(directory / "metrics.jsonl"));
   EXPECT_FALSE(fs::exists(directory / "tb"));
-  EXPECT_THROW(train(TrainerOptions().tensorboard_dir(directory / "tb").tensorboard_histogram_every(-1)),
-               Error);
+  EXPECT_THROW(
+      train(TrainerOptions().tensorboard_dir(directory / "tb").tensorboard_histogram_every(-1)),
+      Error);
   std::ofstream(directory / "file") << "x";
   EXPECT_THROW(train(TrainerOptions().tensorboard_dir(directory / "file" / "tb")), Error);
 }

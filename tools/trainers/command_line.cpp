@@ -89,6 +89,37 @@ void check_outputs(const std::string& checkpoint_dir, const std::string& resume,
   if (!metrics.empty()) train::check_metrics_file(metrics, "--metrics");
 }
 
+std::pair<int64_t, int64_t> step_range(const std::string& text) {
+  const size_t colon = text.find(':');
+  if (text.empty() || colon == std::string::npos) return {0, 0};
+  return {std::stoll(text.substr(0, colon)), std::stoll(text.substr(colon + 1))};
+}
+
+namespace {
+
+// "A:B", two decimal integers with 0 <= A < B.
+CLI::Validator step_range_validator() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const std::string expected = "A:B with integers 0 <= A < B (steps A+1 to B)";
+        const size_t colon = text.find(':');
+        if (colon == std::string::npos) return refusal(expected, text);
+        int64_t first = 0, last = 0;
+        const std::string a = text.substr(0, colon), b = text.substr(colon + 1);
+        const auto parsed = [](const std::string& part, int64_t& value) {
+          const char* end = part.data() + part.size();
+          const auto [stop, error] = std::from_chars(part.data(), end, value);
+          return !part.empty() && error == std::errc() && stop == end;
+        };
+        if (!parsed(a, first) || !parsed(b, last) || first < 0 || last <= first)
+          return refusal(expected, text);
+        return {};
+      },
+      "A:B");
+}
+
+}  // namespace
+
 void define_run_options(CLI::App& app, RunOptions& run, const RunOptionTexts& texts) {
   app.add_option("--clip-grad-norm", run.clip_grad_norm,
                  "Clip the gradients' total 2-norm to this before each step (0: no clipping)")
@@ -151,6 +182,13 @@ void define_run_options(CLI::App& app, RunOptions& run, const RunOptionTexts& te
                  "With --tensorboard: histograms of the parameters and their gradients after "
                  "every N evaluations (0: none)")
       ->transform(integer_at_least(0))
+      ->capture_default_str();
+  app.add_option("--profile-steps", run.profile_steps,
+                 "Profile the optimizer steps A+1 to B: minidl's ops, the table by op in the log "
+                 "and a Chrome trace in --profile-trace (open it in ui.perfetto.dev)")
+      ->check(step_range_validator());
+  app.add_option("--profile-trace", run.profile_trace,
+                 "Where --profile-steps writes its Chrome trace")
       ->capture_default_str();
   app.add_option("--log-every", run.log_every,
                  "Steps between progress lines when stdout is not a terminal")

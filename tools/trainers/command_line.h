@@ -13,6 +13,7 @@
 #include <charconv>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "minidl/core/device.h"
 #include "minidl/core/error.h"
@@ -88,6 +89,8 @@ struct RunOptions {
   std::string metrics;
   std::string tensorboard;
   int64_t tensorboard_histograms = 0;
+  std::string profile_steps;  // "A:B", checked by the option's validator
+  std::string profile_trace = "trace.json";
   int64_t log_every = 100;
   std::string log_level = "info";
   bool no_progress = false;
@@ -101,6 +104,9 @@ struct RunOptionTexts {
   std::string metrics;      // when --metrics gets a line: "per epoch"
   std::string progress;     // where --no-progress leaves out lines: "inside an epoch ..."
 };
+
+// --profile-steps "A:B" as (A, B); (0, 0) for an empty text.
+std::pair<int64_t, int64_t> step_range(const std::string& text);
 
 // Adds the run options to `app`, bound to `run`'s fields (their values are the defaults shown).
 void define_run_options(CLI::App& app, RunOptions& run, const RunOptionTexts& texts);

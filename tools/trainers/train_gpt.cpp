@@ -125,6 +125,7 @@ void define_options(CLI::App& app, CommandLine& line) {
       {.accumulated = "Micro-batches",
        .seeded = "the initial weights, the training windows, dropout and the sample",
        .resumable = "--checkpoint-dir, --metrics, --tensorboard, --tensorboard-histograms, "
+                    "--profile-steps, --profile-trace, "
                     "--workers, --device, --cuda-graph, --deterministic, --log-every, "
                     "--log-level, --no-progress, --sample-tokens (--max-steps may not: it sets "
                     "the schedule)",
@@ -313,6 +314,8 @@ int train(const CommandLine& line) {
       .metrics_path(line.metrics)
       .tensorboard_dir(line.tensorboard)
       .tensorboard_histogram_every(line.tensorboard_histograms)
+      .profile_steps(step_range(line.profile_steps))
+      .profile_trace(line.profile_trace)
       .checkpoint_dir(line.checkpoint_dir)
       .resume(line.resume)
       .overwrite(line.overwrite)

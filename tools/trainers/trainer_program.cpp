@@ -110,7 +110,8 @@ void define_options(CLI::App& app, CommandLine& line, const TrainerProgram& prog
       {.accumulated = "Batches",
        .seeded = "the initial weights, the shuffle and the augmentation",
        .resumable = "--epochs, --max-steps, --checkpoint-dir, --checkpoint-every, --metrics, "
-                    "--tensorboard, --tensorboard-histograms, --workers, --device, "
+                    "--tensorboard, --tensorboard-histograms, --profile-steps, --profile-trace, "
+                    "--workers, --device, "
                     "--cuda-graph, --deterministic, --log-every, --log-level, --no-progress",
        .metrics = "per epoch",
        .progress = "inside an epoch (the line after each epoch stays)"});
@@ -411,6 +412,8 @@ int train(const TrainerProgram& program, const CommandLine& line) {
       .metrics_path(line.metrics)
       .tensorboard_dir(line.tensorboard)
       .tensorboard_histogram_every(line.tensorboard_histograms)
+      .profile_steps(step_range(line.profile_steps))
+      .profile_trace(line.profile_trace)
       .checkpoint_dir(line.checkpoint_dir)
       .checkpoint_every(line.checkpoint_every)
       .resume(line.resume)

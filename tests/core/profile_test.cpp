@@ -1,0 +1,114 @@
+// profiler::Profile (core/profile.h): a LeNet training step on the CPU recorded op by op, whose
+// ops' spans cover the step's time within 10% (the target for the trace), the summary
+// table, the Chrome trace's JSON, RecordFunction, and one profile at a time.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "minidl/minidl.h"
+#include "test_util.h"
+
+namespace minidl {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Three LeNet training steps on a batch of 64, each inside RecordFunction("step").
+profiler::Profile profile_lenet_steps() {
+  manual_seed(1);
+  models::LeNet model;
+  optim::SGD optimizer(model->parameters(), optim::SGDOptions(0.01).momentum(0.9));
+  const Tensor images = randn({64, 1, 28, 28});
+  const Tensor labels = randint(0, 10, {64});
+  auto step = [&] {
+    optimizer.zero_grad();
+    cross_entropy(model->forward(images), labels).backward();
+    optimizer.step();
+  };
+  step();  // the first step allocates; not profiled
+  profiler::Profile profile;
+  for (int i = 0; i < 3; ++i) {
+    profiler::RecordFunction scope("step");
+    step();
+  }
+  profile.stop();
+  return profile;
+}
+
+TEST(Profile, ALeNetStepsOpsCoverItsTimeAndNestUnderTheStep) {
+  const profiler::Profile profile = profile_lenet_steps();
+  std::set<std::string> names;
+  int64_t steps = 0, step_ns = 0, ops_ns = 0;
+  for (const ProfileSpan& span : profile.spans()) {
+    if (span.thread != 0 || span.event) continue;
+    if (span.name == "step") {
+      EXPECT_EQ(span.depth, 0);
+      ++steps;
+      step_ns += span.duration_ns;
+    } else if (span.depth == 1) {
+      ops_ns += span.duration_ns;  // the step's own ops
+    }
+    names.insert(span.name);
+  }
+  EXPECT_EQ(steps, 3);
+  // The convolution names its path: "conv2d forward (oneDNN)" or "(im2col)".
+  for (const char* op : {"conv2d forward", "relu", "max_pool2d", "gemm", "cross_entropy",
+                         "Conv2dBackward", "LinearBackward", "optimizer step"}) {
+    const auto found = names.lower_bound(op);
+    EXPECT_TRUE(found != names.end() && found->rfind(op, 0) == 0) << op << " missing";
+  }
+  const double covered = static_cast<double>(ops_ns) / static_cast<double>(step_ns);
+  EXPECT_GT(covered, 0.9) << "the ops cover " << covered * 100 << "% of the steps' time";
+  std::cout << "the step's ops cover " << covered * 100 << "% of its time\n";
+  EXPECT_LE(covered, 1.0);
+  EXPECT_LE(static_cast<double>(step_ns) / 1e6, profile.wall_ms());
+}
+
+TEST(Profile, TheTableAndTheChromeTrace) {
+  const profiler::Profile profile = profile_lenet_steps();
+  const std::string table = profile.table(100);
+  EXPECT_NE(table.find("conv2d"), std::string::npos) << table;
+  EXPECT_NE(table.find("self ms"), std::string::npos) << table;
+  const auto averages = profile.key_averages();
+  ASSERT_FALSE(averages.empty());
+  for (size_t i = 1; i < averages.size(); ++i)
+    EXPECT_GE(averages[i - 1].self_ms, averages[i].self_ms);
+  for (const auto& op : averages) EXPECT_GE(op.total_ms + 1e-9, op.self_ms) << op.name;
+
+  const fs::path path = fs::temp_directory_path() / "minidl-profile-test" / "trace.json";
+  fs::create_directories(path.parent_path());
+  profile.export_chrome_trace(path);
+  std::ifstream in(path);
+  const nlohmann::json trace = nlohmann::json::parse(in);
+  const auto& events = trace.at("traceEvents");
+  ASSERT_EQ(events.size(), profile.spans().size());
+  for (size_t i = 0; i < events.size(); ++i) {
+    const auto& event = events[i];
+    const ProfileSpan& span = profile.spans()[i];
+    EXPECT_EQ(event.at("ph"), "X");
+    EXPECT_EQ(event.at("name"), span.name);
+    EXPECT_EQ(event.at("tid"), span.thread);
+    EXPECT_DOUBLE_EQ(event.at("ts").get<double>(), static_cast<double>(span.start_ns) / 1e3);
+    EXPECT_DOUBLE_EQ(event.at("dur").get<double>(), static_cast<double>(span.duration_ns) / 1e3);
+  }
+}
+
+TEST(Profile, OneAtATimeAndNothingRecordedWithoutOne) {
+  {
+    profiler::RecordFunction unrecorded("outside");  // no profile: nothing, no error
+  }
+  profiler::Profile first;
+  EXPECT_THROW(profiler::Profile second, Error);
+  first.stop();
+  first.stop();  // a second stop changes nothing
+  EXPECT_TRUE(first.spans().empty());
+  profiler::Profile after;  // the first has stopped: a new one may start
+}
+
+}  // namespace
+}  // namespace minidl
