@@ -78,16 +78,16 @@ template <class T>
 using Element = typename WmmaElement<T>::type;
 
 template <class T>
-using MatrixA = wmma::fragment<wmma::matrix_a, kFragment, kFragment, kFragment, Element<T>,
-                               wmma::row_major>;
+using MatrixA =
+    wmma::fragment<wmma::matrix_a, kFragment, kFragment, kFragment, Element<T>, wmma::row_major>;
 // B read from a row-major [k, n] tile, or (ColumnMajor) from a row-major [n, k] tile: the
 // transpose of what it holds.
 template <class T>
-using MatrixB = wmma::fragment<wmma::matrix_b, kFragment, kFragment, kFragment, Element<T>,
-                               wmma::row_major>;
+using MatrixB =
+    wmma::fragment<wmma::matrix_b, kFragment, kFragment, kFragment, Element<T>, wmma::row_major>;
 template <class T>
-using MatrixBTransposed = wmma::fragment<wmma::matrix_b, kFragment, kFragment, kFragment,
-                                         Element<T>, wmma::col_major>;
+using MatrixBTransposed =
+    wmma::fragment<wmma::matrix_b, kFragment, kFragment, kFragment, Element<T>, wmma::col_major>;
 using Accumulator = wmma::fragment<wmma::accumulator, kFragment, kFragment, kFragment, Acc>;
 
 template <class T>
@@ -167,7 +167,7 @@ struct SharedLayout {
 struct Strides {
   int query, value, score, probability, output;
   MINIDL_HOST_DEVICE Strides(int head_dim, int value_dim)
-      : query(head_dim + kHalfPad),  // queries and keys
+      : query(head_dim + kHalfPad),   // queries and keys
         value(value_dim + kHalfPad),  // values and output gradients
         score(kKeys + kFloatPad),
         probability(kKeys + kHalfPad),
@@ -180,12 +180,12 @@ struct ForwardShared {
   MINIDL_HOST_DEVICE ForwardShared(int head_dim, int value_dim) {
     const Strides stride(head_dim, value_dim);
     SharedLayout layout;
-    queries = layout.take(sizeof(uint16_t) * kQueries * stride.query);      // [64, D + pad]
-    keys = layout.take(sizeof(uint16_t) * kKeys * stride.query);            // [64, D + pad]
-    values = layout.take(sizeof(uint16_t) * kKeys * stride.value);          // [64, Dv + pad]
-    scores = layout.take(sizeof(Acc) * kQueries * stride.score);            // [64, 64 + pad]
+    queries = layout.take(sizeof(uint16_t) * kQueries * stride.query);  // [64, D + pad]
+    keys = layout.take(sizeof(uint16_t) * kKeys * stride.query);        // [64, D + pad]
+    values = layout.take(sizeof(uint16_t) * kKeys * stride.value);      // [64, Dv + pad]
+    scores = layout.take(sizeof(Acc) * kQueries * stride.score);        // [64, 64 + pad]
     probabilities = layout.take(sizeof(uint16_t) * kQueries * stride.probability);
-    outputs = layout.take(sizeof(Acc) * kQueries * stride.output);          // [64, Dv + pad]
+    outputs = layout.take(sizeof(Acc) * kQueries * stride.output);  // [64, Dv + pad]
     bytes = layout.bytes;
   }
 };
@@ -354,8 +354,8 @@ __global__ void __launch_bounds__(kThreads)
     stage_tile(values, problem.value + bh * S_length * Dv, first_key, key_count, kKeys, Dv);
     __syncthreads();
     multiply_transposed(scores + warp * kFragment * stride.score, stride.score,
-                        queries + warp * kFragment * stride.query, stride.query, keys,
-                        stride.query, D);
+                        queries + warp * kFragment * stride.query, stride.query, keys, stride.query,
+                        D);
     __syncwarp();
     Acc block_max = -attention::infinity<Acc>();
     for (int c = parity; c < kKeys; c += 2) {
@@ -435,13 +435,13 @@ __device__ void stage_row_statistics(Acc* row_logsumexp, Acc* row_delta, const A
 // dScore * scale of one entry from its raw q . k and dP, and P itself; both 0 where masked.
 template <class T>
 __device__ void score_gradient(const TileProblem<T>& problem, int64_t bh, int64_t i, int64_t j,
-                               Acc q_dot_k, Acc grad_probability, Acc row_logsumexp,
-                               Acc row_delta, Acc& probability, Acc& gradient) {
+                               Acc q_dot_k, Acc grad_probability, Acc row_logsumexp, Acc row_delta,
+                               Acc& probability, Acc& gradient) {
   probability = attention::probability(problem.score(bh, i, j, q_dot_k), row_logsumexp);
-  gradient = probability != Acc(0)
-                 ? attention::score_gradient(probability, grad_probability, row_delta) *
-                       problem.scale
-                 : Acc(0);
+  gradient =
+      probability != Acc(0)
+          ? attention::score_gradient(probability, grad_probability, row_delta) * problem.scale
+          : Acc(0);
 }
 
 // grid (ceil(S / 64), B * H), kThreads threads, dynamic shared BackwardShared::bytes;
@@ -650,9 +650,9 @@ void check_fits(const AttentionParams& params, std::initializer_list<const Tenso
                "scaled_dot_product_attention: the tensor-core kernels expected float16 or "
                "bfloat16 on a device of compute capability 8.0 or later, dropout_p 0, D and Dv "
                "multiples of 16 up to 128, T and S not 0 and 16-byte aligned tensors; got ",
-               operands.begin()[0]->dtype(), ", dropout_p ", params.dropout_p, ", D = ",
-               params.head_dim, ", Dv = ", params.value_dim, ", T = ", params.query_length,
-               ", S = ", params.key_length);
+               operands.begin()[0]->dtype(), ", dropout_p ", params.dropout_p,
+               ", D = ", params.head_dim, ", Dv = ", params.value_dim,
+               ", T = ", params.query_length, ", S = ", params.key_length);
 }
 
 }  // namespace
@@ -660,8 +660,7 @@ void check_fits(const AttentionParams& params, std::initializer_list<const Tenso
 bool tensor_core_attention_selected() {
   static const bool selected = [] {
     const char* value = std::getenv("MINIDL_CUDA_ATTENTION");
-    if (value == nullptr || *value == '\0' || std::string_view(value) == "cuda-cores")
-      return false;
+    if (value == nullptr || *value == '\0' || std::string_view(value) == "cuda-cores") return false;
     MINIDL_CHECK(std::string_view(value) == "tensor-cores",
                  "MINIDL_CUDA_ATTENTION: expected \"tensor-cores\" or \"cuda-cores\" (or unset), "
                  "got \"",

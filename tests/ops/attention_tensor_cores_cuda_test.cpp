@@ -98,10 +98,10 @@ const AttentionKernels& cuda_kernels(Kernels kernels) {
 
 Outputs run_cpu(const Problem& p) {
   const AttentionParams& params = p.params;
-  Tensor out = empty({params.batch, params.heads, params.query_length, params.value_dim},
-                     p.query.options());
-  Tensor logsumexp = empty({params.batch, params.heads, params.query_length},
-                           p.query.options().dtype(kFloat32));
+  Tensor out =
+      empty({params.batch, params.heads, params.query_length, params.value_dim}, p.query.options());
+  Tensor logsumexp =
+      empty({params.batch, params.heads, params.query_length}, p.query.options().dtype(kFloat32));
   AttentionKernels::kCpu.forward(out, logsumexp, p.query, p.key, p.value, p.mask, params);
   Tensor grad_query = empty(p.query.sizes(), p.query.options());
   Tensor grad_key = empty(p.key.sizes(), p.key.options());
@@ -118,10 +118,10 @@ Outputs run_cuda(const Problem& p, Kernels forward_kernels, Kernels backward_ker
   const Tensor query = p.query.cuda(), key = p.key.cuda(), value = p.value.cuda();
   const Tensor grad_out = p.grad_out.cuda();
   const Tensor mask = p.mask.defined() ? p.mask.cuda() : Tensor();
-  Tensor out = empty({params.batch, params.heads, params.query_length, params.value_dim},
-                     query.options());
-  Tensor logsumexp = empty({params.batch, params.heads, params.query_length},
-                           query.options().dtype(kFloat32));
+  Tensor out =
+      empty({params.batch, params.heads, params.query_length, params.value_dim}, query.options());
+  Tensor logsumexp =
+      empty({params.batch, params.heads, params.query_length}, query.options().dtype(kFloat32));
   cuda_kernels(forward_kernels).forward(out, logsumexp, query, key, value, mask, params);
   Tensor grad_query = empty(query.sizes(), query.options());
   Tensor grad_key = empty(key.sizes(), key.options());
