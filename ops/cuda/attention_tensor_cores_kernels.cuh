@@ -418,9 +418,9 @@ __global__ void attention_delta_tensor_core_kernel(const T* grad_out, const T* o
 
 // The per-row logsumexp and delta of query tile [first_query, first_query + 64) into shared;
 // rows past T get +inf and 0, which make their probabilities and gradients 0.
-inline __device__ void stage_row_statistics(Acc* row_logsumexp, Acc* row_delta, const Acc* logsumexp,
-                                     const Acc* delta, int64_t bh, int64_t query_length,
-                                     int64_t first_query) {
+inline __device__ void stage_row_statistics(Acc* row_logsumexp, Acc* row_delta,
+                                            const Acc* logsumexp, const Acc* delta, int64_t bh,
+                                            int64_t query_length, int64_t first_query) {
   for (int r = static_cast<int>(threadIdx.x); r < kQueries; r += kThreads) {
     const int64_t i = first_query + r;
     const bool inside = i < query_length;

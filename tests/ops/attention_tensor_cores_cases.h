@@ -132,8 +132,8 @@ inline void expect_matches(const Outputs& actual, const Outputs& expected, DType
   const double rtol = dtype == kFloat16 ? 5e-3 : 2e-2;
   const double unit_roundoff = dtype == kFloat16 ? 0x1p-11 : 0x1p-8;
   const auto gradient_close = [&](const Tensor& gradient, const Tensor& reference) {
-    return all_close(gradient, reference,
-                     atol + 8 * unit_roundoff * largest_magnitude(reference), rtol);
+    return all_close(gradient, reference, atol + 8 * unit_roundoff * largest_magnitude(reference),
+                     rtol);
   };
   EXPECT_EQ(actual.out.dtype(), dtype);
   EXPECT_TRUE(all_close(actual.out, expected.out, atol, rtol)) << "out";
@@ -146,16 +146,16 @@ inline void expect_matches(const Outputs& actual, const Outputs& expected, DType
 // The cases both tests run. The tiles are 64 queries by 64 keys.
 inline std::vector<TensorCoreCase> tensor_core_cases() {
   return {// The tiles are 64 queries by 64 keys.
-        {"WholeTiles", 2, 3, 64, 128, 64, 64, "none", false},
-        {"RaggedTiles", 2, 2, 37, 131, 64, 64, "none", false},
-        {"CausalMoreKeys", 2, 2, 100, 150, 64, 64, "none", true},
-        {"CausalMoreQueries", 1, 2, 150, 70, 64, 64, "none", true},
-        {"CausalWideHeads", 1, 2, 130, 130, 128, 128, "none", true},
-        {"WideKeysNarrowValues", 1, 2, 77, 90, 128, 32, "none", false},
-        {"NarrowKeysWideValues", 1, 2, 65, 129, 16, 128, "none", true},
-        {"BooleanMask", 2, 2, 70, 100, 64, 64, "boolean", false},
-        {"AdditiveMask", 2, 3, 33, 95, 128, 128, "additive", false},
-        {"AdditiveMaskNarrow", 1, 2, 66, 20, 48, 80, "additive", false}};
+          {"WholeTiles", 2, 3, 64, 128, 64, 64, "none", false},
+          {"RaggedTiles", 2, 2, 37, 131, 64, 64, "none", false},
+          {"CausalMoreKeys", 2, 2, 100, 150, 64, 64, "none", true},
+          {"CausalMoreQueries", 1, 2, 150, 70, 64, 64, "none", true},
+          {"CausalWideHeads", 1, 2, 130, 130, 128, 128, "none", true},
+          {"WideKeysNarrowValues", 1, 2, 77, 90, 128, 32, "none", false},
+          {"NarrowKeysWideValues", 1, 2, 65, 129, 16, 128, "none", true},
+          {"BooleanMask", 2, 2, 70, 100, 64, 64, "boolean", false},
+          {"AdditiveMask", 2, 3, 33, 95, 128, 128, "additive", false},
+          {"AdditiveMaskNarrow", 1, 2, 66, 20, 48, 80, "additive", false}};
 }
 
 }  // namespace minidl::testing

@@ -56,11 +56,11 @@ Outputs run_emulated(const Problem& p) {
   const auto query_tiles = static_cast<unsigned>(ceil_div(params.query_length, int64_t{kQueries}));
   const auto key_tiles = static_cast<unsigned>(ceil_div(params.key_length, int64_t{kKeys}));
   const auto problem = tile_problem<T>(params, p.query, p.key, p.value, p.mask);
-  Outputs result{unwritten({params.batch, params.heads, params.query_length, params.value_dim},
-                           dtype),
-                 unwritten({params.batch, params.heads, params.query_length}, kFloat32),
-                 unwritten(p.query.sizes(), dtype), unwritten(p.key.sizes(), dtype),
-                 unwritten(p.value.sizes(), dtype)};
+  Outputs result{
+      unwritten({params.batch, params.heads, params.query_length, params.value_dim}, dtype),
+      unwritten({params.batch, params.heads, params.query_length}, kFloat32),
+      unwritten(p.query.sizes(), dtype), unwritten(p.key.sizes(), dtype),
+      unwritten(p.value.sizes(), dtype)};
   launch(query_tiles, heads_total, kThreads, ForwardShared(D, Dv).bytes, [&] {
     attention_forward_tensor_core_kernel<T>(problem, result.out.data_ptr<T>(),
                                             result.logsumexp.data_ptr<float>());
