@@ -77,7 +77,7 @@ using Element = typename WmmaElement<T>::type;
 template <class T>
 using MatrixA =
     wmma::fragment<wmma::matrix_a, kFragment, kFragment, kFragment, Element<T>, wmma::row_major>;
-// B read from a row-major [k, n] tile, or (ColumnMajor) from a row-major [n, k] tile: the
+// B read from a row-major [k, n] tile, or (MatrixBTransposed) from a row-major [n, k] tile: the
 // transpose of what it holds.
 template <class T>
 using MatrixB =

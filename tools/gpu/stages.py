@@ -61,7 +61,6 @@ RACECHECK_FILTERS = {
             "Cases/AttentionCudaParity.MatchesTheCpu/Plain:"
             "Cases/AttentionCudaParity.MatchesTheCpu/OddHeadDims:AttentionCuda.BroadcastMask*:"
             "Cases/AttentionTensorCores.MatchesTheCpu/RaggedTiles:"
-            "Cases/AttentionTensorCores.MatchesTheCpu/BooleanMask:"
             # the shared-memory bitonic sort (ops/cuda/sort.cu); the vocabulary-sized rows
             # take the global-memory path and would only slow the tool down
             "SortCuda.MatchesTheCpu*:SortCuda.RowsAtTheSharedMemoryLimitAndBeyond"),
