@@ -44,6 +44,9 @@
 #include "minidl/ops/attention_math.h"
 
 namespace minidl::cuda::attention_tensor_cores {
+#ifdef MINIDL_WMMA_HOST_EMULATION
+inline namespace host_emulation {  // other symbols than the CUDA build's
+#endif
 
 namespace wmma = nvcuda::wmma;
 
@@ -595,4 +598,7 @@ __global__ void __launch_bounds__(kThreads)
              scores + warp_row * stride.score, stride.score);
 }
 
+#ifdef MINIDL_WMMA_HOST_EMULATION
+}  // namespace host_emulation
+#endif
 }  // namespace minidl::cuda::attention_tensor_cores

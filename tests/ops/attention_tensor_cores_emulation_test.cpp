@@ -32,14 +32,15 @@ using cuda::attention_tensor_cores::ForwardShared;
 using cuda::attention_tensor_cores::kKeys;
 using cuda::attention_tensor_cores::kQueries;
 using cuda::attention_tensor_cores::kThreads;
+using cuda::attention_tensor_cores::launch;
 using cuda::attention_tensor_cores::tile_problem;
+using cuda::attention_tensor_cores::wmma_rule_breaks;
 using testing::expect_matches;
 using testing::make_problem;
 using testing::Outputs;
 using testing::Problem;
 using testing::run_cpu;
 using testing::TensorCoreCase;
-using wmma_host_emulation::launch;
 
 // NaN everywhere: an element no kernel writes fails the comparison.
 Tensor unwritten(const Shape& sizes, DType dtype) {
@@ -100,10 +101,10 @@ TEST_P(AttentionTensorCoresEmulated, MatchesTheCpu) {
     SCOPED_TRACE(dtype_name(dtype));
     const Problem problem = make_problem(c, dtype);
     const Outputs cpu = run_cpu(problem);
-    wmma_host_emulation::wmma_rule_breaks = 0;
+    wmma_rule_breaks = 0;
     const Outputs emulated =
         dtype == kFloat16 ? run_emulated<Half>(problem) : run_emulated<BFloat16>(problem);
-    EXPECT_EQ(wmma_host_emulation::wmma_rule_breaks.load(), 0)
+    EXPECT_EQ(wmma_rule_breaks.load(), 0)
         << "WMMA pointers 32-byte aligned, ldm a multiple of 16 bytes, shared memory within "
            "the limit";
     expect_matches(emulated, cpu, dtype);

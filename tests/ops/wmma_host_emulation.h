@@ -33,11 +33,36 @@
 #define __align__(bytes)
 #define __launch_bounds__(threads)
 
-namespace wmma_host_emulation {
+// Everything but WMMA lives in the kernels' own namespace, in an inline namespace of its own
+// (which ops/cuda/attention_tensor_cores_kernels.cuh opens around the kernels under
+// MINIDL_WMMA_HOST_EMULATION): the emulated kernels then have other symbol names than the CUDA
+// build's, and a test program that links both cannot mix them up.
+namespace minidl::cuda {
+inline constexpr int kWarpSize = 32;
+namespace attention_tensor_cores {
+inline namespace host_emulation {
 
 struct Index {
   unsigned x = 0, y = 0, z = 0;
 };
+inline thread_local Index threadIdx, blockIdx;
+inline Index gridDim;
+
+struct uint4 {
+  unsigned x, y, z, w;
+};
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
+using __half = Half;
+using __nv_bfloat16 = BFloat16;
+
+template <class A>
+A min(A a, A b) {
+  return b < a ? b : a;
+}
+template <class A>
+A max(A a, A b) {
+  return a < b ? b : a;
+}
 
 // The barriers and the shuffle slots of the running block.
 struct Block {
@@ -50,34 +75,13 @@ inline Block* running_block = nullptr;
 inline std::atomic<int> wmma_rule_breaks{0};
 
 constexpr size_t kSharedBytes = 227 * 1024;  // sm_90's most per block
+// The kernels' `extern __shared__` array.
+alignas(128) inline unsigned char tensor_core_shared[kSharedBytes];
 
-}  // namespace wmma_host_emulation
-
-inline thread_local wmma_host_emulation::Index threadIdx, blockIdx;
-inline wmma_host_emulation::Index gridDim;
-
-struct uint4 {
-  unsigned x, y, z, w;
-};
-inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
-using __half = minidl::Half;
-using __nv_bfloat16 = minidl::BFloat16;
-
-template <class A>
-A min(A a, A b) {
-  return b < a ? b : a;
-}
-template <class A>
-A max(A a, A b) {
-  return a < b ? b : a;
-}
-
-inline void __syncthreads() { wmma_host_emulation::running_block->all->arrive_and_wait(); }
-inline void __syncwarp() {
-  wmma_host_emulation::running_block->warps[threadIdx.x / 32]->arrive_and_wait();
-}
+inline void __syncthreads() { running_block->all->arrive_and_wait(); }
+inline void __syncwarp() { running_block->warps[threadIdx.x / 32]->arrive_and_wait(); }
 inline float __shfl_xor_sync(unsigned /*mask*/, float value, int lane_mask) {
-  std::vector<float>& slots = wmma_host_emulation::running_block->shuffle_slots;
+  std::vector<float>& slots = running_block->shuffle_slots;
   const unsigned warp_base = threadIdx.x / 32 * 32;
   slots[threadIdx.x] = value;
   __syncwarp();
@@ -85,6 +89,12 @@ inline float __shfl_xor_sync(unsigned /*mask*/, float value, int lane_mask) {
   __syncwarp();
   return other;
 }
+
+inline bool lane_zero() { return threadIdx.x % 32 == 0; }
+
+}  // namespace host_emulation
+}  // namespace attention_tensor_cores
+}  // namespace minidl::cuda
 
 namespace nvcuda::wmma {
 
@@ -101,13 +111,13 @@ struct fragment {
   float elements[256];  // row-major; meaningful in lane 0
 };
 
+using minidl::cuda::attention_tensor_cores::lane_zero;
+
 template <class Element>
 void check_rules(const void* pointer, unsigned ldm) {
   if (reinterpret_cast<uintptr_t>(pointer) % 32 != 0 || ldm * sizeof(Element) % 16 != 0)
-    ++wmma_host_emulation::wmma_rule_breaks;
+    ++minidl::cuda::attention_tensor_cores::wmma_rule_breaks;
 }
-
-inline bool lane_zero() { return threadIdx.x % 32 == 0; }
 
 template <class Use, class Element, class Layout>
 void load_matrix_sync(fragment<Use, 16, 16, 16, Element, Layout>& f, const Element* p,
@@ -161,23 +171,13 @@ void mma_sync(fragment<accumulator, 16, 16, 16, float>& d,
 
 }  // namespace nvcuda::wmma
 
-namespace minidl::cuda {
-inline constexpr int kWarpSize = 32;
-namespace attention_tensor_cores {
-using ::max;
-using ::min;
-// The kernels' `extern __shared__` array: the emulation's shared memory.
-alignas(128) inline unsigned char tensor_core_shared[wmma_host_emulation::kSharedBytes];
-}  // namespace attention_tensor_cores
-}  // namespace minidl::cuda
-
-namespace wmma_host_emulation {
+namespace minidl::cuda::attention_tensor_cores::host_emulation {
 
 // Runs kernel() on every block of grid (x, y), threads_per_block threads each, one block after
 // another, with shared memory (shared_bytes of it, at most kSharedBytes) poisoned first.
 inline void launch(unsigned grid_x, unsigned grid_y, unsigned threads_per_block,
                    size_t shared_bytes, const std::function<void()>& kernel) {
-  unsigned char* shared = minidl::cuda::attention_tensor_cores::tensor_core_shared;
+  unsigned char* shared = tensor_core_shared;
   if (shared_bytes > kSharedBytes) {
     ++wmma_rule_breaks;
     return;
@@ -204,4 +204,4 @@ inline void launch(unsigned grid_x, unsigned grid_y, unsigned threads_per_block,
     }
 }
 
-}  // namespace wmma_host_emulation
+}  // namespace minidl::cuda::attention_tensor_cores::host_emulation
