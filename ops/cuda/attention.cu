@@ -20,6 +20,9 @@
 // - head_dim and value_dim are at most kMaxDim (the per-thread accumulators are fixed arrays).
 // - Every launch is on the current stream, followed by a launch check; nothing synchronises
 //   the host. Dropout refuses CUDA graph capture (its counters advance on the host).
+// - With MINIDL_CUDA_ATTENTION=tensor-cores, float16 and bfloat16 problems that fit run on the
+//   tensor-core kernels of ops/cuda/attention_tensor_cores.cu instead (either direction, each
+//   deciding on its own: the two implementations' logsumexps are interchangeable).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -33,6 +36,7 @@
 #include "minidl/core/cuda/launch.cuh"
 #include "minidl/ops/attention_kernels.h"
 #include "minidl/ops/attention_math.h"
+#include "minidl/ops/cuda/attention_tensor_cores.h"
 
 namespace minidl::cuda {
 
@@ -431,7 +435,7 @@ void check_dropout_not_captured(const AttentionParams& params, int device) {
                         "eagerly");
 }
 
-void attention_forward(const Tensor& out, const Tensor& logsumexp, const Tensor& query,
+void cuda_core_forward(const Tensor& out, const Tensor& logsumexp, const Tensor& query,
                        const Tensor& key, const Tensor& value, const Tensor& mask,
                        const AttentionParams& params) {
   check_supported(params);
@@ -452,7 +456,7 @@ void attention_forward(const Tensor& out, const Tensor& logsumexp, const Tensor&
   });
 }
 
-void attention_backward(const Tensor& grad_query, const Tensor& grad_key, const Tensor& grad_value,
+void cuda_core_backward(const Tensor& grad_query, const Tensor& grad_key, const Tensor& grad_value,
                         const Tensor& grad_out, const Tensor& query, const Tensor& key,
                         const Tensor& value, const Tensor& out, const Tensor& logsumexp,
                         const Tensor& mask, const AttentionParams& params) {
@@ -495,7 +499,39 @@ void attention_backward(const Tensor& grad_query, const Tensor& grad_key, const 
   });
 }
 
+// AttentionKernels::kCuda: the tensor-core kernels where MINIDL_CUDA_ATTENTION selects them and
+// the problem fits, else the CUDA-core kernels above.
+void attention_forward(const Tensor& out, const Tensor& logsumexp, const Tensor& query,
+                       const Tensor& key, const Tensor& value, const Tensor& mask,
+                       const AttentionParams& params) {
+  if (tensor_core_attention_selected() &&
+      tensor_core_attention_fits(params, {&query, &key, &value, &out}))
+    attention_forward_tensor_cores(out, logsumexp, query, key, value, mask, params);
+  else
+    cuda_core_forward(out, logsumexp, query, key, value, mask, params);
+}
+
+void attention_backward(const Tensor& grad_query, const Tensor& grad_key, const Tensor& grad_value,
+                        const Tensor& grad_out, const Tensor& query, const Tensor& key,
+                        const Tensor& value, const Tensor& out, const Tensor& logsumexp,
+                        const Tensor& mask, const AttentionParams& params) {
+  if (tensor_core_attention_selected() &&
+      tensor_core_attention_fits(
+          params, {&query, &key, &value, &out, &grad_out, &grad_query, &grad_key, &grad_value}))
+    attention_backward_tensor_cores(grad_query, grad_key, grad_value, grad_out, query, key, value,
+                                    out, logsumexp, mask, params);
+  else
+    cuda_core_backward(grad_query, grad_key, grad_value, grad_out, query, key, value, out,
+                       logsumexp, mask, params);
+}
+
 }  // namespace
+
+const AttentionKernels& cuda_core_attention_kernels() {
+  static const AttentionKernels kernels{.forward = cuda_core_forward,
+                                        .backward = cuda_core_backward};
+  return kernels;
+}
 
 }  // namespace minidl::cuda
 

@@ -60,6 +60,7 @@ RACECHECK_FILTERS = {
             "BatchNormCuda.*:LayerNormCuda.*:PoolCuda.*:"
             "Cases/AttentionCudaParity.MatchesTheCpu/Plain:"
             "Cases/AttentionCudaParity.MatchesTheCpu/OddHeadDims:AttentionCuda.BroadcastMask*:"
+            "Cases/AttentionTensorCores.MatchesTheCpu/RaggedTiles:"
             # the shared-memory bitonic sort (ops/cuda/sort.cu); the vocabulary-sized rows
             # take the global-memory path and would only slow the tool down
             "SortCuda.MatchesTheCpu*:SortCuda.RowsAtTheSharedMemoryLimitAndBeyond"),
@@ -225,6 +226,11 @@ def bench_steps(context):
         Step("gpt2-small bf16 vs PyTorch", compare + [
             "--model", "gpt", "--precision", "bf16", "--pytorch-mode", "eager,default"], 180,
              parser="bench_compare", needs_gpu=True),
+        # The same with the opt-in tensor-core attention (ops/cuda/attention_tensor_cores.cu).
+        Step("gpt2-small bf16 tensor-core attention vs PyTorch", compare + [
+            "--model", "gpt", "--precision", "bf16", "--pytorch-mode", "eager"], 180,
+             parser="bench_compare", needs_gpu=True,
+             env={"MINIDL_CUDA_ATTENTION": "tensor-cores"}),
         Step("gpt2-small fp32 TF32 vs PyTorch", compare + [
             "--model", "gpt", "--precision", "fp32", "--tf32", "on"], 90,
              parser="bench_compare", needs_gpu=True),
