@@ -1,6 +1,7 @@
 #pragma once
 // Whether this build of minidl has CUDA. kernels_for (core/dispatch.h) and the few
-// backend-specific calls left (GradScaler's update, SGD's fused launch) write
+// backend-specific calls left (copies between host and device, GradScaler's update, the
+// optimizers' multi-tensor step, clip_grad_norm_'s, the tensor-core attention's tables) write
 //   if constexpr (cuda::kBuilt) ...
 // so a CPU-only build compiles and links without the CUDA launchers (a function named only in
 // a discarded `if constexpr` branch needs no definition).

@@ -15,9 +15,8 @@
 // - Element-wise passes (normalise forward, grad_input backward) take one thread per element in
 //   memory order and find the element's channel from the layout.
 //
-// Not yet measured: the architecture routes pooling and batch norm through cuDNN where cuDNN is
-// faster. These kernels were written without a GPU to time them on: compare them with cuDNN
-// before choosing.
+// Pooling and batch norm on CUDA are these kernels alone; cuDNN's pooling and batch norm have
+// not been measured against them (docs/gpu.md, "Not run on a GPU yet").
 #include <cuda_runtime.h>
 
 #include <algorithm>

@@ -9,9 +9,8 @@
 // - Backward gathers (see ops/pool_math.h): every input element sums the gradients of the
 //   windows holding it. No atomics, so results repeat exactly and need no zeroed buffer.
 //
-// Not yet measured: the architecture routes pooling and batch norm through cuDNN where cuDNN is
-// faster. These kernels were written without a GPU to time them on: compare them with cuDNN
-// before choosing.
+// Pooling and batch norm on CUDA are these kernels alone; cuDNN's pooling and batch norm have
+// not been measured against them (docs/gpu.md, "Not run on a GPU yet").
 #include <cuda_runtime.h>
 
 #include "minidl/core/cuda/check.h"
