@@ -47,9 +47,7 @@ Tensor logical(CompareOp op, const Tensor& a, const Tensor& b, const char* name)
 Tensor isnan(const Tensor& x) { return predicate(PredicateOp::IsNan, x, "isnan"); }
 Tensor isinf(const Tensor& x) { return predicate(PredicateOp::IsInf, x, "isinf"); }
 Tensor isfinite(const Tensor& x) { return predicate(PredicateOp::IsFinite, x, "isfinite"); }
-Tensor logical_not(const Tensor& x) {
-  return predicate(PredicateOp::LogicalNot, x, "logical_not");
-}
+Tensor logical_not(const Tensor& x) { return predicate(PredicateOp::LogicalNot, x, "logical_not"); }
 
 Tensor logical_and(const Tensor& a, const Tensor& b) {
   return logical(CompareOp::LogicalAnd, a, b, "logical_and");

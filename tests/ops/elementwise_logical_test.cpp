@@ -26,9 +26,12 @@ TEST(Classification, IsNanIsInfAndIsFiniteInEveryFloatingDtype) {
     SCOPED_TRACE(std::string(dtype_name(dtype)));
     const Tensor x = special_values(dtype);
     EXPECT_EQ(isnan(x).dtype(), kBool);
-    EXPECT_EQ(to_vector<bool>(isnan(x)), (std::vector<bool>{true, false, false, false, false, false}));
-    EXPECT_EQ(to_vector<bool>(isinf(x)), (std::vector<bool>{false, true, true, false, false, false}));
-    EXPECT_EQ(to_vector<bool>(isfinite(x)), (std::vector<bool>{false, false, false, true, true, true}));
+    EXPECT_EQ(to_vector<bool>(isnan(x)),
+              (std::vector<bool>{true, false, false, false, false, false}));
+    EXPECT_EQ(to_vector<bool>(isinf(x)),
+              (std::vector<bool>{false, true, true, false, false, false}));
+    EXPECT_EQ(to_vector<bool>(isfinite(x)),
+              (std::vector<bool>{false, false, false, true, true, true}));
   }
 }
 
@@ -78,7 +81,8 @@ TEST(Logical, EveryLayoutGivesTheSameResult) {
   const Tensor last_y = y.contiguous(MemoryFormat::ChannelsLast);
   EXPECT_TRUE(logical_and(last_x, last_y).is_contiguous(MemoryFormat::ChannelsLast));
   EXPECT_TRUE(testing::bitwise_equal(logical_and(last_x, last_y), logical_and(x, y)));
-  EXPECT_TRUE(testing::bitwise_equal(logical_not(x.transpose(1, 3)), logical_not(x).transpose(1, 3)));
+  EXPECT_TRUE(
+      testing::bitwise_equal(logical_not(x.transpose(1, 3)), logical_not(x).transpose(1, 3)));
   EXPECT_TRUE(testing::bitwise_equal(isfinite(last_x), isfinite(x)));
   EXPECT_EQ(isnan(x.narrow(0, 0, 0)).sizes(), (Shape{0, 3, 4, 5}));
   EXPECT_EQ(logical_or(x.narrow(0, 0, 0), y.narrow(0, 0, 0)).sizes(), (Shape{0, 3, 4, 5}));
