@@ -53,7 +53,6 @@ C scalar_as(double value) {
 struct Scalars {
   double first = 0;
   double second = 0;
-  // NOLINTNEXTLINE(google-explicit-constructor): a lone double is `first`, by design
   Scalars(double first_scalar = 0, double second_scalar = 0)
       : first(first_scalar), second(second_scalar) {}
 };
