@@ -238,6 +238,19 @@ class Tensor {
   Tensor sub(double other) const;
   Tensor mul(double other) const;
   Tensor div(double other) const;
+  // atan2 ... logical_xor: as the free functions of ops/elementwise.h.
+  Tensor atan2(const Tensor& other) const;
+  Tensor fmod(const Tensor& other) const;
+  Tensor fmod(double other) const;
+  Tensor remainder(const Tensor& other) const;
+  Tensor remainder(double other) const;
+  Tensor isnan() const;
+  Tensor isinf() const;
+  Tensor isfinite() const;
+  Tensor logical_not() const;
+  Tensor logical_and(const Tensor& other) const;
+  Tensor logical_or(const Tensor& other) const;
+  Tensor logical_xor(const Tensor& other) const;
   Tensor sum() const;
   Tensor sum(const Shape& dims, bool keepdim = false) const;
   // x.sum(-1): one dimension. A template, so that a braced list (x.sum({}), every dimension;

@@ -48,6 +48,12 @@ Tensor leaky_relu(const Tensor& x, const LeakyReLUFuncOptions& options) {
 Tensor elu(const Tensor& x, const ELUFuncOptions& options) {
   return minidl::elu(x, options.alpha());
 }
+Tensor softplus(const Tensor& x, const SoftplusFuncOptions& options) {
+  return minidl::softplus(x, options.beta(), options.threshold());
+}
+Tensor hardtanh(const Tensor& x, const HardtanhFuncOptions& options) {
+  return minidl::hardtanh(x, options.min_val(), options.max_val());
+}
 Tensor softmax(const Tensor& x, int64_t dim) { return minidl::softmax(x, dim); }
 Tensor log_softmax(const Tensor& x, int64_t dim) { return minidl::log_softmax(x, dim); }
 

@@ -37,6 +37,8 @@ Tensor gelu(const Tensor& x, const GELUFuncOptions& options = {});
 Tensor silu(const Tensor& x);  // x * sigmoid(x)
 Tensor leaky_relu(const Tensor& x, const LeakyReLUFuncOptions& options = {});
 Tensor elu(const Tensor& x, const ELUFuncOptions& options = {});
+Tensor softplus(const Tensor& x, const SoftplusFuncOptions& options = {});
+Tensor hardtanh(const Tensor& x, const HardtanhFuncOptions& options = {});
 Tensor softmax(const Tensor& x, int64_t dim);
 Tensor log_softmax(const Tensor& x, int64_t dim);
 

@@ -54,11 +54,20 @@ Tensor square(const Tensor& x);
 Tensor silu(const Tensor& x);  // x * sigmoid(x)
 Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);
 Tensor elu(const Tensor& x, double alpha = 1.0);  // x > 0 ? x : alpha * (exp(x) - 1)
+// softplus: log(1 + exp(beta x)) / beta, and x where beta x > threshold (torch's softplus).
+Tensor softplus(const Tensor& x, double beta = 1.0, double threshold = 20.0);
+// clamp(x, min_val, max_val), with zero gradient at and beyond the bounds (torch's hardtanh);
+// min_val > max_val is an error.
+Tensor hardtanh(const Tensor& x, double min_val = -1.0, double max_val = 1.0);
 // Bounds as scalars, on floating and integer tensors (an integer tensor's bounds are truncated);
 // NaN stays NaN; the gradient passes where min <= x <= max, as PyTorch's.
 Tensor clamp(const Tensor& x, std::optional<double> min, std::optional<double> max);
 Tensor clamp_min(const Tensor& x, double min);
 Tensor clamp_max(const Tensor& x, double max);
+// Bounds as tensors (either may be std::nullopt, not both), broadcast with x, of x's dtype and
+// device: minimum(maximum(x, min), max) in value and gradient, as PyTorch's (a tie splits the
+// gradient evenly between x and the bound; where min > max the result is max).
+Tensor clamp(const Tensor& x, const std::optional<Tensor>& min, const std::optional<Tensor>& max);
 
 // ---- binary, with broadcasting ----
 Tensor add(const Tensor& a, const Tensor& b, double alpha = 1);  // a + alpha * b
@@ -67,12 +76,21 @@ Tensor mul(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, const Tensor& b);
 Tensor maximum(const Tensor& a, const Tensor& b);  // gradient split evenly on ties, as PyTorch
 Tensor minimum(const Tensor& a, const Tensor& b);
+// Floating operands. atan2(input, other): the angle of the point (other, input), in [-pi, pi].
+// fmod: input - trunc(input / other) * other, the sign of input (C's fmod); remainder:
+// input - floor(input / other) * other, the sign of other (Python's %). Their gradient is 1 for
+// input and -trunc(input / other) resp. -floor(input / other) for other, as PyTorch's.
+Tensor atan2(const Tensor& input, const Tensor& other);
+Tensor fmod(const Tensor& input, const Tensor& other);
+Tensor remainder(const Tensor& input, const Tensor& other);
 
 // ---- with a scalar ----
 Tensor add(const Tensor& a, double b);
 Tensor sub(const Tensor& a, double b);
 Tensor mul(const Tensor& a, double b);
 Tensor div(const Tensor& a, double b);
+Tensor fmod(const Tensor& input, double other);
+Tensor remainder(const Tensor& input, double other);
 
 // ---- comparisons: bool result, never differentiable ----
 Tensor eq(const Tensor& a, const Tensor& b);
@@ -87,6 +105,17 @@ Tensor lt(const Tensor& a, double b);
 Tensor le(const Tensor& a, double b);
 Tensor gt(const Tensor& a, double b);
 Tensor ge(const Tensor& a, double b);
+
+// ---- classification and logic: bool result, any dtype, never differentiable ----
+Tensor isnan(const Tensor& x);
+Tensor isinf(const Tensor& x);     // +inf or -inf
+Tensor isfinite(const Tensor& x);  // neither NaN nor infinite; true for every integer and bool
+// Nonzero (NaN included) is true. The binary ones broadcast, and take operands of different
+// dtypes (each then read as bool), on one device.
+Tensor logical_not(const Tensor& x);
+Tensor logical_and(const Tensor& a, const Tensor& b);
+Tensor logical_or(const Tensor& a, const Tensor& b);
+Tensor logical_xor(const Tensor& a, const Tensor& b);
 
 // condition ? a : b, broadcasting all three; condition is a bool tensor. A scalar operand takes
 // the tensor operand's dtype and device.

@@ -1,6 +1,7 @@
-// Binary arithmetic, with broadcasting and with a scalar (add, sub, mul, div, maximum, minimum),
-// and the in-place Tensor methods (add_, sub_, mul_, div_). Each op's backward follows its
-// forward; the helpers are in ops/elementwise_op.h.
+// Binary arithmetic, with broadcasting and with a scalar (add, sub, mul, div, maximum, minimum,
+// atan2, fmod, remainder, clamp with tensor bounds), and the in-place Tensor methods (add_, sub_,
+// mul_, div_). Each op's backward follows its forward; the helpers are in ops/elementwise_op.h.
+#include <optional>
 #include <vector>
 
 #include "minidl/core/autograd/function.h"
@@ -79,6 +80,39 @@ Tensor extremum(const Tensor& a, const Tensor& b, BinaryOp forward_op, TernaryOp
           if (b_needs_grad)
             grad_b = sum_to(ternary_forward(backward_op, grad, input_b, input_a, "backward"),
                             input_b.sizes());
+          return std::vector<Tensor>{grad_a, grad_b};
+        });
+  }
+  return out;
+}
+
+// atan2, fmod and remainder, on floating operands: each input's gradient is a ternary kernel of
+// (grad, input, other), or for `input` the incoming gradient itself where input_derivative is
+// empty (fmod and remainder have slope 1 in their first operand).
+Tensor floating_binary(const Tensor& a, const Tensor& b, BinaryOp forward_op,
+                       std::optional<TernaryOp> input_derivative, TernaryOp other_derivative,
+                       const char* op, const char* node_name) {
+  check_same_dtype_and_device(a, b, op);
+  check_floating(a, op);
+  Tensor out = binary_forward(forward_op, a, b, op);
+  if (autograd::needs_grad({a, b})) {
+    autograd::SavedTensor saved_a(a, op), saved_b(b, op);
+    const bool a_needs_grad = a.requires_grad(), b_needs_grad = b.requires_grad();
+    autograd::record(
+        out, node_name, {a, b},
+        [saved_a, saved_b, a_needs_grad, b_needs_grad, input_derivative, other_derivative,
+         node_name](const Tensor& grad) {
+          const Tensor& input = saved_a.get();
+          const Tensor& other = saved_b.get();
+          Tensor grad_a, grad_b;
+          if (a_needs_grad)
+            grad_a = sum_to(input_derivative
+                                ? ternary_forward(*input_derivative, grad, input, other, node_name)
+                                : grad,
+                            input.sizes());
+          if (b_needs_grad)
+            grad_b = sum_to(ternary_forward(other_derivative, grad, input, other, node_name),
+                            other.sizes());
           return std::vector<Tensor>{grad_a, grad_b};
         });
   }
@@ -194,7 +228,54 @@ Tensor minimum(const Tensor& a, const Tensor& b) {
                   "MinimumBackward");
 }
 
+Tensor atan2(const Tensor& input, const Tensor& other) {
+  return floating_binary(input, other, BinaryOp::Atan2, TernaryOp::Atan2BackwardInput,
+                         TernaryOp::Atan2BackwardOther, "atan2", "Atan2Backward");
+}
+
+Tensor fmod(const Tensor& input, const Tensor& other) {
+  return floating_binary(input, other, BinaryOp::Fmod, std::nullopt, TernaryOp::FmodBackwardDivisor,
+                         "fmod", "FmodBackward");
+}
+
+Tensor remainder(const Tensor& input, const Tensor& other) {
+  return floating_binary(input, other, BinaryOp::Remainder, std::nullopt,
+                         TernaryOp::RemainderBackwardDivisor, "remainder", "RemainderBackward");
+}
+
+Tensor clamp(const Tensor& x, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  const bool has_min = min && min->defined(), has_max = max && max->defined();
+  MINIDL_CHECK(has_min || has_max, "clamp: expected at least one of min and max, got neither");
+  check_numeric(x, "clamp");
+  Shape sizes = x.sizes();
+  if (has_min) {
+    check_same_dtype_and_device(x, *min, "clamp");
+    sizes = broadcast_shapes(sizes, min->sizes(), "clamp");
+  }
+  if (has_max) {
+    check_same_dtype_and_device(x, *max, "clamp");
+    broadcast_shapes(sizes, max->sizes(), "clamp");
+  }
+  // PyTorch's clamp with tensor bounds is minimum(maximum(x, min), max), in value (a NaN in any
+  // operand gives NaN) and in gradient (ties split evenly between x and the bound), so it is
+  // written as that.
+  const Tensor above = has_min ? maximum(x, *min) : x;
+  return has_max ? minimum(above, *max) : above;
+}
+
 // ---- with a scalar ----
+// fmod and remainder take the scalar as a 0-dimensional tensor of the input's dtype and device,
+// as where does.
+
+Tensor fmod(const Tensor& input, double other) {
+  check_defined(input, "fmod", "input");
+  return fmod(input, full({}, other, input.options()));
+}
+
+Tensor remainder(const Tensor& input, double other) {
+  check_defined(input, "remainder", "input");
+  return remainder(input, full({}, other, input.options()));
+}
 
 Tensor add(const Tensor& a, double b) { return add_scalar(a, b, "add", "AddBackward"); }
 

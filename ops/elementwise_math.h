@@ -8,7 +8,8 @@
 //   store), double for float64, and T itself for the integer types and bool.
 // - Computing<Out, Op, In...> does the loads and the store around a functor, so a functor only
 //   ever sees compute types.
-// - Scalars arrive as double and are converted once, when the functor is built (scalar_as).
+// - Scalars arrive as double (a Scalars pair: most ops use `first` only) and are converted once,
+//   when the functor is built (scalar_as).
 // - Backward functors take the incoming gradient first, then what the forward saved.
 // - The op enums name the functors for the launchers, whose signatures stay non-template;
 //   with_*_functor maps an enum to its functor for one element type, and only instantiates the
@@ -45,6 +46,16 @@ C scalar_as(double value) {
   else
     return static_cast<C>(value);
 }
+
+// An op's scalar operands: most ops have at most one (pow's exponent, add's alpha, elu's alpha),
+// softplus (beta, threshold) and hardtanh (min_val, max_val) two. A double converts implicitly,
+// so the one-scalar call sites pass theirs as it is.
+struct Scalars {
+  double first = 0;
+  double second = 0;
+  Scalars(double first_scalar = 0, double second_scalar = 0)
+      : first(first_scalar), second(second_scalar) {}
+};
 
 template <class Out, class Op, class... In>
 struct Computing {
@@ -90,13 +101,19 @@ MINIDL_LIBM_UNARY(ceil)
 MINIDL_LIBM_UNARY(trunc)
 MINIDL_LIBM_UNARY(rint)  // to nearest, ties to even (the default rounding mode): torch.round
 #undef MINIDL_LIBM_UNARY
-template <class C>
-MINIDL_HOST_DEVICE C pow(C x, C y) {
-  if constexpr (std::is_same_v<C, float>)
-    return ::powf(x, y);
-  else
-    return ::pow(x, y);
-}
+// detail::name(x, y): libm's two-argument name in double, namef in float.
+#define MINIDL_LIBM_BINARY(name)            \
+  template <class C>                        \
+  MINIDL_HOST_DEVICE C name(C x, C y) {     \
+    if constexpr (std::is_same_v<C, float>) \
+      return ::name##f(x, y);               \
+    else                                    \
+      return ::name(x, y);                  \
+  }
+MINIDL_LIBM_BINARY(pow)
+MINIDL_LIBM_BINARY(atan2)
+MINIDL_LIBM_BINARY(fmod)
+#undef MINIDL_LIBM_BINARY
 template <class C>
 MINIDL_HOST_DEVICE bool is_nan(C x) {
   return x != x;  // false for every integer
@@ -235,6 +252,23 @@ struct Elu {
   C alpha;
   MINIDL_HOST_DEVICE C operator()(C x) const { return x > C(0) ? x : alpha * detail::expm1(x); }
 };
+// softplus(x) = log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (where the two
+// agree to the dtype's precision), in PyTorch's order of operations.
+template <class C>
+struct Softplus {
+  C beta, threshold;
+  MINIDL_HOST_DEVICE C operator()(C x) const {
+    return x * beta > threshold ? x : detail::log1p(detail::exp(x * beta)) / beta;
+  }
+};
+template <class C>
+struct Hardtanh {  // clamp(x, min_val, max_val); NaN stays NaN, as torch's
+  C min_val, max_val;
+  MINIDL_HOST_DEVICE C operator()(C x) const {
+    if (x < min_val) return min_val;
+    return x > max_val ? max_val : x;
+  }
+};
 template <class C>
 struct Pow {
   C exponent;
@@ -288,6 +322,22 @@ struct Minimum {
     if (detail::is_nan(a)) return a;
     if (detail::is_nan(b)) return b;
     return a < b ? a : b;
+  }
+};
+
+template <class C>
+struct Atan2 {  // the angle of the point (x = b, y = a), in [-pi, pi]
+  MINIDL_HOST_DEVICE C operator()(C a, C b) const { return detail::atan2(a, b); }
+};
+template <class C>
+struct Fmod {  // a - trunc(a / b) * b: the sign of a, as C's fmod
+  MINIDL_HOST_DEVICE C operator()(C a, C b) const { return detail::fmod(a, b); }
+};
+template <class C>
+struct Remainder {  // a - floor(a / b) * b: the sign of b, as Python's %; PyTorch's formula
+  MINIDL_HOST_DEVICE C operator()(C a, C b) const {
+    const C mod = detail::fmod(a, b);
+    return mod != C(0) && ((b < C(0)) != (mod < C(0))) ? static_cast<C>(mod + b) : mod;
   }
 };
 
@@ -440,6 +490,21 @@ struct EluBackward {  // saved: the input
   }
 };
 template <class C>
+struct SoftplusBackward {  // saved: the input; sigmoid(beta x), and 1 past the threshold
+  C beta, threshold;
+  MINIDL_HOST_DEVICE C operator()(C grad, C x) const {
+    const C z = detail::exp(x * beta);
+    return x * beta > threshold ? grad : grad * z / (z + C(1));
+  }
+};
+template <class C>
+struct HardtanhBackward {  // saved: the input; passes strictly inside (min_val, max_val)
+  C min_val, max_val;
+  MINIDL_HOST_DEVICE C operator()(C grad, C x) const {
+    return x <= min_val || x >= max_val ? C(0) : grad;
+  }
+};
+template <class C>
 struct ClampMinBackward {  // saved: the input; the gradient passes where x >= min (NaN: not)
   C min;
   MINIDL_HOST_DEVICE C operator()(C grad, C x) const { return x >= min ? grad : C(0); }
@@ -480,6 +545,31 @@ template <class C>
 struct DivBackwardDivisor {  // d(a / b)/db = -a / b^2
   MINIDL_HOST_DEVICE C operator()(C grad, C a, C b) const { return -grad * a / (b * b); }
 };
+// atan2(a, b): d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2), as PyTorch writes them.
+template <class C>
+struct Atan2BackwardInput {
+  MINIDL_HOST_DEVICE C operator()(C grad, C a, C b) const {
+    const C reciprocal = C(1) / (a * a + b * b);
+    return grad * b * reciprocal;
+  }
+};
+template <class C>
+struct Atan2BackwardOther {
+  MINIDL_HOST_DEVICE C operator()(C grad, C a, C b) const {
+    const C reciprocal = C(1) / (a * a + b * b);
+    return grad * -a * reciprocal;
+  }
+};
+// fmod(a, b) = a - trunc(a / b) b and remainder(a, b) = a - floor(a / b) b: the quotient is
+// piecewise constant, so d/db is minus it (and d/da is 1), as PyTorch's.
+template <class C>
+struct FmodBackwardDivisor {
+  MINIDL_HOST_DEVICE C operator()(C grad, C a, C b) const { return -grad * detail::trunc(a / b); }
+};
+template <class C>
+struct RemainderBackwardDivisor {
+  MINIDL_HOST_DEVICE C operator()(C grad, C a, C b) const { return -grad * detail::floor(a / b); }
+};
 
 // ---- comparisons (bool result) ----
 
@@ -508,6 +598,20 @@ struct Ge {
   MINIDL_HOST_DEVICE bool operator()(C a, C b) const { return a >= b; }
 };
 
+// The logical ops: any nonzero value (NaN included) is true, as in PyTorch.
+template <class C>
+struct LogicalAnd {
+  MINIDL_HOST_DEVICE bool operator()(C a, C b) const { return a != C(0) && b != C(0); }
+};
+template <class C>
+struct LogicalOr {
+  MINIDL_HOST_DEVICE bool operator()(C a, C b) const { return a != C(0) || b != C(0); }
+};
+template <class C>
+struct LogicalXor {
+  MINIDL_HOST_DEVICE bool operator()(C a, C b) const { return (a != C(0)) != (b != C(0)); }
+};
+
 // A comparison against a scalar: Cmp<S>(x, value) with x widened to S.
 template <template <class> class Cmp, class S>
 struct CompareScalar {
@@ -516,6 +620,28 @@ struct CompareScalar {
   MINIDL_HOST_DEVICE bool operator()(C x) const {
     return Cmp<S>{}(static_cast<S>(x), value);
   }
+};
+
+// ---- predicates (bool result, one operand of any dtype) ----
+// x - x is NaN exactly where x is NaN or infinite, and 0 for every integer and bool.
+
+template <class C>
+struct IsNan {
+  MINIDL_HOST_DEVICE bool operator()(C x) const { return detail::is_nan(x); }
+};
+template <class C>
+struct IsInf {
+  MINIDL_HOST_DEVICE bool operator()(C x) const {
+    return !detail::is_nan(x) && detail::is_nan(x - x);
+  }
+};
+template <class C>
+struct IsFinite {
+  MINIDL_HOST_DEVICE bool operator()(C x) const { return x - x == 0; }
+};
+template <class C>
+struct LogicalNot {
+  MINIDL_HOST_DEVICE bool operator()(C x) const { return x == C(0); }
 };
 
 // ---- where ----
@@ -571,6 +697,8 @@ enum class UnaryOp : uint8_t {
   Elu,
   ClampMin,  // also on integer types
   ClampMax,  // also on integer types
+  Softplus,  // scalars: beta, threshold
+  Hardtanh,  // scalars: min_val, max_val
 };
 enum class BinaryOp : uint8_t {
   Add,
@@ -611,15 +739,33 @@ enum class BinaryOp : uint8_t {
   PassGradient,
   ClampMinBackward,
   ClampMaxBackward,
+  Atan2,
+  Fmod,
+  Remainder,
+  SoftplusBackward,  // scalars: beta, threshold
+  HardtanhBackward,  // scalars: min_val, max_val
 };
-enum class TernaryOp : uint8_t { MaximumBackward, MinimumBackward, DivBackwardDivisor };
-enum class CompareOp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
+enum class TernaryOp : uint8_t {
+  MaximumBackward,
+  MinimumBackward,
+  DivBackwardDivisor,
+  Atan2BackwardInput,
+  Atan2BackwardOther,
+  FmodBackwardDivisor,
+  RemainderBackwardDivisor,
+};
+// The comparisons, and the logical ops, which also take two operands of one dtype to bool (with
+// a scalar: the comparisons only).
+enum class CompareOp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr, LogicalXor };
+enum class PredicateOp : uint8_t { IsNan, IsInf, IsFinite, LogicalNot };
 
-// Calls fn(functor) with the functor of `op` for element type T. `scalar` is the op's scalar
-// operand where it has one (the exponent, the value, add's alpha), ignored otherwise.
+// Calls fn(functor) with the functor of `op` for element type T. `scalars` are the op's scalar
+// operands where it has any (the exponent, the value, add's alpha, softplus's beta and
+// threshold), ignored otherwise.
 template <class T, class Fn>
-void with_unary_functor(UnaryOp op, double scalar, Fn&& fn) {
+void with_unary_functor(UnaryOp op, Scalars scalars, Fn&& fn) {
   using C = compute_t<T>;
+  const double scalar = scalars.first;
   if constexpr (is_floating_v<T>) {
     switch (op) {
       case UnaryOp::Exp: return fn(Exp<C>{});
@@ -659,6 +805,10 @@ void with_unary_functor(UnaryOp op, double scalar, Fn&& fn) {
       case UnaryOp::Silu: return fn(Silu<C>{});
       case UnaryOp::LeakyRelu: return fn(LeakyRelu<C>{scalar_as<C>(scalar)});
       case UnaryOp::Elu: return fn(Elu<C>{scalar_as<C>(scalar)});
+      case UnaryOp::Softplus:
+        return fn(Softplus<C>{scalar_as<C>(scalar), scalar_as<C>(scalars.second)});
+      case UnaryOp::Hardtanh:
+        return fn(Hardtanh<C>{scalar_as<C>(scalar), scalar_as<C>(scalars.second)});
       default: break;
     }
   }
@@ -678,8 +828,9 @@ void with_unary_functor(UnaryOp op, double scalar, Fn&& fn) {
 }
 
 template <class T, class Fn>
-void with_binary_functor(BinaryOp op, double scalar, Fn&& fn) {
+void with_binary_functor(BinaryOp op, Scalars scalars, Fn&& fn) {
   using C = compute_t<T>;
+  const double scalar = scalars.first;
   if constexpr (is_floating_v<T>) {
     switch (op) {
       case BinaryOp::Div: return fn(Div<C>{});
@@ -716,6 +867,13 @@ void with_binary_functor(BinaryOp op, double scalar, Fn&& fn) {
       case BinaryOp::PassGradient: return fn(PassGradient<C>{});
       case BinaryOp::ClampMinBackward: return fn(ClampMinBackward<C>{scalar_as<C>(scalar)});
       case BinaryOp::ClampMaxBackward: return fn(ClampMaxBackward<C>{scalar_as<C>(scalar)});
+      case BinaryOp::Atan2: return fn(Atan2<C>{});
+      case BinaryOp::Fmod: return fn(Fmod<C>{});
+      case BinaryOp::Remainder: return fn(Remainder<C>{});
+      case BinaryOp::SoftplusBackward:
+        return fn(SoftplusBackward<C>{scalar_as<C>(scalar), scalar_as<C>(scalars.second)});
+      case BinaryOp::HardtanhBackward:
+        return fn(HardtanhBackward<C>{scalar_as<C>(scalar), scalar_as<C>(scalars.second)});
       default: break;
     }
   }
@@ -740,6 +898,10 @@ void with_ternary_functor(TernaryOp op, Fn&& fn) {
       case TernaryOp::MaximumBackward: return fn(MaximumBackward<C>{});
       case TernaryOp::MinimumBackward: return fn(MinimumBackward<C>{});
       case TernaryOp::DivBackwardDivisor: return fn(DivBackwardDivisor<C>{});
+      case TernaryOp::Atan2BackwardInput: return fn(Atan2BackwardInput<C>{});
+      case TernaryOp::Atan2BackwardOther: return fn(Atan2BackwardOther<C>{});
+      case TernaryOp::FmodBackwardDivisor: return fn(FmodBackwardDivisor<C>{});
+      case TernaryOp::RemainderBackwardDivisor: return fn(RemainderBackwardDivisor<C>{});
     }
   }
   MINIDL_INTERNAL_ASSERT(false, "ternary op ", static_cast<int>(op), " is not defined for ",
@@ -757,6 +919,9 @@ void with_compare_functor(CompareOp op, Fn&& fn) {
     case CompareOp::Le: return fn(Le<C>{});
     case CompareOp::Gt: return fn(Gt<C>{});
     case CompareOp::Ge: return fn(Ge<C>{});
+    case CompareOp::LogicalAnd: return fn(LogicalAnd<C>{});
+    case CompareOp::LogicalOr: return fn(LogicalOr<C>{});
+    case CompareOp::LogicalXor: return fn(LogicalXor<C>{});
   }
   MINIDL_INTERNAL_ASSERT(false, "unknown comparison ", static_cast<int>(op));
 }
@@ -774,8 +939,24 @@ void with_compare_scalar_functor(CompareOp op, double scalar, Fn&& fn) {
     case CompareOp::Le: return fn(CompareScalar<Le, S>{value});
     case CompareOp::Gt: return fn(CompareScalar<Gt, S>{value});
     case CompareOp::Ge: return fn(CompareScalar<Ge, S>{value});
+    case CompareOp::LogicalAnd:
+    case CompareOp::LogicalOr:
+    case CompareOp::LogicalXor: break;  // no scalar form
   }
-  MINIDL_INTERNAL_ASSERT(false, "unknown comparison ", static_cast<int>(op));
+  MINIDL_INTERNAL_ASSERT(false, "comparison ", static_cast<int>(op), " has no scalar form");
+}
+
+// The predicates take every dtype.
+template <class T, class Fn>
+void with_predicate_functor(PredicateOp op, Fn&& fn) {
+  using C = compute_t<T>;
+  switch (op) {
+    case PredicateOp::IsNan: return fn(IsNan<C>{});
+    case PredicateOp::IsInf: return fn(IsInf<C>{});
+    case PredicateOp::IsFinite: return fn(IsFinite<C>{});
+    case PredicateOp::LogicalNot: return fn(LogicalNot<C>{});
+  }
+  MINIDL_INTERNAL_ASSERT(false, "unknown predicate ", static_cast<int>(op));
 }
 
 }  // namespace minidl::elementwise

@@ -55,21 +55,21 @@ Tensor expand_view(const Tensor& t, const Shape& sizes) {
 
 // Each forward skips its kernel for an empty result: a CUDA launch needs at least one block.
 
-Tensor unary_forward(UnaryOp op, const Tensor& x, const char* name, double scalar) {
+Tensor unary_forward(UnaryOp op, const Tensor& x, const char* name, Scalars scalars) {
   const ProfileScope profile(name);
   Tensor out = empty_result(x.sizes(), x.options(), {&x});
-  if (out.numel() > 0) kernels_for<ElementwiseKernels>(out.device()).unary(op, out, x, scalar);
+  if (out.numel() > 0) kernels_for<ElementwiseKernels>(out.device()).unary(op, out, x, scalars);
   return out;
 }
 
 Tensor binary_forward(BinaryOp op, const Tensor& a, const Tensor& b, const char* name,
-                      double scalar) {
+                      Scalars scalars) {
   const ProfileScope profile(name);
   const Shape sizes = broadcast_shapes(a.sizes(), b.sizes(), name);
   Tensor out = empty_result(sizes, a.options(), {&a, &b});
   if (out.numel() > 0)
     kernels_for<ElementwiseKernels>(out.device())
-        .binary(op, out, expand_view(a, sizes), expand_view(b, sizes), scalar);
+        .binary(op, out, expand_view(a, sizes), expand_view(b, sizes), scalars);
   return out;
 }
 

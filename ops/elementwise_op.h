@@ -38,12 +38,12 @@ Tensor empty_result(const Shape& sizes, TensorOptions options,
 Tensor expand_view(const Tensor& t, const Shape& sizes);
 
 // ---- forward passes: a new result from the kernel (no checks, no autograd) ----
-// `name` names the op in a broadcasting error and in a profile (core/profiler.h); `scalar` is the
-// op's scalar operand, if any.
+// `name` names the op in a broadcasting error and in a profile (core/profiler.h); `scalars` are
+// the op's scalar operands, if any.
 
-Tensor unary_forward(UnaryOp op, const Tensor& x, const char* name, double scalar = 0);
+Tensor unary_forward(UnaryOp op, const Tensor& x, const char* name, Scalars scalars = {});
 Tensor binary_forward(BinaryOp op, const Tensor& a, const Tensor& b, const char* name,
-                      double scalar = 0);
+                      Scalars scalars = {});
 Tensor ternary_forward(TernaryOp op, const Tensor& a, const Tensor& b, const Tensor& c,
                        const char* name);
 

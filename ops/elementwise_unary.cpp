@@ -15,6 +15,7 @@ namespace minidl {
 namespace {
 
 using elementwise::BinaryOp;
+using elementwise::Scalars;
 using elementwise::UnaryOp;
 
 enum class Accepts { Floating, Numeric };  // Numeric: floating or integer, not bool
@@ -29,7 +30,7 @@ struct UnaryOpSpec {
   UnaryOp kernel;         // out = kernel(x; scalar)
   Accepts accepts;
   Keeps keeps;
-  BinaryOp derivative;  // grad_input = derivative(grad, kept; scalar)
+  BinaryOp derivative;  // grad_input = derivative(grad, kept; scalars)
 };
 
 // clang-format off
@@ -78,6 +79,10 @@ constexpr UnaryOpSpec kUnaryOps[] = {
                                                                 BinaryOp::ClampMinBackward},
     {"clamp_max", "ClampMaxBackward", UnaryOp::ClampMax, kNumeric, kInput,
                                                                 BinaryOp::ClampMaxBackward},
+    {"softplus", "SoftplusBackward", UnaryOp::Softplus, kFloating, kInput,
+                                                                BinaryOp::SoftplusBackward},
+    {"hardtanh", "HardtanhBackward", UnaryOp::Hardtanh, kFloating, kInput,
+                                                                BinaryOp::HardtanhBackward},
 };
 // clang-format on
 
@@ -88,20 +93,20 @@ const UnaryOpSpec& spec_of(UnaryOp kernel) {
   return kUnaryOps[0];
 }
 
-// The op of `kernel`'s row applied to x; `scalar` is the op's parameter (pow's exponent,
-// leaky_relu's slope, elu's alpha; 0 for the others).
-Tensor unary_op(UnaryOp kernel, const Tensor& x, double scalar = 0) {
+// The op of `kernel`'s row applied to x; `scalars` are the op's parameters (pow's exponent,
+// leaky_relu's slope, elu's alpha, softplus's beta and threshold; none for the others).
+Tensor unary_op(UnaryOp kernel, const Tensor& x, Scalars scalars = {}) {
   const UnaryOpSpec& spec = spec_of(kernel);
   if (spec.accepts == kFloating)
     elementwise::check_floating(x, spec.name);
   else
     elementwise::check_numeric(x, spec.name);
-  Tensor out = elementwise::unary_forward(kernel, x, spec.name, scalar);
+  Tensor out = elementwise::unary_forward(kernel, x, spec.name, scalars);
   if (autograd::needs_grad({x})) {
     autograd::SavedTensor kept(spec.keeps == kOutput ? out : x, spec.name);
-    autograd::record(out, spec.node_name, {x}, [&spec, kept, scalar](const Tensor& grad) {
+    autograd::record(out, spec.node_name, {x}, [&spec, kept, scalars](const Tensor& grad) {
       return std::vector<Tensor>{
-          elementwise::binary_forward(spec.derivative, grad, kept.get(), spec.node_name, scalar)};
+          elementwise::binary_forward(spec.derivative, grad, kept.get(), spec.node_name, scalars)};
     });
   }
   return out;
@@ -160,6 +165,14 @@ Tensor leaky_relu(const Tensor& x, double negative_slope) {
   return unary_op(UnaryOp::LeakyRelu, x, negative_slope);
 }
 Tensor elu(const Tensor& x, double alpha) { return unary_op(UnaryOp::Elu, x, alpha); }
+Tensor softplus(const Tensor& x, double beta, double threshold) {
+  return unary_op(UnaryOp::Softplus, x, Scalars(beta, threshold));
+}
+Tensor hardtanh(const Tensor& x, double min_val, double max_val) {
+  MINIDL_CHECK(min_val <= max_val, "hardtanh: expected min_val <= max_val, got min_val ", min_val,
+               " and max_val ", max_val);
+  return unary_op(UnaryOp::Hardtanh, x, Scalars(min_val, max_val));
+}
 Tensor clamp_min(const Tensor& x, double min) { return unary_op(UnaryOp::ClampMin, x, min); }
 Tensor clamp_max(const Tensor& x, double max) { return unary_op(UnaryOp::ClampMax, x, max); }
 Tensor clamp(const Tensor& x, std::optional<double> min, std::optional<double> max) {

@@ -54,6 +54,18 @@ Tensor Tensor::add(double other) const { return minidl::add(*this, other); }
 Tensor Tensor::sub(double other) const { return minidl::sub(*this, other); }
 Tensor Tensor::mul(double other) const { return minidl::mul(*this, other); }
 Tensor Tensor::div(double other) const { return minidl::div(*this, other); }
+Tensor Tensor::atan2(const Tensor& other) const { return minidl::atan2(*this, other); }
+Tensor Tensor::fmod(const Tensor& other) const { return minidl::fmod(*this, other); }
+Tensor Tensor::fmod(double other) const { return minidl::fmod(*this, other); }
+Tensor Tensor::remainder(const Tensor& other) const { return minidl::remainder(*this, other); }
+Tensor Tensor::remainder(double other) const { return minidl::remainder(*this, other); }
+Tensor Tensor::isnan() const { return minidl::isnan(*this); }
+Tensor Tensor::isinf() const { return minidl::isinf(*this); }
+Tensor Tensor::isfinite() const { return minidl::isfinite(*this); }
+Tensor Tensor::logical_not() const { return minidl::logical_not(*this); }
+Tensor Tensor::logical_and(const Tensor& other) const { return minidl::logical_and(*this, other); }
+Tensor Tensor::logical_or(const Tensor& other) const { return minidl::logical_or(*this, other); }
+Tensor Tensor::logical_xor(const Tensor& other) const { return minidl::logical_xor(*this, other); }
 Tensor Tensor::sum() const { return minidl::sum(*this); }
 Tensor Tensor::sum(const Shape& dims, bool keepdim) const {
   return minidl::sum(*this, dims, keepdim);

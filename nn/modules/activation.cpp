@@ -40,6 +40,23 @@ void ELUImpl::pretty_print(std::ostream& out) const {
   out << "ELU(alpha=" << options.alpha() << ")";
 }
 
+Tensor SoftplusImpl::forward(const Tensor& x) { return functional::softplus(x, options); }
+
+void SoftplusImpl::pretty_print(std::ostream& out) const {
+  out << "Softplus(beta=" << options.beta() << ", threshold=" << options.threshold() << ")";
+}
+
+HardtanhImpl::HardtanhImpl(const HardtanhOptions& options) : Module("Hardtanh"), options(options) {
+  MINIDL_CHECK(options.max_val() > options.min_val(), "Hardtanh: expected max_val > min_val, ",
+               "got min_val ", options.min_val(), " and max_val ", options.max_val());
+}
+
+Tensor HardtanhImpl::forward(const Tensor& x) { return functional::hardtanh(x, options); }
+
+void HardtanhImpl::pretty_print(std::ostream& out) const {
+  out << "Hardtanh(min_val=" << options.min_val() << ", max_val=" << options.max_val() << ")";
+}
+
 Tensor IdentityImpl::forward(const Tensor& x) { return x; }
 
 void IdentityImpl::pretty_print(std::ostream& out) const { out << "Identity()"; }

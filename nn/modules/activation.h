@@ -9,6 +9,8 @@
 //   SiLU      x * sigmoid(x) (also called swish)
 //   LeakyReLU x for x > 0, negative_slope * x otherwise
 //   ELU       x for x > 0, alpha * (exp(x) - 1) otherwise
+//   Softplus  log(1 + exp(beta * x)) / beta, a smooth ReLU (x itself past the threshold)
+//   Hardtanh  x clamped to [min_val, max_val]
 //   Identity  x itself: a placeholder where a model sometimes has a layer and sometimes not
 //
 // Each is its torch::nn namesake; forward calls the nn::functional form.
@@ -80,6 +82,25 @@ class ELUImpl : public Module {
   ELUOptions options;
 };
 MINIDL_MODULE(ELU);
+
+class SoftplusImpl : public Module {
+ public:
+  explicit SoftplusImpl(const SoftplusOptions& options = {})
+      : Module("Softplus"), options(options) {}
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& out) const override;
+  SoftplusOptions options;
+};
+MINIDL_MODULE(Softplus);
+
+class HardtanhImpl : public Module {
+ public:
+  explicit HardtanhImpl(const HardtanhOptions& options = {});
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& out) const override;
+  HardtanhOptions options;
+};
+MINIDL_MODULE(Hardtanh);
 
 class IdentityImpl : public Module {
  public:

@@ -1,7 +1,7 @@
 #pragma once
-// Options of the activations with a parameter: nn::GELU, nn::LeakyReLU and nn::ELU, and their
-// nn::functional forms (LibTorch's GELUOptions, LeakyReLUOptions and ELUOptions, without
-// `inplace`).
+// Options of the activations with a parameter: nn::GELU, nn::LeakyReLU, nn::ELU, nn::Softplus and
+// nn::Hardtanh, and their nn::functional forms (LibTorch's GELUOptions, LeakyReLUOptions,
+// ELUOptions, SoftplusOptions and HardtanhOptions, without `inplace`).
 #include <string>
 
 #include "minidl/core/arg.h"
@@ -25,5 +25,20 @@ struct ELUOptions {
   MINIDL_ARG(double, alpha) = 1.0;
 };
 using ELUFuncOptions = ELUOptions;
+
+struct SoftplusOptions {
+  // softplus(x) = log(1 + exp(beta * x)) / beta ...
+  MINIDL_ARG(double, beta) = 1.0;
+  // ... and x itself where beta * x > threshold.
+  MINIDL_ARG(double, threshold) = 20.0;
+};
+using SoftplusFuncOptions = SoftplusOptions;
+
+struct HardtanhOptions {
+  // The bounds x is clamped to; the module requires min_val < max_val, as LibTorch's.
+  MINIDL_ARG(double, min_val) = -1.0;
+  MINIDL_ARG(double, max_val) = 1.0;
+};
+using HardtanhFuncOptions = HardtanhOptions;
 
 }  // namespace minidl::nn

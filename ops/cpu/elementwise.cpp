@@ -66,20 +66,20 @@ void elementwise_loop(const Op& op, const Tensor& out,
   walk(std::index_sequence_for<In...>{});
 }
 
-void unary_kernel(UnaryOp op, const Tensor& out, const Tensor& x, double scalar) {
+void unary_kernel(UnaryOp op, const Tensor& out, const Tensor& x, Scalars scalars) {
   visit_dtype(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    with_unary_functor<T>(op, scalar, [&](auto functor) {
+    with_unary_functor<T>(op, scalars, [&](auto functor) {
       elementwise_loop<T, T>(Computing<T, decltype(functor), T>{functor}, out, {x});
     });
   });
 }
 
 void binary_kernel(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b,
-                   double scalar) {
+                   Scalars scalars) {
   visit_dtype(a.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    with_binary_functor<T>(op, scalar, [&](auto functor) {
+    with_binary_functor<T>(op, scalars, [&](auto functor) {
       elementwise_loop<T, T, T>(Computing<T, decltype(functor), T, T>{functor}, out, {a, b});
     });
   });
@@ -114,6 +114,15 @@ void compare_scalar_kernel(CompareOp op, const Tensor& out, const Tensor& a, dou
   });
 }
 
+void predicate_kernel(PredicateOp op, const Tensor& out, const Tensor& x) {
+  visit_dtype(x.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    with_predicate_functor<T>(op, [&](auto functor) {
+      elementwise_loop<bool, T>(Computing<bool, decltype(functor), T>{functor}, out, {x});
+    });
+  });
+}
+
 void where_kernel(const Tensor& out, const Tensor& condition, const Tensor& a, const Tensor& b) {
   visit_dtype(a.dtype(), [&](auto zero) {
     using T = decltype(zero);
@@ -135,6 +144,7 @@ const ElementwiseKernels ElementwiseKernels::kCpu{
     .ternary = cpu::ternary_kernel,
     .compare = cpu::compare_kernel,
     .compare_scalar = cpu::compare_scalar_kernel,
+    .predicate = cpu::predicate_kernel,
     .where = cpu::where_kernel,
 };
 

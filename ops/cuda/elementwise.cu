@@ -11,20 +11,20 @@ namespace {
 
 using namespace elementwise;
 
-void unary_kernel(UnaryOp op, const Tensor& out, const Tensor& x, double scalar) {
+void unary_kernel(UnaryOp op, const Tensor& out, const Tensor& x, Scalars scalars) {
   visit_device_dtype(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    with_unary_functor<T>(op, scalar, [&](auto functor) {
+    with_unary_functor<T>(op, scalars, [&](auto functor) {
       launch_elementwise<T, T>(Computing<T, decltype(functor), T>{functor}, out, {x});
     });
   });
 }
 
 void binary_kernel(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b,
-                   double scalar) {
+                   Scalars scalars) {
   visit_device_dtype(a.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    with_binary_functor<T>(op, scalar, [&](auto functor) {
+    with_binary_functor<T>(op, scalars, [&](auto functor) {
       launch_elementwise<T, T, T>(Computing<T, decltype(functor), T, T>{functor}, out, {a, b});
     });
   });
@@ -60,6 +60,15 @@ void compare_scalar_kernel(CompareOp op, const Tensor& out, const Tensor& a, dou
   });
 }
 
+void predicate_kernel(PredicateOp op, const Tensor& out, const Tensor& x) {
+  visit_device_dtype(x.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    with_predicate_functor<T>(op, [&](auto functor) {
+      launch_elementwise<bool, T>(Computing<bool, decltype(functor), T>{functor}, out, {x});
+    });
+  });
+}
+
 void where_kernel(const Tensor& out, const Tensor& condition, const Tensor& a, const Tensor& b) {
   visit_device_dtype(a.dtype(), [&](auto zero) {
     using T = decltype(zero);
@@ -81,6 +90,7 @@ const ElementwiseKernels ElementwiseKernels::kCuda{
     .ternary = cuda::ternary_kernel,
     .compare = cuda::compare_kernel,
     .compare_scalar = cuda::compare_scalar_kernel,
+    .predicate = cuda::predicate_kernel,
     .where = cuda::where_kernel,
 };
 

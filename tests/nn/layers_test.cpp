@@ -239,6 +239,32 @@ TEST(Activations, SiLULeakyReLUAndELUTakeTheirOptionsAsLibTorchs) {
   EXPECT_TRUE(nn::ELU()->parameters().empty());
 }
 
+TEST(Activations, SoftplusAndHardtanhTakeTheirOptionsAsLibTorchs) {
+  Tensor x = randn({3, 7}).mul(8.0);  // some past softplus's threshold 3 at beta 2
+  EXPECT_TRUE(identical(nn::Softplus()(x), softplus(x, 1.0, 20.0)));
+  EXPECT_TRUE(identical(F::softplus(x), softplus(x)));
+  EXPECT_TRUE(identical(nn::Softplus(nn::SoftplusOptions().beta(2.0).threshold(3.0))(x),
+                        F::softplus(x, nn::SoftplusFuncOptions().beta(2.0).threshold(3.0))));
+  EXPECT_TRUE(identical(nn::Softplus(nn::SoftplusOptions().beta(2.0).threshold(3.0))(x),
+                        softplus(x, 2.0, 3.0)));
+  EXPECT_TRUE(identical(nn::Hardtanh()(x), hardtanh(x, -1.0, 1.0)));
+  EXPECT_TRUE(identical(nn::Hardtanh(nn::HardtanhOptions().min_val(-0.5).max_val(2.0))(x),
+                        F::hardtanh(x, nn::HardtanhFuncOptions().min_val(-0.5).max_val(2.0))));
+  // Known values: softplus(0) = log(2); hardtanh clamps to its bounds.
+  EXPECT_FLOAT_EQ(to_vector<float>(nn::Softplus()(zeros({1})))[0], std::log(2.0f));
+  EXPECT_EQ(to_vector<float>(nn::Hardtanh()(tensor({-3.0, 0.25, 3.0}))),
+            (std::vector<float>{-1.0f, 0.25f, 1.0f}));
+  EXPECT_EQ(printed(*nn::Softplus()), "Softplus(beta=1, threshold=20)");
+  EXPECT_EQ(printed(*nn::Hardtanh(nn::HardtanhOptions().min_val(-2.0))),
+            "Hardtanh(min_val=-2, max_val=1)");
+  EXPECT_TRUE(nn::Softplus()->parameters().empty());
+  EXPECT_TRUE(nn::Hardtanh()->parameters().empty());
+  EXPECT_ERROR_CONTAINS(nn::Hardtanh(nn::HardtanhOptions().min_val(1.0).max_val(1.0)),
+                        "Hardtanh: expected max_val > min_val, got min_val 1 and max_val 1");
+  EXPECT_ERROR_CONTAINS(F::hardtanh(x, nn::HardtanhFuncOptions().min_val(2.0)),
+                        "hardtanh: expected min_val <= max_val");
+}
+
 TEST(Pooling, ForwardIsTheFunctionalOpWithStrideDefaultingToTheKernel) {
   Tensor x = randn({2, 3, 8, 8});
   nn::MaxPool2d max_pool(2);

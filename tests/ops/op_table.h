@@ -50,6 +50,12 @@ inline const std::vector<UnaryRow>& unary_rows() {
       {"clamp", [](const Tensor& x) { return clamp(x, -0.7, 1.1); }, true, false},
       {"clamp_min", [](const Tensor& x) { return clamp_min(x, -0.7); }, true, false},
       {"clamp_max", [](const Tensor& x) { return clamp_max(x, 1.1); }, true, false},
+      {"softplus", [](const Tensor& x) { return softplus(x); }},
+      {"softplus_beta", [](const Tensor& x) { return softplus(x, 2.0, 3.0); }, true, true,
+       "softplus"},
+      {"hardtanh", [](const Tensor& x) { return hardtanh(x); }, true, true},
+      {"hardtanh_bounds", [](const Tensor& x) { return hardtanh(x, -0.7, 1.1); }, true, true,
+       "hardtanh"},
   };
   return rows;
 }
@@ -59,6 +65,36 @@ inline const std::vector<UnaryRow>& unary_rows() {
 // The reference of the row called `name`; nullptr when the script has none.
 inline const UnaryReference* unary_reference(const std::string& name) {
   for (const UnaryReference& reference : kUnaryReferences)
+    if (name == reference.name) return &reference;
+  return nullptr;
+}
+
+struct BinaryRow {
+  std::string name;
+  std::function<Tensor(const Tensor&, const Tensor&)> op;
+  // Whether integer operands are an error (clamp takes them, as PyTorch's).
+  bool floating_only = true;
+  // The op's name in its errors, where the row's differs.
+  std::string op_name = name;
+};
+
+inline void PrintTo(const BinaryRow& row, std::ostream* out) { *out << row.name; }
+
+inline const std::vector<BinaryRow>& binary_rows() {
+  static const std::vector<BinaryRow> rows = {
+      {"atan2", [](const Tensor& a, const Tensor& b) { return atan2(a, b); }},
+      {"fmod", [](const Tensor& a, const Tensor& b) { return fmod(a, b); }},
+      {"remainder", [](const Tensor& a, const Tensor& b) { return remainder(a, b); }},
+      {"clamp_min_tensor",
+       [](const Tensor& a, const Tensor& b) { return clamp(a, b, std::nullopt); }, false, "clamp"},
+      {"clamp_max_tensor",
+       [](const Tensor& a, const Tensor& b) { return clamp(a, std::nullopt, b); }, false, "clamp"},
+  };
+  return rows;
+}
+
+inline const BinaryReference* binary_reference(const std::string& name) {
+  for (const BinaryReference& reference : kBinaryReferences)
     if (name == reference.name) return &reference;
   return nullptr;
 }

@@ -1,7 +1,7 @@
-// The operator table (tests/ops/op_table.h) on the CPU: for every row, PyTorch's values in each
-// dtype and its float64 gradient (tests/ops/op_reference.h), a central-difference gradient check,
-// the same bits in every layout (contiguous, channels-last, strided, empty), and the error for an
-// input of the wrong dtype.
+// The operator table (tests/ops/op_table.h) on the CPU: for every row, unary and binary, PyTorch's
+// values in each dtype and its float64 gradients (tests/ops/op_reference.h), a central-difference
+// gradient check (broadcasting, for the binary rows), the same bits in every layout (contiguous,
+// channels-last, strided, empty), and the errors for operands of the wrong dtype or shape.
 #include "op_table.h"
 
 #include <gtest/gtest.h>
@@ -16,6 +16,8 @@ namespace minidl {
 namespace {
 
 using testing::all_close;
+using testing::BinaryReference;
+using testing::BinaryRow;
 using testing::kOpReferenceCount;
 using testing::reference_tensor;
 using testing::UnaryReference;
@@ -119,6 +121,177 @@ TEST_P(UnaryOpTable, AnIntegerInputIsAnErrorNamingTheOpOrKeepsItsDtype) {
 INSTANTIATE_TEST_SUITE_P(Rows, UnaryOpTable, ::testing::ValuesIn(testing::unary_rows()),
                          [](const auto& info) { return info.param.name; });
 
+class BinaryOpTable : public ::testing::TestWithParam<BinaryRow> {
+ protected:
+  const BinaryReference& reference() const {
+    const BinaryReference* found = testing::binary_reference(GetParam().name);
+    EXPECT_NE(found, nullptr) << GetParam().name << " has no reference: add it to "
+                              << "tools/make_op_reference.py and rerun the script";
+    return found ? *found : testing::kBinaryReferences[0];
+  }
+  Tensor op(const Tensor& a, const Tensor& b) const { return GetParam().op(a, b); }
+};
+
+TEST_P(BinaryOpTable, MatchesPyTorchInEveryDtype) {
+  const BinaryReference& r = reference();
+  const std::pair<DType, const double(*)[kOpReferenceCount]> cases[] = {{kFloat64, &r.float64},
+                                                                        {kFloat32, &r.float32},
+                                                                        {kBFloat16, &r.bfloat16},
+                                                                        {kFloat16, &r.float16}};
+  for (const auto& [dtype, expected] : cases) {
+    SCOPED_TRACE(std::string(dtype_name(dtype)));
+    const Tensor out = op(reference_tensor(r.input, dtype), reference_tensor(r.other, dtype));
+    EXPECT_EQ(out.dtype(), dtype);
+    const Tolerance t = tolerance(dtype);
+    EXPECT_TRUE(all_close(out, reference_tensor(*expected, kFloat64), t.atol, t.rtol));
+  }
+}
+
+TEST_P(BinaryOpTable, GradientsMatchPyTorchAndCentralDifferencesWhenBroadcasting) {
+  const BinaryReference& r = reference();
+  const Tensor a = reference_tensor(r.input, kFloat64).requires_grad_();
+  const Tensor b = reference_tensor(r.other, kFloat64).requires_grad_();
+  std::vector<double> weights;
+  for (int k = 0; k < kOpReferenceCount; ++k) weights.push_back(0.5 + k / 24.0);
+  const Tensor upstream = from_host(weights.data(), {2, 3, 2, 2}, kFloat64);
+  (op(a, b) * upstream).sum().backward();
+  EXPECT_TRUE(all_close(a.grad(), reference_tensor(r.grad_input, kFloat64), 1e-14, 1e-12));
+  EXPECT_TRUE(all_close(b.grad(), reference_tensor(r.grad_other, kFloat64), 1e-14, 1e-12));
+  // Each operand broadcast in turn: [2, 3, 2, 2] with [1, 3, 2, 2], and [2, 1, 2, 2] with
+  // [2, 3, 2, 2]; the broadcast operand's gradient is summed back to its shape.
+  const auto call = [&](const std::vector<Tensor>& in) { return op(in[0], in[1]); };
+  const Tensor full_a = reference_tensor(r.input, kFloat64);
+  const Tensor full_b = reference_tensor(r.other, kFloat64);
+  for (const auto& [input, other] :
+       {std::pair{full_a, full_b.narrow(0, 1, 1)}, std::pair{full_a.narrow(1, 2, 1), full_b}}) {
+    const auto result =
+        gradcheck(call, {input.contiguous().requires_grad_(), other.contiguous().requires_grad_()});
+    EXPECT_TRUE(result.ok) << result.message;
+  }
+}
+
+TEST_P(BinaryOpTable, EveryLayoutGivesTheSameBits) {
+  const BinaryReference& r = reference();
+  for (DType dtype : {kFloat32, kBFloat16}) {
+    SCOPED_TRACE(std::string(dtype_name(dtype)));
+    const Tensor a = reference_tensor(r.input, dtype), b = reference_tensor(r.other, dtype);
+    const Tensor out = op(a, b);
+    const Tensor last =
+        op(a.contiguous(MemoryFormat::ChannelsLast), b.contiguous(MemoryFormat::ChannelsLast));
+    EXPECT_TRUE(last.is_contiguous(MemoryFormat::ChannelsLast));
+    EXPECT_TRUE(testing::bitwise_equal(last, out));
+    const Tensor strided = a.transpose(1, 3).contiguous().transpose(1, 3);
+    EXPECT_TRUE(testing::bitwise_equal(op(strided, b), out));
+    EXPECT_EQ(op(a.narrow(0, 0, 0), b.narrow(0, 0, 0)).sizes(), (Shape{0, 3, 2, 2}));
+  }
+}
+
+TEST_P(BinaryOpTable, WrongDtypesAndShapesAreErrorsNamingTheOp) {
+  const std::string name = GetParam().op_name;
+  EXPECT_ERROR_CONTAINS(op(zeros({3}), zeros({3}, kFloat64)),
+                        name + ": expected both operands to have the same dtype");
+  EXPECT_ERROR_CONTAINS(op(zeros({2, 3}), zeros({4})), name + ": shapes [2, 3] and [4]");
+  EXPECT_ERROR_CONTAINS(op(Tensor(), zeros({3})), name + ": argument 'input' is an undefined");
+  if (GetParam().floating_only) {
+    EXPECT_ERROR_CONTAINS(op(zeros({3}, kInt64), zeros({3}, kInt64)),
+                          name + ": expected a floating-point tensor");
+  } else {  // integers in, integers out: float64's values, truncated
+    const Tensor a = tensor(std::vector<int64_t>{-3, 0, 7}), b = tensor(std::vector<int64_t>{1});
+    const Tensor out = op(a, b);
+    EXPECT_EQ(out.dtype(), kInt64);
+    EXPECT_EQ(to_vector<int64_t>(out),
+              to_vector<int64_t>(op(a.to(kFloat64), b.to(kFloat64)).to(kInt64)));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Rows, BinaryOpTable, ::testing::ValuesIn(testing::binary_rows()),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(OpTable, EveryBinaryReferenceHasARowAndEveryRowAReference) {
+  for (const BinaryRow& row : testing::binary_rows())
+    EXPECT_NE(testing::binary_reference(row.name), nullptr) << row.name;
+  for (const BinaryReference& reference : testing::kBinaryReferences) {
+    bool found = false;
+    for (const BinaryRow& row : testing::binary_rows()) found = found || row.name == reference.name;
+    EXPECT_TRUE(found) << reference.name << " has a reference but no row";
+  }
+}
+
+// The signs of fmod and remainder, with a scalar divisor too, and a zero divisor's NaN, as
+// PyTorch (torch.fmod(torch.tensor([5., -5., 5., -5.]), ...) etc.).
+TEST(OpTable, FmodTakesTheSignOfTheInputAndRemainderThatOfTheDivisor) {
+  const Tensor a = tensor({5.0, -5.0, 5.0, -5.0}, kFloat64);
+  const Tensor b = tensor({3.0, 3.0, -3.0, -3.0}, kFloat64);
+  EXPECT_EQ(to_vector<double>(fmod(a, b)), (std::vector<double>{2, -2, 2, -2}));
+  EXPECT_EQ(to_vector<double>(remainder(a, b)), (std::vector<double>{2, 1, -1, -2}));
+  EXPECT_EQ(to_vector<double>(fmod(a, 3.0)), (std::vector<double>{2, -2, 2, -2}));
+  EXPECT_EQ(to_vector<double>(remainder(a, -3.0)), (std::vector<double>{-1, -2, -1, -2}));
+  EXPECT_TRUE(std::isnan(to_vector<double>(fmod(a, 0.0))[0]));
+  EXPECT_TRUE(std::isnan(to_vector<double>(remainder(a, 0.0))[0]));
+  EXPECT_EQ(to_vector<float>(atan2(tensor({1.0, 1.0, -1.0}), tensor({1.0, -1.0, 0.0}))),
+            (std::vector<float>{std::atan2(1.0f, 1.0f), std::atan2(1.0f, -1.0f),
+                                std::atan2(-1.0f, 0.0f)}));
+  // PyTorch's gradients: 1 for the input; -trunc(a / b) (fmod), -floor(a / b) (remainder).
+  const Tensor leaf_a = a.detach().requires_grad_(), leaf_b = b.detach().requires_grad_();
+  remainder(leaf_a, leaf_b).sum().backward();
+  EXPECT_EQ(to_vector<double>(leaf_a.grad()), (std::vector<double>{1, 1, 1, 1}));
+  EXPECT_EQ(to_vector<double>(leaf_b.grad()), (std::vector<double>{-1, 2, 2, -1}));
+  const Tensor scalar_leaf = a.detach().requires_grad_();
+  fmod(scalar_leaf, 3.0).sum().backward();
+  EXPECT_EQ(to_vector<double>(scalar_leaf.grad()), (std::vector<double>{1, 1, 1, 1}));
+  EXPECT_ERROR_CONTAINS(fmod(zeros({3}, kInt64), 2.0), "fmod: expected a floating-point tensor");
+  EXPECT_ERROR_CONTAINS(remainder(Tensor(), 2.0), "remainder: argument 'input' is an undefined");
+}
+
+// PyTorch 2.15's values and gradients for torch.clamp(x, lo, hi) with x = [1, 2, 3, 4],
+// lo = [2, 2, 5, 1], hi = [3, 3, 3, 4]: a bound taken, a tie with each bound (the gradient split
+// evenly), and crossed bounds (the result is max, its gradient all max's).
+TEST(OpTable, ClampWithTensorBoundsSplitsTiesAndPrefersMaxWhenTheBoundsCrossAsPyTorch) {
+  const Tensor x = tensor({1.0, 2.0, 3.0, 4.0}, kFloat64).requires_grad_();
+  const Tensor lo = tensor({2.0, 2.0, 5.0, 1.0}, kFloat64).requires_grad_();
+  const Tensor hi = tensor({3.0, 3.0, 3.0, 4.0}, kFloat64).requires_grad_();
+  const Tensor out = clamp(x, lo, hi);
+  EXPECT_EQ(to_vector<double>(out), (std::vector<double>{2, 2, 3, 4}));
+  out.sum().backward();
+  EXPECT_EQ(to_vector<double>(x.grad()), (std::vector<double>{0, 0.5, 0, 0.5}));
+  EXPECT_EQ(to_vector<double>(lo.grad()), (std::vector<double>{1, 0.5, 0, 0}));
+  EXPECT_EQ(to_vector<double>(hi.grad()), (std::vector<double>{0, 0, 1, 0.5}));
+  // Bounds broadcast with x, both ways; a NaN bound gives NaN.
+  const Tensor row = tensor({-1.0, 0.0, 1.0});
+  EXPECT_EQ(clamp(row.reshape({3, 1}), tensor({0.0, 0.5}), std::nullopt).sizes(), (Shape{3, 2}));
+  EXPECT_TRUE(std::isnan(to_vector<float>(clamp(row, tensor({std::nan("")}), std::nullopt))[1]));
+  EXPECT_ERROR_CONTAINS(clamp(row, std::optional<Tensor>(), std::nullopt),
+                        "clamp: expected at least one of min and max");
+  EXPECT_ERROR_CONTAINS(clamp(row, zeros({3}, kFloat64), std::nullopt),
+                        "clamp: expected both operands to have the same dtype");
+  EXPECT_ERROR_CONTAINS(clamp(row, std::nullopt, zeros({2})), "clamp: shapes [3] and [2]");
+  EXPECT_ERROR_CONTAINS(clamp(zeros({3}, kBool), zeros({3}, kBool), std::nullopt),
+                        "clamp: expected a numeric tensor");
+}
+
+TEST(OpTable, SoftplusAndHardtanhAtTheirThresholdsAndBoundsAsPyTorch) {
+  // softplus is x itself strictly above the threshold, the log formula at it; its gradient
+  // there is 1 resp. sigmoid(beta x).
+  const Tensor x = tensor({10.0, 10.5, -1.0}, kFloat64).requires_grad_();
+  const Tensor out = softplus(x, 2.0, 20.0);
+  EXPECT_DOUBLE_EQ(to_vector<double>(out)[0], std::log1p(std::exp(20.0)) / 2.0);
+  EXPECT_EQ(to_vector<double>(out)[1], 10.5);
+  out.sum().backward();
+  EXPECT_DOUBLE_EQ(to_vector<double>(x.grad())[0], 1.0 / (1.0 + std::exp(-20.0)));
+  EXPECT_EQ(to_vector<double>(x.grad())[1], 1.0);
+  // hardtanh's gradient is zero at the bounds (torch: tensor([0., 0., 1.]) for [-1, 1, 0]),
+  // unlike clamp's; NaN stays NaN.
+  const Tensor h = tensor({-1.0, 1.0, 0.0, std::nan("")}, kFloat64).requires_grad_();
+  const Tensor clamped = hardtanh(h);
+  EXPECT_TRUE(std::isnan(to_vector<double>(clamped)[3]));
+  clamped.backward(ones({4}, kFloat64));
+  EXPECT_EQ(to_vector<double>(h.grad())[0], 0.0);
+  EXPECT_EQ(to_vector<double>(h.grad())[1], 0.0);
+  EXPECT_EQ(to_vector<double>(h.grad())[2], 1.0);
+  EXPECT_ERROR_CONTAINS(hardtanh(h, 2.0, 1.0), "hardtanh: expected min_val <= max_val");
+  EXPECT_ERROR_CONTAINS(softplus(zeros({2}, kInt32)), "softplus: expected a floating-point");
+}
+
 TEST(OpTable, EveryReferenceHasARowAndEveryRowAReference) {
   for (const UnaryRow& row : testing::unary_rows())
     EXPECT_NE(testing::unary_reference(row.name), nullptr) << row.name;
@@ -139,7 +312,7 @@ TEST(OpTable, RoundGoesHalfToEvenAndSignOfNaNIsZeroAsPyTorch) {
 
 TEST(OpTable, ClampNeedsABoundKeepsNaNAndGivesMaxWhenTheBoundsCross) {
   const Tensor x = tensor({-2.0, std::nan(""), 0.5, 3.0});
-  EXPECT_ERROR_CONTAINS(clamp(x, std::nullopt, std::nullopt),
+  EXPECT_ERROR_CONTAINS(clamp(x, std::optional<double>(), std::nullopt),
                         "clamp: expected at least one of min and max");
   const auto clamped = to_vector<float>(clamp(x, -1.0, 1.0));
   EXPECT_EQ(clamped[0], -1.0f);
@@ -176,6 +349,12 @@ TEST(OpTable, TensorMethodsForwardToTheFunctions) {
   EXPECT_TRUE(testing::bitwise_equal(x.erfc(), erfc(x)));
   EXPECT_TRUE(testing::bitwise_equal(x.square(), square(x)));
   EXPECT_TRUE(testing::bitwise_equal(x.abs().rsqrt(), rsqrt(abs(x))));
+  const Tensor y = tensor({1.5, 0.7, -0.4});
+  EXPECT_TRUE(testing::bitwise_equal(x.atan2(y), atan2(x, y)));
+  EXPECT_TRUE(testing::bitwise_equal(x.fmod(y), fmod(x, y)));
+  EXPECT_TRUE(testing::bitwise_equal(x.fmod(0.5), fmod(x, 0.5)));
+  EXPECT_TRUE(testing::bitwise_equal(x.remainder(y), remainder(x, y)));
+  EXPECT_TRUE(testing::bitwise_equal(x.remainder(0.5), remainder(x, 0.5)));
 }
 
 }  // namespace

@@ -36,6 +36,14 @@ TEST(UndefinedArgument, ElementwiseOpsNameTheOpAndTheArgument) {
   EXPECT_ERROR_CONTAINS(x * undefined, undefined_message("mul", "other"));
   EXPECT_ERROR_CONTAINS(div(undefined, x), undefined_message("div", "input"));
   EXPECT_ERROR_CONTAINS(maximum(x, undefined), undefined_message("maximum", "other"));
+  EXPECT_ERROR_CONTAINS(atan2(x, undefined), undefined_message("atan2", "other"));
+  EXPECT_ERROR_CONTAINS(fmod(undefined, 2.0), undefined_message("fmod", "input"));
+  EXPECT_ERROR_CONTAINS(remainder(x, undefined), undefined_message("remainder", "other"));
+  EXPECT_ERROR_CONTAINS(clamp(undefined, x, std::nullopt), undefined_message("clamp", "input"));
+  EXPECT_ERROR_CONTAINS(softplus(undefined), undefined_message("softplus", "input"));
+  EXPECT_ERROR_CONTAINS(hardtanh(undefined), undefined_message("hardtanh", "input"));
+  EXPECT_ERROR_CONTAINS(isfinite(undefined), undefined_message("isfinite", "input"));
+  EXPECT_ERROR_CONTAINS(logical_xor(undefined, x), undefined_message("logical_xor", "input"));
   EXPECT_ERROR_CONTAINS(neg(undefined), undefined_message("neg", "input"));
   EXPECT_ERROR_CONTAINS(relu(undefined), undefined_message("relu", "input"));
   EXPECT_ERROR_CONTAINS(exp(undefined), undefined_message("exp", "input"));
