@@ -57,7 +57,8 @@ MINIDL_HOST_DEVICE Block philox4x32_10(Block counter, Key key) {
   return round(counter, key);
 }
 
-// The four words of element `index` (offset + i) under `seed`; see Note [Philox counters in minidl].
+// The four words of element `index` (offset + i) under `seed`; see Note [Philox counters in
+// minidl].
 MINIDL_HOST_DEVICE Block element_words(uint64_t seed, uint64_t index) {
   const Block counter{static_cast<uint32_t>(index), static_cast<uint32_t>(index >> 32), 0u, 0u};
   const Key key{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)};

@@ -18,8 +18,8 @@ Profile::~Profile() { stop(); }
 
 void Profile::stop() {
   if (!recorder_) return;
-  wall_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_)
-                 .count();
+  wall_ms_ =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
   spans_ = recorder_->timeline();
   ops_ = recorder_->ops();
   recorder_.reset();

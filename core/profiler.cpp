@@ -1,11 +1,17 @@
 #include "minidl/core/profiler.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <thread>
 
+#include "minidl/core/cuda/build.h"
 #include "minidl/core/error.h"
+
+#if MINIDL_WITH_CUDA
+#include <nvtx3/nvToolsExt.h>
+#endif
 
 namespace minidl {
 
@@ -34,7 +40,11 @@ Session& session() {
   return s;
 }
 
-std::atomic<bool> any_profiler{false};       // a fast "no" for events
+std::atomic<bool> any_profiler{false};  // a fast "no" for events
+std::atomic<bool> nvtx_on{[] {
+  const char* value = std::getenv("MINIDL_NVTX");
+  return nvtx_available() && value != nullptr && std::string_view(value) == "1";
+}()};
 thread_local bool profiling_thread = false;  // this thread made the profiler
 thread_local ProfileScope* innermost_scope = nullptr;
 
@@ -77,7 +87,33 @@ void keep_span(Session& s, std::string_view name, std::chrono::steady_clock::tim
       {std::string(name), nanoseconds_between(s.start, start), span_ns, thread, depth, event});
 }
 
+void push_nvtx_range(std::string_view name) {
+#if MINIDL_WITH_CUDA
+  const std::string terminated(name);  // NVTX takes a C string; only while ranges are on
+  nvtxRangePushA(terminated.c_str());
+#else
+  (void)name;
+#endif
+}
+
+void pop_nvtx_range() {
+#if MINIDL_WITH_CUDA
+  nvtxRangePop();
+#endif
+}
+
 }  // namespace
+
+bool nvtx_available() { return cuda::kBuilt; }
+
+void set_nvtx_enabled(bool enabled) {
+  MINIDL_CHECK(!enabled || nvtx_available(),
+               "set_nvtx_enabled: this build of minidl has no CUDA, and NVTX comes with the CUDA "
+               "toolkit; build with -DMINIDL_CUDA=ON for Nsight Systems' ranges");
+  nvtx_on.store(enabled, std::memory_order_relaxed);
+}
+
+bool nvtx_enabled() { return nvtx_on.load(std::memory_order_relaxed); }
 
 OpProfiler::OpProfiler(bool keep_timeline) {
   Session& s = session();
@@ -125,6 +161,10 @@ ProfileScope::ProfileScope(std::string_view name)
       // as the node): one call, not two.
       recording_(profiling_thread &&
                  !(innermost_scope != nullptr && innermost_scope->name_ == name)) {
+  if (nvtx_on.load(std::memory_order_relaxed)) {
+    push_nvtx_range(name);
+    nvtx_range_ = true;
+  }
   if (!recording_) return;
   outer_ = innermost_scope;
   depth_ = outer_ != nullptr ? outer_->depth_ + 1 : 0;
@@ -133,6 +173,7 @@ ProfileScope::ProfileScope(std::string_view name)
 }
 
 ProfileScope::~ProfileScope() {
+  if (nvtx_range_) pop_nvtx_range();
   if (!recording_) return;
   const int64_t span = nanoseconds_since(start_);
   innermost_scope = outer_;

@@ -60,8 +60,19 @@ class OpProfiler {
   std::vector<ProfileSpan> timeline() const;
 };
 
+// NVTX ranges for Nsight Systems (`nsys profile`): while on, every ProfileScope (each op, each
+// autograd node's backward, the optimizer's step, the Trainer's forward and backward phases, the
+// gradients' all-reduce launches, a RecordFunction) is also an NVTX range on its thread, from the
+// CUDA toolkit's header-only NVTX 3, as PyTorch's emit_nvtx. Off by default: a scope then costs
+// one relaxed atomic load more. On with set_nvtx_enabled(true) or the environment variable
+// MINIDL_NVTX=1. A build without CUDA has no NVTX: set_nvtx_enabled(true) throws there.
+bool nvtx_available();
+void set_nvtx_enabled(bool enabled);
+bool nvtx_enabled();
+
 // Records the span from its construction to its destruction as op `name` (a string that
-// outlives the profiler: a literal or an autograd node's name) when this thread is profiling.
+// outlives the profiler: a literal or an autograd node's name) when this thread is profiling,
+// and as an NVTX range while those are on.
 class ProfileScope {
  public:
   explicit ProfileScope(std::string_view name);
@@ -77,6 +88,7 @@ class ProfileScope {
   int64_t nested_ns_ = 0;  // spans of the scopes closed inside this one
   ProfileScope* outer_ = nullptr;
   int depth_ = 0;
+  bool nvtx_range_ = false;  // pushed an NVTX range, to pop
 };
 
 // Records the span from its construction to its destruction as event `name` (a literal), on any

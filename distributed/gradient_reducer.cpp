@@ -10,6 +10,7 @@
 #include "minidl/core/autograd/grad_mode.h"
 #include "minidl/core/error.h"
 #include "minidl/core/logging.h"
+#include "minidl/core/profiler.h"
 
 namespace minidl::distributed {
 
@@ -106,6 +107,7 @@ void GradientReducer::launch_ready_buckets() {
   while (next_bucket_to_launch_ < buckets_.size() &&
          buckets_[next_bucket_to_launch_].pending == 0) {
     Bucket& bucket = buckets_[next_bucket_to_launch_++];
+    const ProfileScope launch("all_reduce");
     bucket.work = group_->all_reduce_async(bucket.buffer, ReduceOp::Average);
   }
 }

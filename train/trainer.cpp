@@ -14,6 +14,7 @@
 #include "minidl/core/generator.h"
 #include "minidl/core/logging.h"
 #include "minidl/core/profile.h"
+#include "minidl/core/profiler.h"
 #include "minidl/distributed/init.h"
 #include "minidl/nn/utils/clip_grad.h"
 #include "minidl/ops/elementwise.h"
@@ -329,20 +330,24 @@ void Trainer::run_step(const Tensor& images, const Tensor& labels, const MicroBa
   if (micro.first) optimizer_.zero_grad();
   Tensor loss;
   {
+    const ProfileScope phase("forward");  // a range in profiles and in Nsight Systems
     const ObjectiveBatch cut = objective_->prepare(images, labels);
     MixedPrecisionScope mixed_precision(options_.precision());
     loss = objective_->training_loss(forward(cut.input), cut.target);  // float32 under autocast too
   }
-  // Each micro-batch's share of the group's mean, as PyTorch's recipe (loss / N).
-  const Tensor share =
-      micro.group_size > 1 ? div(loss, static_cast<double>(micro.group_size)) : loss;
-  // The scaler passes everything through unless float16.
-  if (ddp_ && !micro.last) {
-    // Gradients accumulate locally; the group's last backward averages their sum over ranks.
-    const auto local_only = ddp_->no_sync();
-    scaler_.scale(share).backward();
-  } else {
-    scaler_.scale(share).backward();
+  {
+    const ProfileScope phase("backward");
+    // Each micro-batch's share of the group's mean, as PyTorch's recipe (loss / N).
+    const Tensor share =
+        micro.group_size > 1 ? div(loss, static_cast<double>(micro.group_size)) : loss;
+    // The scaler passes everything through unless float16.
+    if (ddp_ && !micro.last) {
+      // Gradients accumulate locally; the group's last backward averages their sum over ranks.
+      const auto local_only = ddp_->no_sync();
+      scaler_.scale(share).backward();
+    } else {
+      scaler_.scale(share).backward();
+    }
   }
   if (micro.last) optimizer_step();
   train_loss_sum_.add_(loss.detach(), static_cast<double>(labels.size(0)));

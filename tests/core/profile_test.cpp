@@ -1,6 +1,6 @@
 // profiler::Profile (core/profile.h): a LeNet training step on the CPU recorded op by op, whose
 // ops' spans cover the step's time within 10% (the target for the trace), the summary
-// table, the Chrome trace's JSON, RecordFunction, and one profile at a time.
+// table, the Chrome trace's JSON, RecordFunction, one profile at a time, and NVTX's switch.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -108,6 +108,23 @@ TEST(Profile, OneAtATimeAndNothingRecordedWithoutOne) {
   first.stop();  // a second stop changes nothing
   EXPECT_TRUE(first.spans().empty());
   profiler::Profile after;  // the first has stopped: a new one may start
+}
+
+TEST(Profile, NvtxRangesWhereCudaIsBuiltAndAClearErrorElsewhere) {
+  if (!nvtx_available()) {
+    EXPECT_THROW(set_nvtx_enabled(true), Error);
+    EXPECT_FALSE(nvtx_enabled());
+    set_nvtx_enabled(false);  // switching off is always fine
+    return;
+  }
+  // Without Nsight attached the ranges go nowhere; ops and profiles work as before, and the
+  // setting reads back.
+  set_nvtx_enabled(true);
+  EXPECT_TRUE(nvtx_enabled());
+  const profiler::Profile profile = profile_lenet_steps();
+  set_nvtx_enabled(false);
+  EXPECT_FALSE(nvtx_enabled());
+  EXPECT_FALSE(profile.spans().empty());
 }
 
 }  // namespace
