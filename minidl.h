@@ -14,7 +14,7 @@
 #include "minidl/core/autograd/node.h"
 #include "minidl/core/autograd/saved_tensor.h"
 #include "minidl/core/cuda/caching_allocator.h"
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/cuda/graph.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/core/device.h"

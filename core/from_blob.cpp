@@ -4,7 +4,7 @@
 // memory to the caller and never calls its deleter.
 #include "minidl/core/from_blob.h"
 
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 
 namespace minidl {
 

@@ -1,6 +1,6 @@
 #include "minidl/data/dataloader.h"
 
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/error.h"
 #include "minidl/data/loader/augment_stage.h"
 #include "minidl/data/loader/device_copy_stage.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/error.h"
 #include "minidl/core/logging.h"
 #include "minidl/distributed/cuda_process_group.h"

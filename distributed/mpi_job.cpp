@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/error.h"
 #include "minidl/core/logging.h"
 #include "minidl/distributed/launcher_environment.h"

@@ -18,7 +18,7 @@
 
 #include "minidl/core/cuda/caching_allocator.h"
 #include "minidl/core/cuda/check.h"
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/core/error.h"
 #include "minidl/core/logging.h"

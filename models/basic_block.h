@@ -17,8 +17,8 @@
 #include "minidl/core/tensor.h"
 #include "minidl/nn/module.h"
 #include "minidl/nn/module_holder.h"
-#include "minidl/nn/modules/batch_norm2d.h"
-#include "minidl/nn/modules/conv2d.h"
+#include "minidl/nn/modules/batchnorm.h"
+#include "minidl/nn/modules/conv.h"
 #include "minidl/nn/modules/sequential.h"
 
 namespace minidl::models {

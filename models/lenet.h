@@ -17,7 +17,7 @@
 #include "minidl/core/tensor.h"
 #include "minidl/nn/module.h"
 #include "minidl/nn/module_holder.h"
-#include "minidl/nn/modules/conv2d.h"
+#include "minidl/nn/modules/conv.h"
 #include "minidl/nn/modules/linear.h"
 
 namespace minidl::models {

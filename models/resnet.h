@@ -24,8 +24,8 @@
 #include "minidl/models/basic_block.h"
 #include "minidl/nn/module.h"
 #include "minidl/nn/module_holder.h"
-#include "minidl/nn/modules/batch_norm2d.h"
-#include "minidl/nn/modules/conv2d.h"
+#include "minidl/nn/modules/batchnorm.h"
+#include "minidl/nn/modules/conv.h"
 #include "minidl/nn/modules/linear.h"
 #include "minidl/nn/modules/sequential.h"
 

@@ -8,7 +8,7 @@
 //   (channels-last NHWC, and [N, C], where each row holds the C channels side by side).
 // - Acc is float for float32 and the 16-bit inputs, double for float64: statistics, per-channel
 //   parameters and gradient sums are all kept in Acc.
-// - Batch statistics come from reduce_ops::MomentsOp (shifted sums, merged with Chan et al.'s
+// - Batch statistics come from reduce_math::MomentsOp (shifted sums, merged with Chan et al.'s
 //   formula), as var() uses.
 // - Forward:  y = (x - mean) * invstd * weight + bias, invstd = 1 / sqrt(var + eps), with the
 //   biased variance of the batch in training and the running statistics in evaluation.
@@ -22,7 +22,7 @@
 #include <cstdint>
 
 #include "minidl/core/macros.h"
-#include "minidl/ops/reduce_ops.h"
+#include "minidl/ops/reduce_math.h"
 
 namespace minidl::norm {
 
@@ -49,9 +49,9 @@ struct ChannelLayout {
 enum class Statistics { Batch, Running };
 
 template <class Acc>
-using Moments = reduce_ops::MomentsAcc<Acc>;
+using Moments = reduce_math::MomentsAcc<Acc>;
 template <class Acc>
-using MomentsOp = reduce_ops::MomentsOp<Acc>;
+using MomentsOp = reduce_math::MomentsOp<Acc>;
 
 template <class Acc>
 MINIDL_HOST_DEVICE Acc moments_mean(const Moments<Acc>& m) {

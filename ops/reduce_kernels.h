@@ -1,6 +1,6 @@
 #pragma once
 // The kernel interface of the reductions (ops/reduce.cpp), implemented by ops/cpu/reduce.cpp
-// and ops/cuda/reduce.cu with the math of ops/reduce_ops.h; dispatched by kernels_for (Note
+// and ops/cuda/reduce.cu with the math of ops/reduce_math.h; dispatched by kernels_for (Note
 // [Kernel tables] in core/dispatch.h). Conventions:
 // - Every input is contiguous and viewed as [outer, reduce, inner]: the reduced elements of
 //   output (o, i) are input[o, 0..reduce, i] (Note [Reduction layout] in ops/reduce.cpp).

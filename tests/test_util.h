@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/error.h"
 #include "minidl/core/parallel.h"
 #include "minidl/core/tensor.h"

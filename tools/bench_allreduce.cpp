@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/error.h"
 #include "minidl/distributed/distributed.h"
 

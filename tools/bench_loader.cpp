@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/data/data.h"
 #include "minidl/models/lenet.h"
 #include "minidl/ops/loss.h"

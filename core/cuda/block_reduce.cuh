@@ -4,7 +4,7 @@
 // accumulators these ways, so the merge trees (and with them the rounding) are written once.
 //
 // Conventions:
-// - An Op has `Acc identity() const` and `Acc combine(Acc, Acc) const` (ops/reduce_ops.h,
+// - An Op has `Acc identity() const` and `Acc combine(Acc, Acc) const` (ops/reduce_math.h,
 //   ops/norm_math.h). Acc is any trivially copyable type.
 // - A "row" is the blockDim.x threads sharing one threadIdx.y. The row reductions need
 //   blockDim.x to be 1, 32, or a multiple of 32 with blockDim.y == 1; every thread of a row

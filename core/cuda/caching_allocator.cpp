@@ -88,7 +88,7 @@
 #include <functional>
 #include <string>
 
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/error.h"
 #include "minidl/core/logging.h"
 #include "minidl/core/storage.h"

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "minidl/core/cuda/check.h"
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/cuda/graph.h"
 #include "minidl/core/error.h"
 

@@ -10,7 +10,7 @@
 //
 //   - a copy from the device to the host (item(), cpu(), to(kCPU); ops/cuda/copy.cu),
 //   - Stream::synchronize and Event::synchronize (core/cuda/stream.cpp),
-//   - cuda::synchronize (core/cuda/cuda.cpp).
+//   - cuda::synchronize (core/cuda/device.cpp).
 //
 // Each device has one record, created at the first launch of a reporting kernel on it (so not
 // inside a CUDA graph capture: run a step before capturing, as warm-up does anyway):

@@ -4,7 +4,7 @@
 #include <mutex>
 #include <vector>
 
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/error.h"
 
 #if MINIDL_WITH_CUDA

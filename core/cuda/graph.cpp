@@ -7,7 +7,7 @@
 #include <exception>
 #include <utility>
 
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/error.h"
 #include "minidl/core/logging.h"
 

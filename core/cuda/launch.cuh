@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "minidl/core/cuda/check.h"
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/cuda/launch_geometry.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/core/tensor.h"

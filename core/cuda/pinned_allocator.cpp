@@ -7,7 +7,7 @@
 #include <cstdlib>
 
 #include "minidl/core/cpu_allocator.h"
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/cuda/pinned_pool.h"
 #include "minidl/core/error.h"
 #include "minidl/core/logging.h"

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/error.h"
 #include "minidl/core/logging.h"
 

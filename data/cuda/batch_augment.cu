@@ -4,7 +4,7 @@
 #include <cuda_runtime.h>
 
 #include "minidl/core/cuda/check.h"
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/cuda/launch_geometry.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/data/transforms/batch_augment_kernels.h"

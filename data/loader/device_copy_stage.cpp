@@ -1,7 +1,7 @@
 #include "minidl/data/loader/device_copy_stage.h"
 
 #include "minidl/core/cuda/caching_allocator.h"
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 
 namespace minidl::data::loader {
 

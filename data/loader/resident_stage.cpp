@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <cstring>
 
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/cuda/pinned_allocator.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/data/datasets/in_memory_dataset.h"

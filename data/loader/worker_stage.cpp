@@ -9,7 +9,7 @@
 #include <mutex>
 #include <string>
 
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/cuda/pinned_allocator.h"
 #include "minidl/core/error.h"
 #include "minidl/core/logging.h"

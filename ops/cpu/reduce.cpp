@@ -6,13 +6,13 @@
 #include "minidl/core/ceil_div.h"
 #include "minidl/core/parallel.h"
 #include "minidl/ops/reduce_kernels.h"
-#include "minidl/ops/reduce_ops.h"
+#include "minidl/ops/reduce_math.h"
 
 namespace minidl::cpu {
 
 namespace {
 
-using reduce_ops::compute_t;
+using reduce_math::compute_t;
 
 // Elements one task reads: enough to amortise the task, small enough that one long row is
 // spread over every thread. Fixed (not derived from the thread count), so the order in which
@@ -153,7 +153,7 @@ void sum_or_mean(const Tensor& out, const Tensor& input, bool divide) {
     using Out = sum_out_t<T>;
     Out* result = out.data_ptr<Out>();
     const Acc count = static_cast<Acc>(input.size(1));
-    reduce<Acc, T>(input, reduce_ops::SumOp<Acc>{}, [&](int64_t o, Acc acc) {
+    reduce<Acc, T>(input, reduce_math::SumOp<Acc>{}, [&](int64_t o, Acc acc) {
       result[o] = static_cast<Out>(divide ? acc / count : acc);
     });
   });
@@ -164,7 +164,7 @@ void extreme(const Tensor& values, const Tensor& indices, const Tensor& input) {
   visit_dtype(input.dtype(), [&](auto zero) {
     using T = decltype(zero);
     using Compute = compute_t<T>;
-    using Op = reduce_ops::ExtremeOp<Compute, kLargest>;
+    using Op = reduce_math::ExtremeOp<Compute, kLargest>;
     T* value_out = values.defined() ? values.data_ptr<T>() : nullptr;
     int64_t* index_out = indices.defined() ? indices.data_ptr<int64_t>() : nullptr;
     reduce<Compute, T>(input, Op{}, [&](int64_t o, typename Op::Acc acc) {
@@ -182,7 +182,7 @@ void var_kernel(const Tensor& out, const Tensor& input, int64_t correction) {
   visit_floating(input.dtype(), "var", [&](auto zero) {
     using T = decltype(zero);
     using Compute = compute_t<T>;
-    using Op = reduce_ops::MomentsOp<Compute>;
+    using Op = reduce_math::MomentsOp<Compute>;
     T* result = out.data_ptr<T>();
     reduce<Compute, T>(input, Op{}, [&](int64_t o, typename Op::Acc acc) {
       result[o] = static_cast<T>(Op::variance(acc, correction));

@@ -14,7 +14,7 @@
 
 #include "minidl/core/cuda/caching_allocator.h"
 #include "minidl/core/cuda/check.h"
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/cuda/stream.h"
 
 namespace minidl::cuda {

@@ -46,7 +46,7 @@
 
 #include "minidl/core/cuda/caching_allocator.h"
 #include "minidl/core/cuda/check.h"
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/cuda/graph.h"
 #include "minidl/ops/conv.h"
 #include "minidl/ops/conv_kernels.h"

@@ -12,7 +12,7 @@
 #include <type_traits>
 
 #include "minidl/core/cuda/check.h"
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/cuda/device_dtype.h"
 #include "minidl/core/cuda/device_error.h"
 #include "minidl/core/cuda/graph.h"

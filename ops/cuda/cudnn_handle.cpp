@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "minidl/core/cuda/check.h"
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/cuda/stream.h"
 
 namespace minidl::cuda {

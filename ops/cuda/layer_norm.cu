@@ -23,7 +23,7 @@
 #include "minidl/core/cuda/device_dtype.h"
 #include "minidl/core/cuda/launch.cuh"
 #include "minidl/ops/layer_norm_kernels.h"
-#include "minidl/ops/reduce_ops.h"
+#include "minidl/ops/reduce_math.h"
 
 namespace minidl::cuda {
 
@@ -63,7 +63,7 @@ __global__ void layer_norm_forward_kernel(T* y, Acc* mean, Acc* rstd, const T* x
   const int64_t cols = layout.cols;
   const T* x_row = x + row * cols;
   T* y_row = y + row * cols;
-  const reduce_ops::SumOp<Acc> sum_op;
+  const reduce_math::SumOp<Acc> sum_op;
   Acc sum = sum_op.identity();
   for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) sum += static_cast<Acc>(x_row[j]);
   const Acc row_mean = layer_norm_math::row_mean(row_all_reduce(sum_op, sum), cols);

@@ -14,7 +14,7 @@
 #include <limits>
 
 #include "minidl/core/cuda/check.h"
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/ops/cuda/blas_handle.h"
 #include "minidl/ops/linalg.h"
 #include "minidl/ops/linalg_kernels.h"

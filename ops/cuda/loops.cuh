@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "minidl/core/cuda/check.h"
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/cuda/launch.cuh"  // elementwise_blocks
 #include "minidl/core/cuda/stream.h"
 #include "minidl/core/tensor.h"

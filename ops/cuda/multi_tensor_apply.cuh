@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "minidl/core/cuda/check.h"
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/cuda/launch.cuh"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/core/error.h"

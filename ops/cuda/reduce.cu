@@ -1,5 +1,5 @@
 // CUDA reductions over a contiguous input viewed as [outer, reduce, inner] (see
-// ops/reduce_kernels.h). The math comes from ops/reduce_ops.h, shared with the CPU kernels.
+// ops/reduce_kernels.h). The math comes from ops/reduce_math.h, shared with the CPU kernels.
 //
 // Conventions:
 // - inner == 1 (rows): rows of up to kWarpRowLimit elements get one warp each, eight rows to a
@@ -21,13 +21,13 @@
 #include "minidl/core/cuda/device_dtype.h"
 #include "minidl/core/cuda/launch.cuh"
 #include "minidl/ops/reduce_kernels.h"
-#include "minidl/ops/reduce_ops.h"
+#include "minidl/ops/reduce_math.h"
 
 namespace minidl::cuda {
 
 namespace {
 
-using reduce_ops::compute_t;
+using reduce_math::compute_t;
 
 constexpr int64_t kWarpRowLimit = 1024;  // longer rows get a whole block
 constexpr int kRowsPerWarpBlock = 8;
@@ -123,8 +123,8 @@ template <class T, class Value>
 struct VarStore {
   T* out;
   int64_t correction;
-  __device__ void operator()(int64_t k, reduce_ops::MomentsAcc<Value> acc) const {
-    out[k] = static_cast<T>(reduce_ops::MomentsOp<Value>::variance(acc, correction));
+  __device__ void operator()(int64_t k, reduce_math::MomentsAcc<Value> acc) const {
+    out[k] = static_cast<T>(reduce_math::MomentsOp<Value>::variance(acc, correction));
   }
 };
 
@@ -132,7 +132,7 @@ template <class T, class Value>
 struct ExtremeStore {
   T* values;         // may be null
   int64_t* indices;  // may be null
-  __device__ void operator()(int64_t k, reduce_ops::ValueIndex<Value> acc) const {
+  __device__ void operator()(int64_t k, reduce_math::ValueIndex<Value> acc) const {
     if (values) values[k] = static_cast<T>(acc.value);
     if (indices) indices[k] = acc.index;
   }
@@ -216,7 +216,7 @@ void sum_or_mean(const Tensor& out, const Tensor& input, bool divide) {
     using Acc = sum_acc_t<T>;
     using Out = sum_out_t<T>;
     const Acc divisor = divide ? static_cast<Acc>(input.size(1)) : Acc(1);
-    launch_reduce<T, Acc>(divide ? "mean" : "sum", input, reduce_ops::SumOp<Acc>{},
+    launch_reduce<T, Acc>(divide ? "mean" : "sum", input, reduce_math::SumOp<Acc>{},
                           SumStore<Out, Acc>{out.data_ptr<Out>(), divisor});
   });
 }
@@ -227,7 +227,7 @@ void extreme(const Tensor& values, const Tensor& indices, const Tensor& input) {
     using T = decltype(zero);
     using Compute = compute_t<T>;
     launch_reduce<T, Compute>(
-        kLargest ? "max" : "min", input, reduce_ops::ExtremeOp<Compute, kLargest>{},
+        kLargest ? "max" : "min", input, reduce_math::ExtremeOp<Compute, kLargest>{},
         ExtremeStore<T, Compute>{values.defined() ? values.data_ptr<T>() : nullptr,
                                  indices.defined() ? indices.data_ptr<int64_t>() : nullptr});
   });
@@ -242,7 +242,7 @@ void var_kernel(const Tensor& out, const Tensor& input, int64_t correction) {
     using T = decltype(zero);
     if constexpr (std::is_floating_point_v<compute_t<T>>) {
       using Compute = compute_t<T>;
-      launch_reduce<T, Compute>("var", input, reduce_ops::MomentsOp<Compute>{},
+      launch_reduce<T, Compute>("var", input, reduce_math::MomentsOp<Compute>{},
                                 VarStore<T, Compute>{out.data_ptr<T>(), correction});
     } else {
       MINIDL_INTERNAL_ASSERT(false, "var of a non-floating tensor reached the kernel");

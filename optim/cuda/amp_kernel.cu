@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "minidl/core/cuda/check.h"
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/cuda/graph.h"
 #include "minidl/core/cuda/pinned_allocator.h"
 #include "minidl/core/cuda/stream.h"

@@ -5,7 +5,7 @@
 #include <cstddef>
 
 #include "minidl/core/cuda/check.h"
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/cuda/launch.cuh"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/ops/multi_tensor_table.h"

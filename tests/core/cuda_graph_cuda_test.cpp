@@ -1,8 +1,6 @@
 // CUDA graphs on a GPU (core/cuda/graph.h): an element-wise sequence captured and replayed with
 // new inputs, replay hooks, the graph's private memory pool, and the clear errors of what cannot
 // be captured. Skipped without a GPU.
-#include "minidl/core/cuda/cuda.h"
-
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -10,6 +8,7 @@
 #include <vector>
 
 #include "minidl/core/cuda/caching_allocator.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/cuda/graph.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/ops/elementwise.h"

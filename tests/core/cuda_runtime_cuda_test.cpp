@@ -1,13 +1,12 @@
 // The CUDA runtime layer on a real GPU: device queries, the caching allocator through tensors,
 // streams, events, copies and the pinned pool. Each test skips, saying why, without a GPU.
-#include "minidl/core/cuda/cuda.h"
-
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <vector>
 
 #include "minidl/core/cuda/caching_allocator.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/cuda/pinned_allocator.h"
 #include "minidl/core/cuda/stream.h"
 #include "test_util.h"

@@ -1,12 +1,12 @@
 // SKIP_WITHOUT_CUDA's decision (tests/test_util.h): a CUDA test runs with a device, and without
 // one skips, unless MINIDL_EXPECT_GPU=1 says the machine has a GPU, when it fails; and why
-// there is no device is named (core/cuda/cuda.h, unavailable_reason).
+// there is no device is named (core/cuda/device.h, unavailable_reason).
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "test_util.h"
 
 namespace minidl::testing {

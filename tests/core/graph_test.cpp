@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "test_util.h"
 
 namespace minidl::cuda {

@@ -8,7 +8,7 @@
 #include <set>
 #include <vector>
 
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/cuda/pinned_allocator.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/data/dataloader.h"

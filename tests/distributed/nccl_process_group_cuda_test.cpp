@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/distributed/distributed.h"
 #include "minidl/ops/elementwise.h"
 #include "test_util.h"

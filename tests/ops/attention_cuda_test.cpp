@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/generator.h"
 #include "minidl/ops/attention.h"
 #include "minidl/ops/elementwise.h"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "attention_tensor_cores_cases.h"
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/ops/attention_kernels.h"
 #include "minidl/ops/attention_tensor_core_kernels.h"
 #include "test_util.h"

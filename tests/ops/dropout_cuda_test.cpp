@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/generator.h"
 #include "minidl/ops/dropout.h"
 #include "minidl/ops/random.h"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "minidl/core/cuda/caching_allocator.h"
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/ops/embedding.h"
 #include "minidl/ops/reduce.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/ops/norm.h"
 #include "test_util.h"
 

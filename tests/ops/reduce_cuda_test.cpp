@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/reduce.h"

@@ -2,8 +2,6 @@
 // eagerly: LeNet in float32 with a scheduler changing the lr at every step, in float16 with a
 // GradScaler, and with an eager step of another batch size between replays; plus the fused SGD
 // step's replay hooks on their own. Skipped without a GPU.
-#include "minidl/core/cuda/cuda.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +11,7 @@
 #include <vector>
 
 #include "minidl/core/autocast.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/cuda/graph.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/models/lenet.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/ops/reduce.h"
 #include "minidl/optim/grad_scaler.h"
 #include "minidl/optim/sgd.h"

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <vector>
 
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/random.h"
 #include "minidl/tools/bench/cupti_activity_recorder.h"

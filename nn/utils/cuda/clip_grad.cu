@@ -11,7 +11,7 @@
 
 #include "minidl/core/cuda/block_reduce.cuh"
 #include "minidl/core/cuda/check.h"
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/nn/utils/clip_grad_kernels.h"
 #include "minidl/nn/utils/clip_grad_math.h"

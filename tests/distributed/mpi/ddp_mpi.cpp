@@ -6,7 +6,7 @@
 #include "minidl/distributed/distributed.h"
 #include "minidl/models/lenet.h"
 #include "minidl/nn/module.h"
-#include "minidl/nn/modules/batch_norm2d.h"
+#include "minidl/nn/modules/batchnorm.h"
 #include "minidl/nn/modules/linear.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/loss.h"

@@ -17,7 +17,7 @@
 #include "minidl/core/half.h"
 #include "minidl/core/macros.h"
 
-namespace minidl::reduce_ops {
+namespace minidl::reduce_math {
 
 // float for the 16-bit types, T otherwise.
 template <class T>
@@ -127,4 +127,4 @@ struct MomentsOp {
   }
 };
 
-}  // namespace minidl::reduce_ops
+}  // namespace minidl::reduce_math

@@ -1,4 +1,4 @@
-#include "minidl/nn/modules/batch_norm2d.h"
+#include "minidl/nn/modules/batchnorm.h"
 
 #include <ostream>
 

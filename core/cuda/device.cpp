@@ -1,6 +1,6 @@
 // Device queries and the device guard. In a build without CUDA every query answers "no device"
 // and every call that needs one throws.
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 
 #include <spdlog/spdlog.h>
 

@@ -1,4 +1,4 @@
-#include "minidl/nn/modules/conv2d.h"
+#include "minidl/nn/modules/conv.h"
 
 #include <cmath>
 #include <ostream>
