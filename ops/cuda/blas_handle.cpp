@@ -10,12 +10,12 @@
 
 #include <memory>
 #include <unordered_map>
-#include <vector>
 
 #include "minidl/core/cuda/caching_allocator.h"
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/device.h"
 #include "minidl/core/cuda/stream.h"
+#include "minidl/ops/cuda/per_thread_device_states.h"
 
 namespace minidl::cuda {
 
@@ -40,33 +40,18 @@ struct DeviceBlasState {
   // One workspace per stream the handle has run on: a workspace must not be shared by
   // streams that may run at the same time.
   std::unordered_map<StreamHandle, std::shared_ptr<void>> workspaces;
+
+  void destroy() {
+    if (handle != nullptr) (void)cublasDestroy(handle);
+  }
 };
 
-class ThreadBlasStates {
- public:
-  ~ThreadBlasStates() {
-    // Destructors only log; a failure to destroy a handle at thread exit is not worth one.
-    for (DeviceBlasState& state : devices_)
-      if (state.handle != nullptr) (void)cublasDestroy(state.handle);
-  }
-  DeviceBlasState& at(int device) {
-    if (devices_.size() <= static_cast<size_t>(device))
-      devices_.resize(static_cast<size_t>(device) + 1);
-    return devices_[static_cast<size_t>(device)];
-  }
-
- private:
-  std::vector<DeviceBlasState> devices_;
-};
-
-thread_local ThreadBlasStates thread_blas_states;
+thread_local PerThreadDeviceStates<DeviceBlasState> thread_blas_states;
 
 }  // namespace
 
 cublasHandle_t blas_handle(int device) {
-  MINIDL_CHECK(device >= 0 && device < device_count(), "blas_handle: no CUDA device ", device, " (",
-               device_count(), " visible)");  // device_count() is cached: no driver call
-  DeviceBlasState& state = thread_blas_states.at(device);
+  DeviceBlasState& state = thread_blas_states.at(device, "blas_handle");
   if (state.handle == nullptr) {
     state.workspace_bytes = workspace_bytes(device);
     cublasHandle_t handle = nullptr;

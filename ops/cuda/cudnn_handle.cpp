@@ -8,11 +8,10 @@
 
 #include <cudnn.h>
 
-#include <vector>
-
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/device.h"
 #include "minidl/core/cuda/stream.h"
+#include "minidl/ops/cuda/per_thread_device_states.h"
 
 namespace minidl::cuda {
 
@@ -22,33 +21,18 @@ struct DeviceCudnnState {
   cudnnHandle_t handle = nullptr;
   bool bound = false;
   StreamHandle bound_stream = nullptr;
+
+  void destroy() {
+    if (handle != nullptr) (void)cudnnDestroy(handle);
+  }
 };
 
-class ThreadCudnnStates {
- public:
-  ~ThreadCudnnStates() {
-    // Destructors only log; a failure to destroy a handle at thread exit is not worth one.
-    for (DeviceCudnnState& state : devices_)
-      if (state.handle != nullptr) (void)cudnnDestroy(state.handle);
-  }
-  DeviceCudnnState& at(int device) {
-    if (devices_.size() <= static_cast<size_t>(device))
-      devices_.resize(static_cast<size_t>(device) + 1);
-    return devices_[static_cast<size_t>(device)];
-  }
-
- private:
-  std::vector<DeviceCudnnState> devices_;
-};
-
-thread_local ThreadCudnnStates thread_cudnn_states;
+thread_local PerThreadDeviceStates<DeviceCudnnState> thread_cudnn_states;
 
 }  // namespace
 
 cudnnHandle_t cudnn_handle(int device) {
-  MINIDL_CHECK(device >= 0 && device < device_count(), "cudnn_handle: no CUDA device ", device,
-               " (", device_count(), " visible)");  // device_count() is cached: no driver call
-  DeviceCudnnState& state = thread_cudnn_states.at(device);
+  DeviceCudnnState& state = thread_cudnn_states.at(device, "cudnn_handle");
   if (state.handle == nullptr) {
     cudnnHandle_t handle = nullptr;
     MINIDL_CUDNN_CHECK(cudnnCreate(&handle));  // on the current device, which is `device`

@@ -10,6 +10,7 @@
 
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/device.h"
+#include "minidl/core/cuda/device_dtype.h"
 #include "minidl/core/cuda/launch.cuh"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/core/error.h"
@@ -70,23 +71,10 @@ void launch_multi_tensor_apply(const MultiTensorArgs& args, const char* op_name)
       args.layout.num_chunks * kMultiTensorBlockThreads, kMultiTensorBlockThreads,
       kMultiTensorBlocksPerMultiprocessor, args.device_index);
   const StreamHandle stream = current_stream_handle(args.device_index);
-  switch (args.dtype) {
-    case kFloat32:
-      multi_tensor_apply_kernel<Op<float>><<<blocks, kMultiTensorBlockThreads, 0, stream>>>(
-          args.table, args.layout, args.skip_flag);
-      break;
-    case kFloat16:
-      multi_tensor_apply_kernel<Op<Half>><<<blocks, kMultiTensorBlockThreads, 0, stream>>>(
-          args.table, args.layout, args.skip_flag);
-      break;
-    case kBFloat16:
-      multi_tensor_apply_kernel<Op<BFloat16>><<<blocks, kMultiTensorBlockThreads, 0, stream>>>(
-          args.table, args.layout, args.skip_flag);
-      break;
-    default:
-      MINIDL_CHECK(false, op_name, " on CUDA: expected float32, float16 or bfloat16 tensors, got ",
-                   args.dtype);
-  }
+  visit_device_floating(args.dtype, op_name, [&](auto zero) {
+    multi_tensor_apply_kernel<Op<decltype(zero)>>
+        <<<blocks, kMultiTensorBlockThreads, 0, stream>>>(args.table, args.layout, args.skip_flag);
+  });
   MINIDL_LAUNCH_CHECK();
 }
 

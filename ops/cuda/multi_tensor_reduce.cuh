@@ -30,6 +30,7 @@
 #include "minidl/core/cuda/block_reduce.cuh"
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/device.h"
+#include "minidl/core/cuda/device_dtype.h"
 #include "minidl/core/cuda/launch.cuh"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/core/error.h"
@@ -78,14 +79,7 @@ void launch_multi_tensor_reduce(const MultiTensorArgs& args, void* partials, con
     multi_tensor_reduce_kernel<Functor><<<blocks, kMultiTensorBlockThreads, 0, stream>>>(
         args.table, args.layout, static_cast<typename Functor::Acc*>(partials));
   };
-  switch (args.dtype) {
-    case kFloat32: launch(float{}); break;
-    case kFloat16: launch(Half{}); break;
-    case kBFloat16: launch(BFloat16{}); break;
-    default:
-      MINIDL_CHECK(false, op_name, " on CUDA: expected float32, float16 or bfloat16 tensors, got ",
-                   args.dtype);
-  }
+  visit_device_floating(args.dtype, op_name, launch);
   MINIDL_LAUNCH_CHECK();
 }
 

@@ -20,6 +20,7 @@
 
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/device.h"
+#include "minidl/core/cuda/device_dtype.h"
 #include "minidl/core/cuda/graph.h"
 #include "minidl/core/cuda/pinned_allocator.h"
 #include "minidl/core/cuda/stream.h"
@@ -151,23 +152,10 @@ void amp_unscale_and_check(const std::vector<Tensor>& grads, const Tensor& scale
     }
     const auto* table_data = static_cast<const std::byte*>(table_address);
     const unsigned blocks = elementwise_blocks(layout.num_chunks * kThreadsPerBlock, device);
-    switch (dtype) {
-      case kFloat32:
-        amp_unscale_kernel<float><<<blocks, kThreadsPerBlock, 0, stream>>>(
-            table_data, layout, scale_data, found_inf_data);
-        break;
-      case kFloat16:
-        amp_unscale_kernel<Half><<<blocks, kThreadsPerBlock, 0, stream>>>(
-            table_data, layout, scale_data, found_inf_data);
-        break;
-      case kBFloat16:
-        amp_unscale_kernel<BFloat16><<<blocks, kThreadsPerBlock, 0, stream>>>(
-            table_data, layout, scale_data, found_inf_data);
-        break;
-      default:
-        MINIDL_CHECK(false, "GradScaler unscale_ on CUDA: expected float32, float16 or ",
-                     "bfloat16 gradients, got ", dtype);
-    }
+    visit_device_floating(dtype, "GradScaler unscale_ on CUDA", [&](auto zero) {
+      amp_unscale_kernel<decltype(zero)>
+          <<<blocks, kThreadsPerBlock, 0, stream>>>(table_data, layout, scale_data, found_inf_data);
+    });
     MINIDL_LAUNCH_CHECK();
   }
 }

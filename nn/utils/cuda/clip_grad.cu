@@ -12,6 +12,7 @@
 #include "minidl/core/cuda/block_reduce.cuh"
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/device.h"
+#include "minidl/core/cuda/device_dtype.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/nn/utils/clip_grad_kernels.h"
 #include "minidl/nn/utils/clip_grad_math.h"
@@ -73,23 +74,11 @@ void clip_finish_norm(const NormFinishArgs& args, const Tensor& partials, const 
   const cuda::StreamHandle stream = cuda::current_stream_handle(args.device_index);
   const auto* partial = partials.data_ptr<float>();
   float* coefficient = clip_coef.data_ptr<float>();
-  switch (total_norm.dtype()) {
-    case kFloat32:
-      clip_finish_norm_kernel<float><<<1, kFinishThreads, 0, stream>>>(
-          args, partial, total_norm.data_ptr<float>(), coefficient);
-      break;
-    case kFloat16:
-      clip_finish_norm_kernel<Half><<<1, kFinishThreads, 0, stream>>>(
-          args, partial, total_norm.data_ptr<Half>(), coefficient);
-      break;
-    case kBFloat16:
-      clip_finish_norm_kernel<BFloat16><<<1, kFinishThreads, 0, stream>>>(
-          args, partial, total_norm.data_ptr<BFloat16>(), coefficient);
-      break;
-    default:
-      MINIDL_CHECK(false, kNormOp, " on CUDA: expected a float32, float16 or bfloat16 norm, got ",
-                   total_norm.dtype());
-  }
+  cuda::visit_device_floating(total_norm.dtype(), kNormOp, [&](auto zero) {
+    using T = decltype(zero);
+    clip_finish_norm_kernel<T>
+        <<<1, kFinishThreads, 0, stream>>>(args, partial, total_norm.data_ptr<T>(), coefficient);
+  });
   MINIDL_LAUNCH_CHECK();
 }
 
