@@ -14,10 +14,11 @@ struct LinalgKernels {
   // >= max(1, cols) (read as is), or unit stride along its rows with column stride
   // >= max(1, rows) (read as a transpose, without a copy). ops/linalg.cpp guarantees this.
   // dtypes: on the CPU, float32 or float64, or float16 or bfloat16 a and b with a float32 c (the
-  // product summed and stored in float32; the caller rounds it): bfloat16 on oneDNN where it
-  // multiplies it directly (ops/cpu/onednn_matmul.h), else both converted to float32 for
-  // OpenBLAS. On CUDA float32, float16 and bfloat16, accumulating in float32, float32 on TF32
-  // tensor cores only when allow_tf32() (ops/linalg.h), which the CUDA kernel reads at each call.
+  // product summed and stored in float32; the caller rounds it): float32 and bfloat16 on oneDNN
+  // on CPUs where it is faster (ops/cpu/onednn_matmul.h), else OpenBLAS, 16-bit operands
+  // converted to float32 first. On CUDA float32, float16 and bfloat16, accumulating in float32,
+  // float32 on TF32 tensor cores only when allow_tf32() (ops/linalg.h), which the CUDA kernel reads
+  // at each call.
   void (*gemm)(const Tensor& a, const Tensor& b, const Tensor& c, double beta);
 
   static const LinalgKernels kCpu;

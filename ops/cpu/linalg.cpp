@@ -1,6 +1,7 @@
 // CPU GEMM: one cblas_?gemm call per matrix of the batch, row-major, with transposed operands
-// passed as BLAS transposes (see the layout contract in ops/linalg_kernels.h); bfloat16 operands
-// on oneDNN (ops/cpu/onednn_matmul.h) where it takes them, 16-bit ones otherwise converted.
+// passed as BLAS transposes (see the layout contract in ops/linalg_kernels.h); float32 and
+// bfloat16 on oneDNN first where the CPU suits it (ops/cpu/onednn_matmul.h), 16-bit operands
+// otherwise converted to float32.
 #include <cblas.h>
 
 #include <algorithm>
@@ -79,13 +80,10 @@ void gemm_typed(const Tensor& a, const Tensor& b, const Tensor& c, double beta) 
 }
 
 void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double beta) {
-  if (a.dtype() != c.dtype()) {  // 16-bit operands, float32 sums
-    if (a.dtype() == kBFloat16 && onednn_bfloat16_gemm_enabled() &&
-        onednn_bfloat16_gemm(a, b, c, beta))
-      return;
+  if (onednn_gemm_enabled(a.dtype()) && onednn_gemm(a, b, c, beta)) return;
+  if (a.dtype() != c.dtype())  // 16-bit operands, float32 sums
     // to() keeps a dense operand's strides, so a transposed one stays a BLAS transpose.
     return gemm(a.to(kFloat32), b.to(kFloat32), c, beta);
-  }
   constexpr int64_t kMaxBlasInt = std::numeric_limits<blasint>::max();
   // Sizes and leading dimensions go to BLAS as blasint; batch strides stay on our side.
   for (const Tensor* operand : {&a, &b, &c})

@@ -1,8 +1,9 @@
-// bfloat16 GEMMs on oneDNN's matmul primitive (ops/cpu/onednn_matmul.h). The work is cut as the
-// OpenBLAS GEMM's (ops/cpu/linalg.cpp): the matrices of the batch and blocks of rows of each, one
-// primitive call per block on one of minidl's threads (Note [oneDNN on minidl's threads] in
-// ops/cpu/onednn_context.h). Primitives are made once per (rows, columns, depth, operand strides,
-// beta) and kept (Note [oneDNN primitive cache]); the operands are read in their own layout.
+// float32 and bfloat16 GEMMs on oneDNN's matmul primitive (ops/cpu/onednn_matmul.h). The work is
+// cut as the OpenBLAS GEMM's (ops/cpu/linalg.cpp): the matrices of the batch and blocks of rows of
+// each, one primitive call per block on one of minidl's threads (Note [oneDNN on minidl's threads]
+// in ops/cpu/onednn_context.h). Primitives are made once per (rows, columns, depth, operand
+// strides, beta, dtype) and kept (Note [oneDNN primitive cache]); the operands are read in their
+// own layout.
 #include "minidl/ops/cpu/onednn_matmul.h"
 
 #include <spdlog/spdlog.h>
@@ -32,12 +33,13 @@ struct MatmulKey {
   int64_t a_row_stride, a_depth_stride;  // a's strides along its rows and along k
   int64_t b_depth_stride, b_col_stride;  // b's strides along k and along its columns
   bool accumulate;                       // beta 1: c += a @ b
+  bool float32;                          // the operands' dtype: float32, else bfloat16
   bool operator==(const MatmulKey&) const = default;
 };
 
 struct MatmulKeyHash {
   size_t operator()(const MatmulKey& k) const {
-    size_t h = std::hash<bool>{}(k.accumulate);
+    size_t h = std::hash<bool>{}(k.accumulate) * 2 + std::hash<bool>{}(k.float32);
     for (int64_t v : {k.rows, k.cols, k.depth, k.a_row_stride, k.a_depth_stride, k.b_depth_stride,
                       k.b_col_stride})
       h = h * 1000003u ^ std::hash<int64_t>{}(v);
@@ -51,12 +53,14 @@ struct MatmulPlan {
   size_t scratchpad_bytes = 0;
 };
 
+memory::data_type operand_type(const MatmulKey& k) {
+  return k.float32 ? memory::data_type::f32 : memory::data_type::bf16;
+}
+
 std::shared_ptr<const MatmulPlan> make_plan(const MatmulKey& k) {
   auto plan = std::make_shared<MatmulPlan>();
-  plan->a =
-      memory::desc({k.rows, k.depth}, memory::data_type::bf16, {k.a_row_stride, k.a_depth_stride});
-  plan->b =
-      memory::desc({k.depth, k.cols}, memory::data_type::bf16, {k.b_depth_stride, k.b_col_stride});
+  plan->a = memory::desc({k.rows, k.depth}, operand_type(k), {k.a_row_stride, k.a_depth_stride});
+  plan->b = memory::desc({k.depth, k.cols}, operand_type(k), {k.b_depth_stride, k.b_col_stride});
   plan->c = memory::desc({k.rows, k.cols}, memory::data_type::f32, {k.cols, 1});
   dnnl::primitive_attr attributes = onednn::user_scratchpad();
   if (k.accumulate) {
@@ -69,8 +73,9 @@ std::shared_ptr<const MatmulPlan> make_plan(const MatmulKey& k) {
   const std::string implementation = pd.impl_info_str();
   // oneDNN's own kernels (brgemm, jit), not its reference loops.
   if (implementation.rfind("brg", 0) != 0 && implementation.rfind("jit", 0) != 0) {
-    logger().debug("matmul: oneDNN has only {} for bfloat16 [{}, {}] @ [{}, {}]; converting",
-                   implementation, k.rows, k.depth, k.depth, k.cols);
+    logger().debug("matmul: oneDNN has only {} for {} [{}, {}] @ [{}, {}]; using OpenBLAS",
+                   implementation, k.float32 ? "float32" : "bfloat16", k.rows, k.depth, k.depth,
+                   k.cols);
     return nullptr;
   }
   plan->primitive = dnnl::matmul(pd);
@@ -87,14 +92,19 @@ std::shared_ptr<const MatmulPlan> plan_for(const MatmulKey& key) {
 
 }  // namespace
 
-bool onednn_bfloat16_gemm_enabled() { return onednn_enabled() && onednn_bfloat16_instructions(); }
+bool onednn_gemm_enabled(DType dtype) {
+  if (!onednn_enabled()) return false;
+  if (dtype == kBFloat16) return onednn_bfloat16_instructions();
+  return dtype == kFloat32 && dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+}
 
-bool onednn_bfloat16_gemm(const Tensor& a, const Tensor& b, const Tensor& c, double beta) {
-  MINIDL_INTERNAL_ASSERT(a.dtype() == kBFloat16 && b.dtype() == kBFloat16 &&
-                             c.dtype() == kFloat32 && c.is_contiguous() && (beta == 0 || beta == 1),
-                         "onednn_bfloat16_gemm: expected bfloat16 operands, a contiguous float32 ",
-                         "result and beta 0 or 1, got ", a.dtype(), ", ", b.dtype(), ", ",
-                         c.dtype(), " and beta ", beta);
+bool onednn_gemm(const Tensor& a, const Tensor& b, const Tensor& c, double beta) {
+  MINIDL_INTERNAL_ASSERT(
+      (a.dtype() == kBFloat16 || a.dtype() == kFloat32) && c.dtype() == kFloat32 &&
+          c.is_contiguous() && (beta == 0 || beta == 1),
+      "onednn_gemm: expected float32 or bfloat16 operands, a contiguous float32 ",
+      "result and beta 0 or 1, got ", a.dtype(), ", ", b.dtype(), ", ", c.dtype(), " and beta ",
+      beta);
   const int64_t batch = c.size(0), n = c.size(1), m = c.size(2), k = a.size(2);
   const int64_t multiply_adds = n * m * k;
   // Rows [block * n / row_blocks, (block + 1) * n / row_blocks) of each matrix per item: at most
@@ -103,7 +113,8 @@ bool onednn_bfloat16_gemm(const Tensor& a, const Tensor& b, const Tensor& c, dou
   const int64_t row_blocks =
       std::clamp<int64_t>(multiply_adds / kMultiplyAddsPerTask, 1, most_blocks);
   auto key_for = [&](int64_t rows) {
-    return MatmulKey{rows, m, k, a.stride(1), a.stride(2), b.stride(1), b.stride(2), beta == 1};
+    return MatmulKey{rows,        m,           k,         a.stride(1),          a.stride(2),
+                     b.stride(1), b.stride(2), beta == 1, a.dtype() == kFloat32};
   };
   const int64_t short_rows = n / row_blocks, tall_rows = (n + row_blocks - 1) / row_blocks;
   const std::shared_ptr<const MatmulPlan> short_plan = plan_for(key_for(short_rows));
@@ -113,8 +124,9 @@ bool onednn_bfloat16_gemm(const Tensor& a, const Tensor& b, const Tensor& c, dou
 
   const size_t scratchpad_bytes =
       std::max(short_plan->scratchpad_bytes, tall_plan->scratchpad_bytes);
-  const auto* a_data = static_cast<const BFloat16*>(a.data_ptr());
-  const auto* b_data = static_cast<const BFloat16*>(b.data_ptr());
+  const int64_t es = a.element_size();
+  const auto* a_bytes = static_cast<const char*>(a.data_ptr());
+  const auto* b_bytes = static_cast<const char*>(b.data_ptr());
   auto* c_data = static_cast<float*>(c.data_ptr());
   auto multiply = [&](int64_t first, int64_t last) {
     std::vector<std::byte> scratchpad(scratchpad_bytes);
@@ -124,8 +136,9 @@ bool onednn_bfloat16_gemm(const Tensor& a, const Tensor& b, const Tensor& c, dou
       const MatmulPlan& plan = rows == short_rows ? *short_plan : *tall_plan;
       onednn::execute(
           plan.primitive,
-          {{DNNL_ARG_SRC, onednn::wrap(plan.a, a_data + i * a.stride(0) + row * a.stride(1))},
-           {DNNL_ARG_WEIGHTS, onednn::wrap(plan.b, b_data + i * b.stride(0))},
+          {{DNNL_ARG_SRC,
+            onednn::wrap(plan.a, a_bytes + es * (i * a.stride(0) + row * a.stride(1)))},
+           {DNNL_ARG_WEIGHTS, onednn::wrap(plan.b, b_bytes + es * (i * b.stride(0)))},
            {DNNL_ARG_DST, onednn::wrap(plan.c, c_data + i * n * m + row * m)},
            {DNNL_ARG_SCRATCHPAD, onednn::scratchpad_memory(scratchpad.data(), scratchpad_bytes)}});
     }

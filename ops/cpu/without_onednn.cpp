@@ -1,6 +1,6 @@
 // A build without oneDNN (-DMINIDL_ONEDNN=OFF, or libdnnl-dev not found): every CPU convolution
 // runs on im2col + OpenBLAS (ops/cpu/conv.cpp), every batch normalisation on ops/cpu/norm.cpp,
-// every bfloat16 matrix product on OpenBLAS after a conversion to float32 (ops/linalg.cpp).
+// every matrix product on OpenBLAS (bfloat16 converted to float32 first: ops/cpu/linalg.cpp).
 #include "minidl/ops/cpu/onednn_batch_norm.h"
 #include "minidl/ops/cpu/onednn_conv.h"
 #include "minidl/ops/cpu/onednn_matmul.h"
@@ -16,9 +16,9 @@ bool onednn_bfloat16_instructions() { return false; }
 
 namespace cpu {
 
-bool onednn_bfloat16_gemm_enabled() { return false; }
+bool onednn_gemm_enabled(DType) { return false; }
 
-bool onednn_bfloat16_gemm(const Tensor&, const Tensor&, const Tensor&, double) { return false; }
+bool onednn_gemm(const Tensor&, const Tensor&, const Tensor&, double) { return false; }
 
 std::optional<Tensor> onednn_conv2d_forward(const Tensor&, const Tensor&, const Tensor&,
                                             const Conv2dParams&) {
