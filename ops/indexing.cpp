@@ -55,8 +55,8 @@ std::string scatter_add_index_error(int64_t index, int64_t position, int64_t siz
 }
 // The position is in the expanded index, so the message leaves it out.
 std::string index_add_index_error(int64_t index, int64_t /*position*/, int64_t size) {
-  return detail::concat("index_add: index ", index,
-                        " is out of range for a dimension of size ", size);
+  return detail::concat("index_add: index ", index, " is out of range for a dimension of size ",
+                        size);
 }
 
 Tensor at_least_1d(const Tensor& t) { return t.dim() == 0 ? t.reshape({1}) : t; }
@@ -78,8 +78,8 @@ void check_index(const Tensor& x, const Tensor& index, const char* op) {
 void check_index_fits(const Tensor& index, const Tensor& bound, int64_t except_dim,
                       const char* bound_name, const char* op) {
   for (int64_t d = 0; d < index.dim(); ++d)
-    MINIDL_CHECK(d == except_dim || index.size(d) <= bound.size(d), op, ": expected index.size(",
-                 d, ") <= ", bound_name, ".size(", d, "), got an index of shape ", index.sizes(),
+    MINIDL_CHECK(d == except_dim || index.size(d) <= bound.size(d), op, ": expected index.size(", d,
+                 ") <= ", bound_name, ".size(", d, "), got an index of shape ", index.sizes(),
                  " and ", bound_name, " of shape ", bound.sizes());
 }
 
@@ -134,8 +134,8 @@ int64_t check_scatter_arguments(const Tensor& x, int64_t dim, const Tensor& inde
   const int64_t d = wrap_dim(dim, std::max<int64_t>(1, x.dim()), op);
   MINIDL_CHECK(src.dtype() == x.dtype(), op, ": expected src of the input's dtype ", x.dtype(),
                ", got ", src.dtype());
-  MINIDL_CHECK(src.device() == x.device(), op, ": expected src on the input's device ",
-               x.device(), ", got ", src.device());
+  MINIDL_CHECK(src.device() == x.device(), op, ": expected src on the input's device ", x.device(),
+               ", got ", src.device());
   MINIDL_CHECK(src.dim() == x.dim(), op, ": expected src with as many dimensions as the input (",
                x.dim(), "), got shape ", src.sizes());
   check_index_fits(index, src, -1, "src", op);
@@ -154,26 +154,28 @@ Tensor scatter_with(const Tensor& x, int64_t dim, const Tensor& index, const Ten
     autograd::SavedTensor saved_index(index, op);
     const bool assign = reduction == ScatterReduction::Assign;
     const Shape src_sizes = src.sizes();
-    autograd::record(
-        out, assign ? "ScatterBackward" : "ScatterAddBackward", {x, src},
-        [saved_index, d, assign, src_sizes](const Tensor& grad) {
-          const Tensor& index = saved_index.get();
-          // Where scatter wrote, x's old value is gone: its gradient is zero there.
-          Tensor grad_x = assign ? scatter_values(grad, d, index, zeros(index.sizes(), grad.options()),
-                                                  ScatterReduction::Assign, scatter_index_error)
-                                 : grad;
-          // src's elements beyond the index's extent are not read: zero gradient.
-          Tensor grad_src = zeros(src_sizes, grad.options());
-          const Tensor picked = gather_values(grad, d, index);
-          if (picked.sizes() == src_sizes) {
-            grad_src = picked;
-          } else if (index.numel() > 0) {
-            Tensor region = grad_src;
-            for (int64_t k = 0; k < index.dim(); ++k) region = region.narrow(k, 0, index.size(k));
-            region.copy_(picked);
-          }
-          return std::vector<Tensor>{grad_x, grad_src};
-        });
+    autograd::record(out, assign ? "ScatterBackward" : "ScatterAddBackward", {x, src},
+                     [saved_index, d, assign, src_sizes](const Tensor& grad) {
+                       const Tensor& index = saved_index.get();
+                       // Where scatter wrote, x's old value is gone: its gradient is zero there.
+                       Tensor grad_x =
+                           assign ? scatter_values(grad, d, index,
+                                                   zeros(index.sizes(), grad.options()),
+                                                   ScatterReduction::Assign, scatter_index_error)
+                                  : grad;
+                       // src's elements beyond the index's extent are not read: zero gradient.
+                       Tensor grad_src = zeros(src_sizes, grad.options());
+                       const Tensor picked = gather_values(grad, d, index);
+                       if (picked.sizes() == src_sizes) {
+                         grad_src = picked;
+                       } else if (index.numel() > 0) {
+                         Tensor region = grad_src;
+                         for (int64_t k = 0; k < index.dim(); ++k)
+                           region = region.narrow(k, 0, index.size(k));
+                         region.copy_(picked);
+                       }
+                       return std::vector<Tensor>{grad_x, grad_src};
+                     });
   }
   return out;
 }
@@ -200,8 +202,7 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
 }
 
 Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
-  return scatter_with(x, dim, index, src, ScatterReduction::Assign, "scatter",
-                      scatter_index_error);
+  return scatter_with(x, dim, index, src, ScatterReduction::Assign, "scatter", scatter_index_error);
 }
 
 Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
@@ -229,8 +230,7 @@ Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor
   // index [n] along d, 1 elsewhere, expanded to source's shape.
   Shape index_view(expected.size(), 1);
   index_view[d] = index.numel();
-  const Tensor expanded_index =
-      index.to(kInt64).reshape(index_view).expand(expected).contiguous();
+  const Tensor expanded_index = index.to(kInt64).reshape(index_view).expand(expected).contiguous();
   const Tensor scaled = alpha == 1 ? source_1d : source_1d.mul(alpha);
   Tensor out = scatter_with(x_1d, d, expanded_index, scaled, ScatterReduction::Add, "index_add",
                             index_add_index_error);

@@ -17,8 +17,8 @@ namespace minidl {
 struct ScanKernels {
   // out [outer, size, inner] = the running sum of input along size: ascending, or from the end
   // when `reverse` (out[k] = input[k] + ... + input[size - 1], cumsum's backward).
-  void (*cumsum)(const Tensor& out, const Tensor& input, int64_t outer, int64_t size,
-                 int64_t inner, bool reverse);
+  void (*cumsum)(const Tensor& out, const Tensor& input, int64_t outer, int64_t size, int64_t inner,
+                 bool reverse);
   // out = the running product of input along size, ascending.
   void (*cumprod)(const Tensor& out, const Tensor& input, int64_t outer, int64_t size,
                   int64_t inner);

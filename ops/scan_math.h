@@ -24,8 +24,8 @@ namespace minidl::scan_math {
 // What a line accumulates in: float for float32 and the 16-bit floats (rounded to T at each
 // output), double for float64, int64 for int64.
 template <class T>
-using Accumulate = std::conditional_t<std::is_same_v<T, double> || std::is_same_v<T, int64_t>, T,
-                                      float>;
+using Accumulate =
+    std::conditional_t<std::is_same_v<T, double> || std::is_same_v<T, int64_t>, T, float>;
 
 template <class T>
 MINIDL_HOST_DEVICE void cumsum_line(T* out, const T* input, int64_t size, int64_t stride,

@@ -17,8 +17,7 @@ void check_index(int64_t value, int64_t position, int64_t size, DescribeIndexErr
   MINIDL_CHECK(value >= 0 && value < size, describe(value, position, size));
 }
 
-void check_indices(const int64_t* index, int64_t count, int64_t size,
-                   DescribeIndexError describe) {
+void check_indices(const int64_t* index, int64_t count, int64_t size, DescribeIndexError describe) {
   for (int64_t p = 0; p < count; ++p) check_index(index[p], p, size, describe);
 }
 

@@ -61,7 +61,8 @@ __global__ void gather_elements(Word* out, const Word* self, const int64_t* inde
       out[offsets.other] = Word{0};
       continue;
     }
-    out[offsets.other] = self[offsets.self_without_dim + value * geometry.self_strides[geometry.dim]];
+    out[offsets.other] =
+        self[offsets.self_without_dim + value * geometry.self_strides[geometry.dim]];
   }
 }
 
@@ -122,10 +123,10 @@ void gather_kernel(const Tensor& out, const Tensor& self, const Tensor& index,
   const DeviceErrorSlot error_slot = device_error_slot(context.device, describe);
   visit_element_width(self.dtype(), [&](auto word) {
     using Word = decltype(word);
-    gather_elements<Word><<<elementwise_blocks(count, context.device), kThreadsPerBlock, 0,
-                            context.stream>>>(
-        static_cast<Word*>(out.data_ptr()), static_cast<const Word*>(self.data_ptr()),
-        index.data_ptr<int64_t>(), count, geometry, error_slot);
+    gather_elements<Word>
+        <<<elementwise_blocks(count, context.device), kThreadsPerBlock, 0, context.stream>>>(
+            static_cast<Word*>(out.data_ptr()), static_cast<const Word*>(self.data_ptr()),
+            index.data_ptr<int64_t>(), count, geometry, error_slot);
     MINIDL_LAUNCH_CHECK();
   });
 }
@@ -135,11 +136,11 @@ void launch_scatter_runs(const Tensor& out, const Tensor& src, const Tensor& sor
                          const Tensor& sorted_positions, int64_t count,
                          const IndexingGeometry& geometry, uint64_t dropped,
                          const LaunchContext& context) {
-  scatter_runs<T, kReduction><<<elementwise_blocks(count, context.device), kThreadsPerBlock, 0,
-                                context.stream>>>(
-      static_cast<T*>(out.data_ptr()), static_cast<const T*>(src.data_ptr()),
-      reinterpret_cast<const uint64_t*>(sorted_keys.data_ptr()),
-      sorted_positions.data_ptr<int64_t>(), count, geometry, dropped);
+  scatter_runs<T, kReduction>
+      <<<elementwise_blocks(count, context.device), kThreadsPerBlock, 0, context.stream>>>(
+          static_cast<T*>(out.data_ptr()), static_cast<const T*>(src.data_ptr()),
+          reinterpret_cast<const uint64_t*>(sorted_keys.data_ptr()),
+          sorted_positions.data_ptr<int64_t>(), count, geometry, dropped);
   MINIDL_LAUNCH_CHECK();
 }
 
@@ -172,8 +173,8 @@ void scatter_kernel(const Tensor& out, const Tensor& src, const Tensor& index,
   MINIDL_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
       nullptr, temporary_bytes, key_data, sorted_key_data, positions.data_ptr<int64_t>(),
       sorted_positions.data_ptr<int64_t>(), count, 0, end_bit, context.stream));
-  Tensor temporary = empty({static_cast<int64_t>(temporary_bytes)},
-                           TensorOptions(kUInt8).device(index.device()));
+  Tensor temporary =
+      empty({static_cast<int64_t>(temporary_bytes)}, TensorOptions(kUInt8).device(index.device()));
   MINIDL_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temporary.data_ptr(), temporary_bytes, key_data,
                                                     sorted_key_data, positions.data_ptr<int64_t>(),
                                                     sorted_positions.data_ptr<int64_t>(), count, 0,
@@ -191,8 +192,8 @@ void scatter_kernel(const Tensor& out, const Tensor& src, const Tensor& index,
     if constexpr (std::is_same_v<T, bool>)
       MINIDL_INTERNAL_ASSERT(false, "scatter_add of bool tensors (the op refuses them)");
     else
-      launch_scatter_runs<ScatterReduction::Add, T>(out, src, sorted_keys, sorted_positions,
-                                                    count, geometry, dropped, context);
+      launch_scatter_runs<ScatterReduction::Add, T>(out, src, sorted_keys, sorted_positions, count,
+                                                    geometry, dropped, context);
   });
 }
 

@@ -68,10 +68,10 @@ void cumsum_kernel(const Tensor& out, const Tensor& input, int64_t outer, int64_
   LaunchContext context(input);
   visit_device_scan_dtype(input.dtype(), "cumsum", [&](auto zero) {
     using T = decltype(zero);
-    cumsum_lines<T><<<elementwise_blocks(lines, context.device), kThreadsPerBlock, 0,
-                      context.stream>>>(static_cast<T*>(out.data_ptr()),
-                                        static_cast<const T*>(input.data_ptr()), lines, size,
-                                        inner, reverse);
+    cumsum_lines<T>
+        <<<elementwise_blocks(lines, context.device), kThreadsPerBlock, 0, context.stream>>>(
+            static_cast<T*>(out.data_ptr()), static_cast<const T*>(input.data_ptr()), lines, size,
+            inner, reverse);
     MINIDL_LAUNCH_CHECK();
   });
 }
@@ -83,10 +83,10 @@ void cumprod_kernel(const Tensor& out, const Tensor& input, int64_t outer, int64
   LaunchContext context(input);
   visit_device_scan_dtype(input.dtype(), "cumprod", [&](auto zero) {
     using T = decltype(zero);
-    cumprod_lines<T><<<elementwise_blocks(lines, context.device), kThreadsPerBlock, 0,
-                       context.stream>>>(static_cast<T*>(out.data_ptr()),
-                                         static_cast<const T*>(input.data_ptr()), lines, size,
-                                         inner);
+    cumprod_lines<T>
+        <<<elementwise_blocks(lines, context.device), kThreadsPerBlock, 0, context.stream>>>(
+            static_cast<T*>(out.data_ptr()), static_cast<const T*>(input.data_ptr()), lines, size,
+            inner);
     MINIDL_LAUNCH_CHECK();
   });
 }
@@ -98,10 +98,10 @@ void cumprod_backward_kernel(const Tensor& grad_input, const Tensor& grad, const
   LaunchContext context(input);
   visit_device_floating(input.dtype(), "cumprod backward", [&](auto zero) {
     using T = decltype(zero);
-    cumprod_backward_lines<T><<<elementwise_blocks(lines, context.device), kThreadsPerBlock, 0,
-                                context.stream>>>(
-        static_cast<T*>(grad_input.data_ptr()), static_cast<const T*>(grad.data_ptr()),
-        static_cast<const T*>(input.data_ptr()), lines, size, inner);
+    cumprod_backward_lines<T>
+        <<<elementwise_blocks(lines, context.device), kThreadsPerBlock, 0, context.stream>>>(
+            static_cast<T*>(grad_input.data_ptr()), static_cast<const T*>(grad.data_ptr()),
+            static_cast<const T*>(input.data_ptr()), lines, size, inner);
     MINIDL_LAUNCH_CHECK();
   });
 }

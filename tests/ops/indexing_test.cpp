@@ -86,8 +86,8 @@ TEST(Indexing, ScatterAndScatterAddMatchPyTorch) {
     for (bool add : {true, false}) {
       Tensor x = wiggly({3, 4}, 0.0, dtype).requires_grad_();
       Tensor src = wiggly({2, 4}, 2.0, dtype).requires_grad_();
-      Tensor out = add ? scatter_add(x, 0, scatter_add_index(), src)
-                       : x.scatter(0, scatter_index(), src);
+      Tensor out =
+          add ? scatter_add(x, 0, scatter_add_index(), src) : x.scatter(0, scatter_index(), src);
       EXPECT_TRUE(all_close(out,
                             add ? reference(testing::kScatterAddOutput, {3, 4})
                                 : reference(testing::kScatterOutput, {3, 4}),
@@ -120,8 +120,8 @@ TEST(Indexing, IndexAddMatchesPyTorch) {
                           tolerance));
     // An int32 index and the method form give the same.
     EXPECT_TRUE(all_close(
-        x.detach().index_add(0, index_add_index().to(kInt32), source.detach(), kIndexAddAlpha),
-        out, 0.0, 0.0));
+        x.detach().index_add(0, index_add_index().to(kInt32), source.detach(), kIndexAddAlpha), out,
+        0.0, 0.0));
   }
 }
 
@@ -143,8 +143,8 @@ TEST(IndexingGradcheck, GatherScatterAndIndexAdd) {
   Tensor x = wiggly({3, 4, 2}, 0.0, kFloat64).requires_grad_();
   Tensor index = index_tensor({2, 0, 1, 1, 0, 0, 2, 2, 1, 0, 1, 2}, {2, 3, 2});
   Tensor src = wiggly({2, 4, 2}, 2.0, kFloat64).requires_grad_();  // larger than the index
-  auto gathered = gradcheck([&](const std::vector<Tensor>& in) { return gather(in[0], 0, index); },
-                            {x});
+  auto gathered =
+      gradcheck([&](const std::vector<Tensor>& in) { return gather(in[0], 0, index); }, {x});
   EXPECT_TRUE(gathered) << gathered.message;
   auto added = gradcheck(
       [&](const std::vector<Tensor>& in) { return scatter_add(in[0], 0, index, in[1]); }, {x, src});
@@ -161,8 +161,7 @@ TEST(IndexingGradcheck, GatherScatterAndIndexAdd) {
   EXPECT_TRUE(index_added) << index_added.message;
   Tensor mask = wiggly({4, 1}, 0.0, kFloat64) > 0.0;
   auto selected = gradcheck(
-      [&](const std::vector<Tensor>& in) { return masked_select(in[0], mask.unsqueeze(0)); },
-      {x});
+      [&](const std::vector<Tensor>& in) { return masked_select(in[0], mask.unsqueeze(0)); }, {x});
   EXPECT_TRUE(selected) << selected.message;
 }
 
@@ -200,8 +199,8 @@ TEST(Indexing, EveryDtypeGathersAndIntegersAdd) {
     Tensor written = scatter(x, 1, index, zeros({2, 2}, dtype));
     EXPECT_EQ(to_vector<double>(written), (std::vector<double>{0, 1, 0, 0, 0, 1}));
   }
-  Tensor counts = scatter_add(zeros({3}, kInt64), 0, index_tensor({2, 0, 2, 2}, {4}),
-                              ones({4}, kInt64));
+  Tensor counts =
+      scatter_add(zeros({3}, kInt64), 0, index_tensor({2, 0, 2, 2}, {4}), ones({4}, kInt64));
   EXPECT_EQ(to_vector<int64_t>(counts), (std::vector<int64_t>{1, 0, 3}));
 }
 

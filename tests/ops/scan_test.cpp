@@ -52,11 +52,9 @@ TEST(Scan, CumsumMatchesPyTorch) {
     const double tolerance = dtype == kFloat64 ? 1e-12 : 1e-5;
     const Tensor x = wiggly({3, 4}, 0.0, dtype);
     expect_matches_pytorch([](const Tensor& t) { return cumsum(t, 0); }, x,
-                           testing::kCumsumDim0Output, {3, 4}, testing::kCumsumDim0Grad,
-                           tolerance);
+                           testing::kCumsumDim0Output, {3, 4}, testing::kCumsumDim0Grad, tolerance);
     expect_matches_pytorch([](const Tensor& t) { return t.cumsum(-1); }, x,
-                           testing::kCumsumDim1Output, {3, 4}, testing::kCumsumDim1Grad,
-                           tolerance);
+                           testing::kCumsumDim1Output, {3, 4}, testing::kCumsumDim1Grad, tolerance);
   }
 }
 
@@ -114,7 +112,8 @@ TEST(ScanGradcheck, CumprodAndProdWithOneAndTwoZerosInALine) {
   auto all = gradcheck([](const std::vector<Tensor>& in) { return prod(in[0]); }, {one_zero});
   EXPECT_TRUE(all) << all.message;
   Tensor no_zeros = wiggly({3, 5}, 0.0, kFloat64).requires_grad_();
-  auto plain = gradcheck([](const std::vector<Tensor>& in) { return cumprod(in[0], 1); }, {no_zeros});
+  auto plain =
+      gradcheck([](const std::vector<Tensor>& in) { return cumprod(in[0], 1); }, {no_zeros});
   EXPECT_TRUE(plain) << plain.message;
 }
 
