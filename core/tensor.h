@@ -297,6 +297,8 @@ class Tensor {
   Tensor cumprod(int64_t dim) const;
   Tensor prod() const;
   Tensor prod(int64_t dim, bool keepdim = false) const;
+  // ops/reduce.h's vector norm: x.norm(), x.norm(1, {-1}, true).
+  Tensor norm(double p = 2, const Shape& dims = {}, bool keepdim = false) const;
   // ops/indexing.h, and masked_select of ops/masking.h
   Tensor gather(int64_t dim, const Tensor& index) const;
   Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;

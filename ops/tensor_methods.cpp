@@ -138,6 +138,9 @@ Tensor Tensor::cumsum(int64_t dim) const { return minidl::cumsum(*this, dim); }
 Tensor Tensor::cumprod(int64_t dim) const { return minidl::cumprod(*this, dim); }
 Tensor Tensor::prod() const { return minidl::prod(*this); }
 Tensor Tensor::prod(int64_t dim, bool keepdim) const { return minidl::prod(*this, dim, keepdim); }
+Tensor Tensor::norm(double p, const Shape& dims, bool keepdim) const {
+  return minidl::norm(*this, p, dims, keepdim);
+}
 Tensor Tensor::gather(int64_t dim, const Tensor& index) const {
   return minidl::gather(*this, dim, index);
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Writes tests/ops/indexing_reference.h: PyTorch's values and gradients of the scans and
-products (cumsum, cumprod, prod) and the indexing ops (gather, scatter, scatter_add, index_add,
-masked_select), which tests/ops/scan_test.cpp and tests/ops/indexing_test.cpp carry so that
-they run without PyTorch.
+products (cumsum, cumprod, prod), the vector norm (torch.linalg.vector_norm) and the indexing
+ops (gather, scatter, scatter_add, index_add, masked_select), which tests/ops/scan_test.cpp,
+tests/ops/vector_norm_test.cpp and tests/ops/indexing_test.cpp carry so that they run without
+PyTorch.
 
     python3 tools/make_indexing_reference.py [--output tests/ops/indexing_reference.h]
 
@@ -43,17 +44,23 @@ SCATTER_INDEX = [[0, 1, 2, 0], [2, 0, 1, 1]]  # [2, 4], no element named twice
 INDEX_ADD_INDEX = [2, 0, 2]  # into x [4, 3] along dim 0, source [3, 3]; row 2 twice
 INDEX_ADD_ALPHA = 2.5
 MASK = [[True, False, True, True]]  # [1, 4], broadcast over x [3, 4]
+# The vector norm's orders, by name: over every dim, and over dim 1 with keepdim.
+NORM_ORDERS = [("P2", 2.0), ("P1", 1.0), ("PInf", float("inf")), ("PMinusInf", float("-inf")),
+               ("P0", 0.0), ("P3", 3.0), ("PHalf", 0.5)]
 
 
 def case(name, fn, inputs):
     """Runs fn on leaf copies of inputs; returns [(name_suffix, tensor)]."""
     leaves = [t.clone().requires_grad_() for t in inputs]
     out = fn(*leaves)
-    (out * wiggly(tuple(out.shape), 1.0)).sum().backward()
+    if out.requires_grad:
+        (out * wiggly(tuple(out.shape), 1.0)).sum().backward()
     entries = [(name + "Output", out.detach())]
     for position, leaf in enumerate(leaves):
         suffix = "Grad" if len(leaves) == 1 else ("GradInput", "GradSrc")[position]
-        entries.append((name + suffix, leaf.grad))
+        # PyTorch leaves no gradient where there is none to give (the 0-norm): zeros.
+        grad = leaf.grad if leaf.grad is not None else torch.zeros_like(leaf)
+        entries.append((name + suffix, grad))
     return entries
 
 
@@ -80,6 +87,11 @@ def cases():
                                                  alpha=INDEX_ADD_ALPHA),
                     [wiggly((4, 3)), wiggly((3, 3), 2.0)])
     entries += case("MaskedSelect", lambda t: torch.masked_select(t, torch.tensor(MASK)), [x])
+    for name, order in NORM_ORDERS:
+        entries += case(f"Norm{name}All", lambda t, p=order: torch.linalg.vector_norm(t, p), [x])
+        entries += case(f"Norm{name}Dim1Keepdim",
+                        lambda t, p=order: torch.linalg.vector_norm(t, p, dim=1, keepdim=True),
+                        [x])
     return entries
 
 

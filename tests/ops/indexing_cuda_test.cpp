@@ -112,8 +112,9 @@ TEST(IndexingCuda, OutOfRangeIndicesAreRaisedAtTheNextSyncPoint) {
   SKIP_WITHOUT_CUDA();
   const Tensor x = ones({3, 4}).cuda();
   Tensor out = gather(x, 0, tensor(std::vector<int64_t>{0, 1, 7, 2}, {1, 4}).cuda());
-  EXPECT_ERROR_CONTAINS(out.cpu(), "gather: index 7 at position 2 of the index is out of range "
-                                   "for a dimension of size 3");
+  EXPECT_ERROR_CONTAINS(out.cpu(),
+                        "gather: index 7 at position 2 of the index is out of range "
+                        "for a dimension of size 3");
   // Raised once; the bad element was written as zero.
   EXPECT_EQ(to_vector<float>(out.cpu()), (std::vector<float>{1, 1, 0, 1}));
   (void)scatter_add(x, 1, tensor(std::vector<int64_t>{-1}, {1, 1}).cuda(), ones({1, 1}).cuda());
