@@ -70,8 +70,7 @@ Tensor norm(const Tensor& x, double p, const Shape& dims, bool keepdim) {
   check_defined(x, "norm", "input");
   MINIDL_CHECK(is_floating_point(x.dtype()), "norm: expected a floating-point tensor, got ",
                x.dtype());
-  MINIDL_CHECK(p >= 0 || p == -INFINITY, "norm: expected p >= 0, INFINITY or -INFINITY, got ",
-               p);
+  MINIDL_CHECK(p >= 0 || p == -INFINITY, "norm: expected p >= 0, INFINITY or -INFINITY, got ", p);
   const NormSizes sizes = norm_sizes(x, dims);
   const bool widen = x.dtype() == kFloat16 || x.dtype() == kBFloat16;
   Tensor wide, value, out;
@@ -85,13 +84,13 @@ Tensor norm(const Tensor& x, double p, const Shape& dims, bool keepdim) {
     autograd::SavedTensor saved_wide(wide, "norm");
     const Shape keepdim_sizes = sizes.keepdim_sizes;
     const DType dtype = x.dtype();
-    autograd::record(out, "NormBackward", {x},
-                     [saved_wide, value, p, dims, keepdim_sizes, dtype](const Tensor& grad) {
-                       const Tensor& wide = saved_wide.get();
-                       const Tensor grad_kept = grad.reshape(keepdim_sizes).to(wide.dtype());
-                       return std::vector<Tensor>{
-                           norm_gradient(grad_kept, wide, value, p, dims).to(dtype)};
-                     });
+    autograd::record(
+        out, "NormBackward", {x},
+        [saved_wide, value, p, dims, keepdim_sizes, dtype](const Tensor& grad) {
+          const Tensor& wide = saved_wide.get();
+          const Tensor grad_kept = grad.reshape(keepdim_sizes).to(wide.dtype());
+          return std::vector<Tensor>{norm_gradient(grad_kept, wide, value, p, dims).to(dtype)};
+        });
   }
   return out;
 }

@@ -34,24 +34,23 @@ struct NormCase {
   const double* dim1_grad;
 };
 
-#define NORM_CASE(NAME, P)                                                               \
-  NormCase {                                                                             \
-    #NAME, P, testing::kNorm##NAME##AllOutput, testing::kNorm##NAME##AllGrad,             \
+#define NORM_CASE(NAME, P)                                                             \
+  NormCase {                                                                           \
+#NAME, P, testing::kNorm##NAME##AllOutput, testing::kNorm##NAME##AllGrad,          \
         testing::kNorm##NAME##Dim1KeepdimOutput, testing::kNorm##NAME##Dim1KeepdimGrad \
   }
 
 const std::vector<NormCase>& norm_cases() {
   static const std::vector<NormCase> cases = {
-      NORM_CASE(P2, 2.0),        NORM_CASE(P1, 1.0), NORM_CASE(PInf, INFINITY),
-      NORM_CASE(PMinusInf, -INFINITY), NORM_CASE(P0, 0.0), NORM_CASE(P3, 3.0),
+      NORM_CASE(P2, 2.0),        NORM_CASE(P1, 1.0),
+      NORM_CASE(PInf, INFINITY), NORM_CASE(PMinusInf, -INFINITY),
+      NORM_CASE(P0, 0.0),        NORM_CASE(P3, 3.0),
       NORM_CASE(PHalf, 0.5),
   };
   return cases;
 }
 
-Tensor host(const double* values, const Shape& sizes) {
-  return from_host(values, sizes, kFloat64);
-}
+Tensor host(const double* values, const Shape& sizes) { return from_host(values, sizes, kFloat64); }
 
 TEST(VectorNorm, MatchesPyTorchForEveryOrder) {
   for (const NormCase& c : norm_cases()) {
