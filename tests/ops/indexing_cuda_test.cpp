@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "minidl/core/cuda/cuda.h"
+#include "minidl/core/cuda/device.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/indexing.h"
 #include "minidl/ops/masking.h"
