@@ -40,6 +40,7 @@
 #include "minidl/ops/dropout.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/embedding.h"
+#include "minidl/ops/indexing.h"
 #include "minidl/ops/layer_norm.h"
 #include "minidl/ops/linalg.h"
 #include "minidl/ops/loss.h"
@@ -49,6 +50,7 @@
 #include "minidl/ops/pool.h"
 #include "minidl/ops/random.h"
 #include "minidl/ops/reduce.h"
+#include "minidl/ops/scan.h"
 #include "minidl/ops/shape.h"
 #include "minidl/ops/sort.h"
 

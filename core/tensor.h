@@ -292,6 +292,24 @@ class Tensor {
   Tensor tril(int64_t diagonal = 0) const;
   Tensor triu(int64_t diagonal = 0) const;
   Tensor log_softmax(int64_t dim) const;
+  // ops/scan.h
+  Tensor cumsum(int64_t dim) const;
+  Tensor cumprod(int64_t dim) const;
+  Tensor prod() const;
+  Tensor prod(int64_t dim, bool keepdim = false) const;
+  // ops/reduce.h's vector norm: x.norm(), x.norm(1, {-1}, true).
+  Tensor norm(double p = 2, const Shape& dims = {}, bool keepdim = false) const;
+  // ops/indexing.h, and masked_select of ops/masking.h
+  Tensor gather(int64_t dim, const Tensor& index) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source, double alpha = 1) const;
+  Tensor masked_select(const Tensor& mask) const;
+  // In-place scatter and masked fill (no autograd, as the arithmetic below; ops/indexing.cpp,
+  // ops/masking.cpp): mask broadcasts to this tensor's shape.
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src);
+  Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src);
+  Tensor& masked_fill_(const Tensor& mask, double value);
   // In-place arithmetic (no autograd; error on a tensor that requires grad in grad mode).
   Tensor& add_(const Tensor& other, double alpha = 1);
   Tensor& add_(double value);

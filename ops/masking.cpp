@@ -1,10 +1,19 @@
 // masked_fill, tril and triu on top of where (ops/elementwise_comparison.cpp), which gives them
-// both backends, every dtype and the backward.
+// both backends, every dtype and the backward. masked_select on top of argsort and
+// index_select: a stable descending argsort of the flat mask lists the true positions first, in
+// ascending order (Note [Sort order] in ops/sort_math.h), and index_select takes those elements
+// of x, its backward scattering the gradient back to them.
 #include "minidl/ops/masking.h"
 
 #include <vector>
 
+#include "minidl/core/autograd/function.h"
+#include "minidl/core/autograd/grad_mode.h"
+#include "minidl/ops/broadcast.h"
 #include "minidl/ops/elementwise.h"
+#include "minidl/ops/reduce.h"
+#include "minidl/ops/shape.h"
+#include "minidl/ops/sort.h"
 
 namespace minidl {
 
@@ -26,16 +35,45 @@ Tensor triangle(const Tensor& x, int64_t diagonal, bool lower, const char* op) {
   return where(triangle_mask(x.size(-2), x.size(-1), diagonal, lower, x.device()), x, 0.0);
 }
 
+void check_mask(const Tensor& x, const Tensor& mask, const char* op) {
+  check_defined(x, op, "input");
+  check_defined(mask, op, "mask");
+  MINIDL_CHECK(mask.dtype() == kBool, op, ": expected a bool mask, got ", mask.dtype(),
+               " (compare it to get one: mask == 0)");
+  MINIDL_CHECK(mask.device() == x.device(), op, ": expected the mask on ", x.device(),
+               " with the input, got ", mask.device());
+}
+
 }  // namespace
 
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
-  check_defined(x, "masked_fill", "input");
-  check_defined(mask, "masked_fill", "mask");
-  MINIDL_CHECK(mask.dtype() == kBool, "masked_fill: expected a bool mask, got ", mask.dtype(),
-               " (compare it to get one: mask == 0)");
-  MINIDL_CHECK(mask.device() == x.device(), "masked_fill: expected the mask on ", x.device(),
-               " with the input, got ", mask.device());
+  check_mask(x, mask, "masked_fill");
   return where(mask, value, x);
+}
+
+Tensor masked_select(const Tensor& x, const Tensor& mask) {
+  check_mask(x, mask, "masked_select");
+  const Shape sizes = broadcast_shapes(x.sizes(), mask.sizes(), "masked_select");
+  const Tensor flat_x = x.expand(sizes).reshape({-1});
+  Tensor positions;
+  {
+    NoGradGuard no_grad;
+    const Tensor flat_mask = mask.expand(sizes).reshape({-1});
+    // The one wait for the device: the result's length.
+    const int64_t count = sum(flat_mask).item<int64_t>();
+    positions = argsort(flat_mask, 0, /*descending=*/true).narrow(0, 0, count);
+  }
+  return index_select(flat_x, 0, positions);
+}
+
+Tensor& Tensor::masked_fill_(const Tensor& mask, double value) {
+  check_mask(*this, mask, "masked_fill_");
+  autograd::check_inplace(*this, "masked_fill_");
+  MINIDL_CHECK(broadcast_shapes(sizes(), mask.sizes(), "masked_fill_") == sizes(),
+               "masked_fill_: expected a mask that broadcasts to the tensor's shape ", sizes(),
+               ", got ", mask.sizes());
+  NoGradGuard no_grad;
+  return copy_(where(mask, value, *this));
 }
 
 Tensor tril(const Tensor& x, int64_t diagonal) { return triangle(x, diagonal, true, "tril"); }

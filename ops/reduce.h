@@ -57,4 +57,12 @@ Tensor std(const Tensor& x, const Shape& dims, int64_t correction = 1, bool keep
 Tensor any(const Tensor& x, const Shape& dims = {}, bool keepdim = false);
 Tensor all(const Tensor& x, const Shape& dims = {}, bool keepdim = false);
 
+// The vector p-norm over `dims` (an empty list: every dim), as torch.linalg.vector_norm under
+// LibTorch's name torch::norm (x.norm(p, dims, keepdim)), in ops/vector_norm.cpp: p = 2 (the
+// default), 1, INFINITY (max |x|), -INFINITY (min |x|), 0 (the count of non-zeros) or any other
+// positive p, (sum |x|^p)^(1/p). Floating dtypes; 16-bit inputs are computed in float32. The
+// gradient is PyTorch's: 0 where the norm is 0 (p = 2 at x = 0 included), shared evenly among
+// ties for the infinity norms, 0 for p = 0.
+Tensor norm(const Tensor& x, double p = 2, const Shape& dims = {}, bool keepdim = false);
+
 }  // namespace minidl

@@ -1,9 +1,11 @@
 // Tensor's math methods: each forwards to the free function of the same name.
 #include "minidl/ops/elementwise.h"
+#include "minidl/ops/indexing.h"
 #include "minidl/ops/linalg.h"
 #include "minidl/ops/loss.h"
 #include "minidl/ops/masking.h"
 #include "minidl/ops/reduce.h"
+#include "minidl/ops/scan.h"
 #include "minidl/ops/shape.h"
 #include "minidl/ops/sort.h"
 
@@ -128,6 +130,29 @@ Tensor Tensor::repeat_interleave(int64_t repeats, std::optional<int64_t> dim) co
 }
 Tensor Tensor::masked_fill(const Tensor& mask, double value) const {
   return minidl::masked_fill(*this, mask, value);
+}
+Tensor Tensor::masked_select(const Tensor& mask) const {
+  return minidl::masked_select(*this, mask);
+}
+Tensor Tensor::cumsum(int64_t dim) const { return minidl::cumsum(*this, dim); }
+Tensor Tensor::cumprod(int64_t dim) const { return minidl::cumprod(*this, dim); }
+Tensor Tensor::prod() const { return minidl::prod(*this); }
+Tensor Tensor::prod(int64_t dim, bool keepdim) const { return minidl::prod(*this, dim, keepdim); }
+Tensor Tensor::norm(double p, const Shape& dims, bool keepdim) const {
+  return minidl::norm(*this, p, dims, keepdim);
+}
+Tensor Tensor::gather(int64_t dim, const Tensor& index) const {
+  return minidl::gather(*this, dim, index);
+}
+Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src) const {
+  return minidl::scatter(*this, dim, index, src);
+}
+Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const {
+  return minidl::scatter_add(*this, dim, index, src);
+}
+Tensor Tensor::index_add(int64_t dim, const Tensor& index, const Tensor& source,
+                         double alpha) const {
+  return minidl::index_add(*this, dim, index, source, alpha);
 }
 Tensor Tensor::tril(int64_t diagonal) const { return minidl::tril(*this, diagonal); }
 Tensor Tensor::triu(int64_t diagonal) const { return minidl::triu(*this, diagonal); }

@@ -9,6 +9,7 @@
 #include "minidl/ops/dropout_kernels.h"
 #include "minidl/ops/elementwise_kernels.h"
 #include "minidl/ops/embedding_kernels.h"
+#include "minidl/ops/indexing_kernels.h"
 #include "minidl/ops/layer_norm_kernels.h"
 #include "minidl/ops/linalg_kernels.h"
 #include "minidl/ops/loss_kernels.h"
@@ -16,6 +17,7 @@
 #include "minidl/ops/pool_kernels.h"
 #include "minidl/ops/random_kernels.h"
 #include "minidl/ops/reduce_kernels.h"
+#include "minidl/ops/scan_kernels.h"
 #include "minidl/ops/shape_kernels.h"
 #include "minidl/ops/sort_kernels.h"
 
@@ -32,12 +34,14 @@ TEST(KernelTables, EveryEntryOfEveryOpsTableIsSet) {
   expect_complete_tables<ElementwiseKernels>("elementwise");
   expect_complete_tables<LayerNormKernels>("layer_norm");
   expect_complete_tables<EmbeddingKernels>("embedding");
+  expect_complete_tables<IndexingKernels>("indexing");
   expect_complete_tables<LinalgKernels>("linalg");
   expect_complete_tables<LossKernels>("loss");
   expect_complete_tables<NormKernels>("norm");
   expect_complete_tables<PoolKernels>("pool");
   expect_complete_tables<RandomKernels>("random");
   expect_complete_tables<ReduceKernels>("reduce");
+  expect_complete_tables<ScanKernels>("scan");
   expect_complete_tables<ShapeKernels>("shape");
   expect_complete_tables<SortKernels>("sort");
 }

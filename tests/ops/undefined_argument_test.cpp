@@ -8,13 +8,16 @@
 #include "minidl/ops/dropout.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/embedding.h"
+#include "minidl/ops/indexing.h"
 #include "minidl/ops/layer_norm.h"
 #include "minidl/ops/linalg.h"
 #include "minidl/ops/loss.h"
+#include "minidl/ops/masking.h"
 #include "minidl/ops/norm.h"
 #include "minidl/ops/pool.h"
 #include "minidl/ops/random.h"
 #include "minidl/ops/reduce.h"
+#include "minidl/ops/scan.h"
 #include "minidl/ops/shape.h"
 #include "minidl/ops/sort.h"
 #include "test_util.h"
@@ -114,6 +117,17 @@ TEST(UndefinedArgument, LayerOpsNameTheOp) {
                         undefined_message("embedding", "weight"));
   EXPECT_ERROR_CONTAINS(embedding(ones({3, 2}), undefined),
                         undefined_message("embedding", "indices"));
+  const Tensor index = zeros({1}, kInt64);
+  EXPECT_ERROR_CONTAINS(gather(undefined, 0, index), undefined_message("gather", "input"));
+  EXPECT_ERROR_CONTAINS(gather(ones({3}), 0, undefined), undefined_message("gather", "index"));
+  EXPECT_ERROR_CONTAINS(scatter(ones({3}), 0, index, undefined),
+                        undefined_message("scatter", "src"));
+  EXPECT_ERROR_CONTAINS(scatter_add(undefined, 0, index, ones({1})),
+                        undefined_message("scatter_add", "input"));
+  EXPECT_ERROR_CONTAINS(index_add(ones({3}), 0, index, undefined),
+                        undefined_message("index_add", "source"));
+  EXPECT_ERROR_CONTAINS(masked_select(ones({3}), undefined),
+                        undefined_message("masked_select", "mask"));
 }
 
 TEST(UndefinedArgument, SortingAndSamplingNameTheOp) {
@@ -121,6 +135,9 @@ TEST(UndefinedArgument, SortingAndSamplingNameTheOp) {
   EXPECT_ERROR_CONTAINS(sort(undefined), undefined_message("sort", "input"));
   EXPECT_ERROR_CONTAINS(argsort(undefined), undefined_message("argsort", "input"));
   EXPECT_ERROR_CONTAINS(topk(undefined, 1), undefined_message("topk", "input"));
+  EXPECT_ERROR_CONTAINS(cumsum(undefined, 0), undefined_message("cumsum", "input"));
+  EXPECT_ERROR_CONTAINS(cumprod(undefined, 0), undefined_message("cumprod", "input"));
+  EXPECT_ERROR_CONTAINS(prod(undefined), undefined_message("prod", "input"));
   EXPECT_ERROR_CONTAINS(multinomial(undefined, 1), undefined_message("multinomial", "probs"));
   EXPECT_ERROR_CONTAINS(bernoulli(undefined), undefined_message("bernoulli", "p"));
   EXPECT_ERROR_CONTAINS(rand_like(undefined), undefined_message("rand_like", "input"));
