@@ -13,25 +13,12 @@
 #include "minidl/core/autograd/saved_tensor.h"
 #include "minidl/core/dispatch.h"
 #include "minidl/core/profiler.h"
+#include "minidl/ops/around_dim.h"
 #include "minidl/ops/scan_kernels.h"
 
 namespace minidl {
 
 namespace {
-
-// A contiguous tensor seen as [outer, size, inner] around the scanned dim.
-struct Lines {
-  int64_t outer = 1, size = 1, inner = 1;
-};
-
-Lines lines_around(const Shape& sizes, int64_t dim) {
-  Lines lines;
-  if (sizes.empty()) return lines;  // a 0-d tensor: one line of one element
-  for (int64_t d = 0; d < dim; ++d) lines.outer *= sizes[d];
-  lines.size = sizes[dim];
-  for (int64_t d = dim + 1; d < static_cast<int64_t>(sizes.size()); ++d) lines.inner *= sizes[d];
-  return lines;
-}
 
 // x as the scans take it: contiguous, floating dtypes kept, integers and bool as int64 (as
 // PyTorch's cumsum, cumprod and prod promote them).
@@ -47,7 +34,7 @@ int64_t scan_dim(const Tensor& x, int64_t dim, const char* op) {
   return wrap_dim(dim, x.dim() == 0 ? 1 : x.dim(), op);
 }
 
-Tensor cumsum_of(const Tensor& input, const Lines& lines, bool reverse) {
+Tensor cumsum_of(const Tensor& input, const AroundDim& lines, bool reverse) {
   Tensor out = empty(input.sizes(), TensorOptions(input.options()).requires_grad(false));
   kernels_for<ScanKernels>(input.device())
       .cumsum(out, input, lines.outer, lines.size, lines.inner, reverse);
@@ -60,11 +47,11 @@ Tensor cumsum(const Tensor& x, int64_t dim) {
   const ProfileScope profile("cumsum");
   const int64_t d = scan_dim(x, dim, "cumsum");
   Tensor out;
-  Lines lines;
+  AroundDim lines;
   {
     NoGradGuard no_grad;
     const Tensor input = scan_input(x, "cumsum");
-    lines = lines_around(input.sizes(), d);
+    lines = around_dim(input.sizes(), d);
     out = cumsum_of(input, lines, /*reverse=*/false);
   }
   if (autograd::needs_grad({x})) {
@@ -79,11 +66,11 @@ Tensor cumprod(const Tensor& x, int64_t dim) {
   const ProfileScope profile("cumprod");
   const int64_t d = scan_dim(x, dim, "cumprod");
   Tensor input, out;
-  Lines lines;
+  AroundDim lines;
   {
     NoGradGuard no_grad;
     input = scan_input(x, "cumprod");
-    lines = lines_around(input.sizes(), d);
+    lines = around_dim(input.sizes(), d);
     out = empty(input.sizes(), TensorOptions(input.options()).requires_grad(false));
     kernels_for<ScanKernels>(input.device())
         .cumprod(out, input, lines.outer, lines.size, lines.inner);

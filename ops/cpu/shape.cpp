@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "minidl/core/parallel.h"
+#include "minidl/ops/around_dim.h"
 #include "minidl/ops/shape_kernels.h"
 
 namespace minidl::cpu {
@@ -13,19 +14,6 @@ namespace {
 // Elements in a task of index_add, along the inner dimension: long enough runs for the
 // compiler to vectorise, short enough that a few rows of many outer slices split well.
 constexpr int64_t kIndexAddInnerBlock = 1024;
-
-// A contiguous tensor seen as [outer, size, inner] around `dim`.
-struct AroundDim {
-  int64_t outer = 1, size = 1, inner = 1;
-};
-
-AroundDim around_dim(const Tensor& t, int64_t dim) {
-  AroundDim view;
-  for (int64_t d = 0; d < dim; ++d) view.outer *= t.size(d);
-  view.size = t.size(dim);
-  for (int64_t d = dim + 1; d < t.dim(); ++d) view.inner *= t.size(d);
-  return view;
-}
 
 void check_indices(const int64_t* index, int64_t count, int64_t dim, int64_t size) {
   for (int64_t j = 0; j < count; ++j)

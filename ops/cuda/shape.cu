@@ -13,6 +13,7 @@
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/device_dtype.h"
 #include "minidl/core/cuda/launch.cuh"
+#include "minidl/ops/around_dim.h"
 #include "minidl/ops/shape_kernels.h"
 
 namespace minidl::cuda {
@@ -24,18 +25,6 @@ constexpr int64_t kMaxBlocks = 4096;
 
 unsigned int blocks_for(int64_t elements) {
   return grid_stride_blocks(elements, kThreadsPerBlock, kMaxBlocks);
-}
-
-struct AroundDim {
-  int64_t outer = 1, size = 1, inner = 1;
-};
-
-AroundDim around_dim(const Tensor& t, int64_t dim) {
-  AroundDim view;
-  for (int64_t d = 0; d < dim; ++d) view.outer *= t.size(d);
-  view.size = t.size(dim);
-  for (int64_t d = dim + 1; d < t.dim(); ++d) view.inner *= t.size(d);
-  return view;
 }
 
 // ---- kernels ----
