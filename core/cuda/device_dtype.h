@@ -2,6 +2,7 @@
 // The dtype visitors of core/dtype.h without float64, for CUDA launchers: float64 tensors
 // exist on the CPU only (factories refuse them on a device), so a kernel is never
 // instantiated for double, and a float64 tensor that reaches a launcher is a bug in minidl.
+#include <cstdint>
 #include <string_view>
 #include <type_traits>
 
@@ -30,6 +31,19 @@ void visit_device_floating(DType dtype, std::string_view op, Fn&& fn) {
     else
       fn(zero);
   });
+}
+
+// Calls fn(Word{}) with the unsigned integer as wide as `dtype`'s elements: for kernels that
+// only move elements (gathers, assigning scatters), whatever their dtype.
+template <class Fn>
+void visit_element_width(DType dtype, Fn&& fn) {
+  switch (element_size(dtype)) {
+    case 1: return fn(uint8_t{});
+    case 2: return fn(uint16_t{});
+    case 4: return fn(uint32_t{});
+    case 8: return fn(uint64_t{});
+    default: MINIDL_INTERNAL_ASSERT(false, "no word type for elements of dtype ", dtype);
+  }
 }
 
 }  // namespace minidl::cuda

@@ -33,19 +33,6 @@ int key_bits(uint64_t dropped) {
   return bits;
 }
 
-// Calls fn(Word{}) with the unsigned integer as wide as the dtype's elements: gather and an
-// assigning scatter only move bits.
-template <class Fn>
-void visit_element_width(DType dtype, Fn&& fn) {
-  switch (element_size(dtype)) {
-    case 1: return fn(uint8_t{});
-    case 2: return fn(uint16_t{});
-    case 4: return fn(uint32_t{});
-    case 8: return fn(uint64_t{});
-    default: MINIDL_INTERNAL_ASSERT(false, "gather/scatter: elements of dtype ", dtype);
-  }
-}
-
 // ---- kernels ----
 
 // out [index's shape] = self at the index.

@@ -87,18 +87,6 @@ __global__ void one_hot_forward(int64_t* out, const int64_t* labels, int64_t num
   }
 }
 
-// Calls fn(Word{}) with the unsigned integer type as wide as `dtype`'s elements.
-template <class Fn>
-void visit_element_width(DType dtype, Fn&& fn) {
-  switch (element_size(dtype)) {
-    case 1: return fn(uint8_t{});
-    case 2: return fn(uint16_t{});
-    case 4: return fn(uint32_t{});
-    case 8: return fn(uint64_t{});
-    default: MINIDL_INTERNAL_ASSERT(false, "no word type for dtype ", dtype);
-  }
-}
-
 // ---- launchers ----
 
 void index_select_kernel(const Tensor& out, const Tensor& x, int64_t dim, const Tensor& index) {
