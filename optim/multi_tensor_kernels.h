@@ -1,9 +1,17 @@
 #pragma once
 // The kernel interfaces of the multi-tensor optimizers (optim/multi_tensor_optimizer.h),
-// dispatched by kernels_for (Note [Kernel tables] in core/dispatch.h). Each optimizer's update is
-// one element functor (optim/sgd_math.h, optim/adam_math.h, optim/rmsprop_math.h) run by
-// ops/cpu/multi_tensor_apply.h on the CPU and ops/cuda/multi_tensor_apply.cuh on CUDA; its tables
-// are at the end of optim/cpu/<optimizer>_kernel.cpp and optim/cuda/<optimizer>_kernel.cu.
+// dispatched by kernels_for (Note [Kernel tables] in core/dispatch.h).
+//
+// Note [Optimizer updates]: an optimizer's update is one element functor, Op (in its header:
+// optim/sgd.h, optim/adam.h, optim/rmsprop.h), run by ops/cpu/multi_tensor_apply.h on the CPU
+// and by ops/cuda/multi_tensor_apply.cuh on CUDA. Its tables UpdateKernels<Op>::kCpu and ::kCuda
+// are instantiated, for every optimizer at once, by optim/cpu/optimizer_updates.cpp and
+// optim/cuda/optimizer_updates.cu: each defines MINIDL_OPTIMIZER_UPDATE(Op) to instantiate its
+// backend's table and then includes optim/optim.h, whose optimizer headers each end with
+// MINIDL_OPTIMIZER_UPDATE(TheirOp) (elsewhere the marker expands to nothing, below). So an
+// optimizer is its header, its source file and a line in optim/optim.h; one missing from
+// optim/optim.h fails to link.
+//
 // Conventions:
 // - args.table is a table image (Note [Multi-tensor apply] in ops/multi_tensor_table.h): host
 //   memory on the CPU, device memory on CUDA. Its lists are laid out as optim/optimizer_math.h
@@ -12,31 +20,23 @@
 //   args.skip_flag is nonzero, nothing changes.
 #include "minidl/ops/multi_tensor_table.h"
 
+// Expands to nothing except in the two files that instantiate the tables (Note above).
+#ifndef MINIDL_OPTIMIZER_UPDATE
+#define MINIDL_OPTIMIZER_UPDATE(Op)
+#endif
+
 namespace minidl::optim {
 
 // One update of every tensor of the table.
 using MultiTensorUpdate = void (*)(const MultiTensorArgs& args);
 
-struct SgdKernels {
+// The update of the optimizer whose element functor is Op (Note [Optimizer updates]).
+template <template <class> class Op>
+struct UpdateKernels {
   MultiTensorUpdate update;
 
-  static const SgdKernels kCpu;
-  static const SgdKernels kCuda;
-};
-
-// Adam and AdamW (the group record says which).
-struct AdamKernels {
-  MultiTensorUpdate update;
-
-  static const AdamKernels kCpu;
-  static const AdamKernels kCuda;
-};
-
-struct RmspropKernels {
-  MultiTensorUpdate update;
-
-  static const RmspropKernels kCpu;
-  static const RmspropKernels kCuda;
+  static const UpdateKernels kCpu;
+  static const UpdateKernels kCuda;
 };
 
 // The per-parameter step counts (one-element float32 tensors), counted on their own device.

@@ -27,8 +27,8 @@ Tensor in_layout_of(const Tensor& param, const Tensor& tensor) {
   return copy;
 }
 
-// A state tensor of `param` as `init` says it starts.
-Tensor make_state(const Tensor& param, StateInit init, bool flag_on_device) {
+// A state tensor of `param` as `init` says it starts (kFilled with `fill_value`).
+Tensor make_state(const Tensor& param, StateInit init, bool flag_on_device, double fill_value) {
   switch (init) {
     case StateInit::kStepCount: return zeros({}, TensorOptions(kFloat32).device(param.device()));
     case StateInit::kZeros: {
@@ -39,6 +39,11 @@ Tensor make_state(const Tensor& param, StateInit init, bool flag_on_device) {
     case StateInit::kWrittenByFirstStep: {
       Tensor state = empty_strided(param.sizes(), param.strides(), param.options());
       if (flag_on_device) state.zero_();
+      return state;
+    }
+    case StateInit::kFilled: {
+      Tensor state = empty_strided(param.sizes(), param.strides(), param.options());
+      state.fill_(fill_value);
       return state;
     }
   }
@@ -126,6 +131,11 @@ Tensor MultiTensorOptimizer::make_loaded_state(const Tensor& param, const std::s
 }
 
 void MultiTensorOptimizer::step() { run_step(Tensor()); }
+
+double MultiTensorOptimizer::state_fill_value(const OptimizerOptions& /*group_options*/) const {
+  MINIDL_INTERNAL_ASSERT(false, name(), " keeps a kFilled state but gives no state_fill_value");
+  return 0.0;
+}
 
 void MultiTensorOptimizer::step_unless_found_inf(const Tensor& found_inf) {
   MINIDL_CHECK(found_inf.defined() && found_inf.numel() == 1 && found_inf.dtype() == kFloat32,
@@ -216,7 +226,10 @@ void MultiTensorOptimizer::run_step(const Tensor& found_inf) {
         const int list = kFirstStateList + static_cast<int>(k);
         Tensor& slot = param_state[lists[k].key];
         if (!slot.defined()) {
-          slot = make_state(param, lists[k].init, flag_on_device);
+          slot = make_state(param, lists[k].init, flag_on_device,
+                            lists[k].init == StateInit::kFilled
+                                ? state_fill_value(param_groups()[update.group].options())
+                                : 0.0);
           entry.flags |= int32_t{1} << list;
         } else if (lists[k].init != StateInit::kStepCount) {
           slot = in_layout_of(param, slot);

@@ -27,15 +27,18 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "minidl/core/dispatch.h"
+#include "minidl/core/error.h"
 #include "minidl/core/tensor.h"
+#include "minidl/optim/multi_tensor_kernels.h"
 #include "minidl/optim/optimizer.h"
 
 namespace minidl {
 class MultiTensorTable;
-struct MultiTensorArgs;
 namespace cuda {
 class CudaGraph;
 }
@@ -54,6 +57,9 @@ enum class StateInit {
   // A 0-dim float32 zero on the parameter's device: the number of steps taken, as PyTorch's
   // "step", incremented on the device before each update.
   kStepCount,
+  // Filled, in the parameter's layout, with the value state_fill_value() gives (Adagrad's sum:
+  // initial_accumulator_value).
+  kFilled,
 };
 
 // One state tensor per parameter: its state_dict key, the words for it in messages, and how it
@@ -96,6 +102,8 @@ class MultiTensorOptimizer : public Optimizer {
   // Appends the group's record (what the element functor reads as Op::Group) to `records`.
   virtual void append_group_record(const OptimizerOptions& options,
                                    std::vector<std::byte>& records) const = 0;
+  // The value a kFilled state tensor of a parameter in a group with these options starts with.
+  virtual double state_fill_value(const OptimizerOptions& group_options) const;
   // Runs the update of one table of parameters on `device`: kernels_for<Kernels>(device).update
   // (optim/multi_tensor_kernels.h).
   virtual void update(Device device, const MultiTensorArgs& args) const = 0;
@@ -133,6 +141,36 @@ class MultiTensorOptimizer : public Optimizer {
   uint64_t kernel_launches_ = 0;
   // Replay hooks hold it weakly: after the optimizer is gone, a graph keeps its last records.
   std::shared_ptr<MultiTensorOptimizer*> alive_;
+};
+
+// A MultiTensorOptimizer whose options are Options (options held in a record, optim/option_list.h)
+// and whose update is the element functor Op, which reads that record as its Op::Group: the
+// group records and the kernels follow from the two (Note [Optimizer updates] in
+// optim/multi_tensor_kernels.h). The optimizer adds its checks, its state and its name.
+template <class Options, template <class> class Op>
+class ElementwiseOptimizer : public MultiTensorOptimizer {
+ protected:
+  explicit ElementwiseOptimizer(const Options& defaults) : MultiTensorOptimizer(defaults.clone()) {}
+
+  // `options` as this optimizer's own, or an error naming `where`.
+  static const Options& options_of(const OptimizerOptions& options, const std::string& where) {
+    const auto* own = dynamic_cast<const Options*>(&options);
+    MINIDL_CHECK(own != nullptr, where, ": expected ", Options::kName,
+                 ", got the options of another optimizer");
+    return *own;
+  }
+
+ private:
+  void append_group_record(const OptimizerOptions& options,
+                           std::vector<std::byte>& records) const override {
+    static_assert(std::is_same_v<typename Op<float>::Group,
+                                 std::decay_t<decltype(std::declval<Options>().record())>>,
+                  "the element functor reads the options' record");
+    append_record(options_of(options, name()).record(), records);
+  }
+  void update(Device device, const MultiTensorArgs& args) const override {
+    kernels_for<UpdateKernels<Op>>(device).update(args);
+  }
 };
 
 }  // namespace minidl::optim

@@ -1,6 +1,6 @@
 #pragma once
-// What the optimizers' element functors (optim/sgd_math.h, optim/adam_math.h,
-// optim/rmsprop_math.h) share: the table lists every optimizer uses, the accumulate type,
+// What the optimizers' element functors (each in its optimizer's header: optim/sgd.h, ...)
+// share: the table lists every optimizer uses, the accumulate type,
 // rounding to the parameter's dtype where PyTorch stores a tensor, and PyTorch's lerp.
 //
 // Table lists (Note [Multi-tensor apply] in ops/multi_tensor_table.h) of every optimizer built on

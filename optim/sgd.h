@@ -1,6 +1,6 @@
 #pragma once
 // Stochastic gradient descent with momentum, dampening, Nesterov momentum and weight decay,
-// following torch.optim.SGD's update rule exactly (written out in optim/sgd_math.h):
+// following torch.optim.SGD's update rule exactly (written out below):
 //
 //   optim::SGD optimizer(model->parameters(),
 //                        optim::SGDOptions(0.1).momentum(0.9).nesterov(true).weight_decay(5e-4));
@@ -33,36 +33,142 @@
 // (1 - dampening) * g), which differs from a first step only when dampening != 0.
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "minidl/core/arg.h"
+#include "minidl/core/half.h"
+#include "minidl/core/macros.h"
 #include "minidl/optim/multi_tensor_optimizer.h"
-#include "minidl/optim/optimizer.h"
+#include "minidl/optim/optimizer_math.h"
+#include "minidl/optim/option_list.h"
 
 namespace minidl::optim {
 
-class SGDOptions : public OptimizerOptions {
- public:
-  explicit SGDOptions(double lr) : lr_(lr) {}
+// The options, PyTorch's names and defaults (optim/option_list.h); lr has none, as in LibTorch.
+// clang-format off
+#define MINIDL_SGD_OPTIONS(option)                                                   \
+  option(double, lr, 0)                                                              \
+  option(double, momentum, 0)                                                        \
+  option(double, dampening, 0)                                                       \
+  option(double, weight_decay, 0)                                                    \
+  /* Nesterov momentum needs momentum > 0 and dampening == 0 (checked when used). */ \
+  option(bool, nesterov, false)
+// clang-format on
 
-  std::unique_ptr<OptimizerOptions> clone() const override;
-  double get_lr() const override { return lr_; }
-  void set_lr(double lr) override { lr_ = lr; }
-  // {"lr", "momentum", "dampening", "weight_decay", "nesterov"}
-  ScalarMap to_scalars() const override;
-  void load_scalars(const ScalarMap& scalars, const std::string& what) override;
-
-  MINIDL_ARG(double, lr);
-  MINIDL_ARG(double, momentum) = 0;
-  MINIDL_ARG(double, dampening) = 0;
-  MINIDL_ARG(double, weight_decay) = 0;
-  // Nesterov momentum needs momentum > 0 and dampening == 0 (checked when used).
-  MINIDL_ARG(bool, nesterov) = false;
+// One parameter group's options, as the update reads them.
+struct SgdHyperparameters {
+  MINIDL_OPTION_RECORD(MINIDL_SGD_OPTIONS)
 };
 
-class SGD : public MultiTensorOptimizer {
+// The update of one element, SgdOp, which both backends' multi-tensor apply run (Note [Optimizer
+// updates] in optim/multi_tensor_kernels.h), so the CPU tests check the math the GPU runs, is
+// torch.optim.SGD's rule, in its order, with g the gradient, p the parameter and b the momentum
+// buffer:
+//
+//   g = g + weight_decay * p                  when weight_decay != 0
+//   b = g                                     on the first step with momentum (no dampening)
+//   b = momentum * b + (1 - dampening) * g    on later steps
+//   g = nesterov ? g + momentum * b : b       when momentum != 0
+//   p = p - lr * g
+//
+// Arithmetic runs in Acc: float for float32, float16 and bfloat16 parameters (PyTorch's
+// "opmath" type), double for float64. Where PyTorch materialises a tensor in the parameter's
+// dtype (the decayed gradient, the stored buffer), the value is rounded to that dtype here too,
+// which matters only for 16-bit parameters.
+// What the step does with a parameter's momentum buffer.
+enum class MomentumBufferState : int32_t {
+  kNone = 0,        // momentum == 0: there is no buffer
+  kInitialize = 1,  // first step: the buffer (uninitialised memory) becomes the gradient
+  kUpdate = 2,      // later steps: b = momentum * b + (1 - dampening) * g
+};
+
+// float, except double for double.
+template <class T>
+using sgd_acc_t = opmath_t<T>;
+
+// The hyper-parameters converted once to Acc, as PyTorch converts its scalar arguments.
+template <class Acc>
+struct SgdCoefficients {
+  Acc lr;
+  Acc momentum;
+  Acc dampening_complement;  // 1 - dampening, computed in double first as Python does
+  Acc weight_decay;
+  bool nesterov;
+
+  MINIDL_HOST_DEVICE explicit SgdCoefficients(const SgdHyperparameters& group)
+      : lr(static_cast<Acc>(group.lr)),
+        momentum(static_cast<Acc>(group.momentum)),
+        dampening_complement(static_cast<Acc>(1.0 - group.dampening)),
+        weight_decay(static_cast<Acc>(group.weight_decay)),
+        nesterov(group.nesterov) {}
+};
+
+// Updates param[i] (and momentum_buffer[i] unless `buffer_state` is kNone) from grad[i].
+template <class T, class Acc = sgd_acc_t<T>>
+MINIDL_HOST_DEVICE void sgd_update_element(T* param, const T* grad, T* momentum_buffer, int64_t i,
+                                           const SgdCoefficients<Acc>& c,
+                                           MomentumBufferState buffer_state) {
+  const Acc p = static_cast<Acc>(param[i]);
+  Acc direction = static_cast<Acc>(grad[i]);
+  if (c.weight_decay != Acc(0)) direction = round_through<T>(direction + c.weight_decay * p);
+  if (buffer_state != MomentumBufferState::kNone) {
+    Acc buffer = buffer_state == MomentumBufferState::kInitialize
+                     ? direction
+                     : c.momentum * static_cast<Acc>(momentum_buffer[i]) +
+                           c.dampening_complement * direction;
+    const T stored = T(buffer);
+    momentum_buffer[i] = stored;
+    buffer = static_cast<Acc>(stored);
+    direction = c.nesterov ? direction + c.momentum * buffer : buffer;
+  }
+  param[i] = T(p - c.lr * direction);
+}
+
+// SGD's table lists after the parameter and its gradient (optim/optimizer_math.h).
+inline constexpr int kSgdMomentumBufferList = kFirstStateList;
+
+// The element functor of SGD's multi-tensor apply (convention in ops/cpu/multi_tensor_apply.h).
+// The momentum buffer's list is null when the group has no momentum; made by this step, the
+// buffer is initialised from the gradient rather than read.
+template <class T>
+class SgdOp {
+ public:
+  using Group = SgdHyperparameters;
+  static constexpr const char* kStepName = "SGD step";
+
+  MINIDL_HOST_DEVICE SgdOp(const Group& group, const TensorListEntry& entry)
+      : coefficients_(group),
+        param_(static_cast<T*>(entry.data[kParamList])),
+        grad_(static_cast<const T*>(entry.data[kGradList])),
+        momentum_buffer_(static_cast<T*>(entry.data[kSgdMomentumBufferList])),
+        buffer_state_(momentum_buffer_ == nullptr ? MomentumBufferState::kNone
+                      : made_this_step(entry, kSgdMomentumBufferList)
+                          ? MomentumBufferState::kInitialize
+                          : MomentumBufferState::kUpdate) {}
+
+  MINIDL_HOST_DEVICE void operator()(int64_t i) const {
+    sgd_update_element<T>(param_, grad_, momentum_buffer_, i, coefficients_, buffer_state_);
+  }
+
+ private:
+  SgdCoefficients<sgd_acc_t<T>> coefficients_;
+  T* param_;
+  const T* grad_;
+  T* momentum_buffer_;
+  MomentumBufferState buffer_state_;
+};
+
+MINIDL_OPTIMIZER_UPDATE(SgdOp)
+
+class SGDOptions : public OptionsWithRecord<SGDOptions, SgdHyperparameters> {
+ public:
+  static constexpr const char* kName = "SGDOptions";
+  explicit SGDOptions(double lr) { values_.lr = lr; }
+
+  MINIDL_OPTION_ACCESSORS(MINIDL_SGD_OPTIONS)
+};
+
+class SGD : public ElementwiseOptimizer<SGDOptions, SgdOp> {
  public:
   SGD(std::vector<Tensor> params, const SGDOptions& defaults);
   // Groups without options of their own use `defaults`.
@@ -73,9 +179,6 @@ class SGD : public MultiTensorOptimizer {
   void check_options(const OptimizerOptions& options, const std::string& where) const override;
   const std::vector<StateList>& state_lists() const override;
   uint32_t state_mask(const OptimizerOptions& options) const override;
-  void append_group_record(const OptimizerOptions& options,
-                           std::vector<std::byte>& records) const override;
-  void update(Device device, const MultiTensorArgs& args) const override;
   void check_unchanged_since_capture(const OptimizerOptions& at_capture,
                                      const OptimizerOptions& now,
                                      const std::string& where) const override;

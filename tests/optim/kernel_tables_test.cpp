@@ -5,6 +5,7 @@
 #include "kernel_table_checks.h"
 #include "minidl/optim/amp_kernels.h"
 #include "minidl/optim/multi_tensor_kernels.h"
+#include "minidl/optim/optim.h"
 
 namespace minidl::optim {
 namespace {
@@ -13,9 +14,9 @@ using minidl::testing::expect_complete_tables;
 
 TEST(KernelTables, EveryEntryOfEveryOptimTableIsSet) {
   expect_complete_tables<AmpKernels>("amp");
-  expect_complete_tables<SgdKernels>("sgd");
-  expect_complete_tables<AdamKernels>("adam");
-  expect_complete_tables<RmspropKernels>("rmsprop");
+  expect_complete_tables<UpdateKernels<SgdOp>>("sgd");
+  expect_complete_tables<UpdateKernels<AdamOp>>("adam");
+  expect_complete_tables<UpdateKernels<RmspropOp>>("rmsprop");
   expect_complete_tables<StepCountKernels>("step count");
 }
 
