@@ -1,6 +1,7 @@
 #pragma once
 // Optimizers, learning-rate schedulers (namespace minidl::optim) and the mixed-precision
 // GradScaler (minidl::amp): one include for all.
+#include "minidl/optim/adagrad.h"
 #include "minidl/optim/adam.h"
 #include "minidl/optim/checkpointable_scheduler.h"
 #include "minidl/optim/grad_scaler.h"

@@ -1,8 +1,9 @@
-// Adam, AdamW and RMSprop on CUDA against the CPU step (which adam_test.cpp and rmsprop_test.cpp
-// pin to PyTorch): float32, float16 and bfloat16, sizes across chunk boundaries, channels-last
-// parameters; the launches per step (one step-count increment and one update per (device,
-// dtype)); a found_inf flag that skips on the device, step counts included; and a captured step
-// whose replays match eager steps while a scheduler changes the lr. Skipped without a GPU.
+// Adam, AdamW, RMSprop and Adagrad on CUDA against the CPU step (which adam_test.cpp,
+// rmsprop_test.cpp and adagrad_test.cpp pin to PyTorch): float32, float16 and bfloat16, sizes
+// across chunk boundaries, channels-last parameters; the launches per step (one step-count
+// increment and one update per (device, dtype)); a found_inf flag that skips on the device, step
+// counts included; and a captured step whose replays match eager steps while a scheduler changes
+// the lr. Skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,6 +15,7 @@
 #include "minidl/core/cuda/graph.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/ops/multi_tensor_table.h"
+#include "minidl/optim/adagrad.h"
 #include "minidl/optim/adam.h"
 #include "minidl/optim/lr_scheduler.h"
 #include "minidl/optim/rmsprop.h"
@@ -89,7 +91,20 @@ std::vector<Case> cases() {
              split(p, RMSpropOptions(0.005).momentum(0.5).eps(eps)),
              RMSpropOptions(0.01).centered(true).weight_decay(0.1).eps(eps));
        }},
+      {"Adagrad",
+       [](std::vector<Tensor> p, double eps) -> std::unique_ptr<MultiTensorOptimizer> {
+         return std::make_unique<Adagrad>(
+             split(p, AdagradOptions(0.05).lr_decay(0.1).maximize(true).eps(eps)),
+             AdagradOptions(0.02).weight_decay(0.1).initial_accumulator_value(0.1).eps(eps));
+       }},
   };
+}
+
+// A state tensor with the parameter's shape that every step writes.
+const char* moment_key(const std::string& optimizer) {
+  if (optimizer == "RMSprop") return "square_avg";
+  if (optimizer == "Adagrad") return "sum";
+  return "exp_avg";
 }
 
 void expect_same_state(const Optimizer& cuda_optimizer, const std::vector<Tensor>& cuda_params,
@@ -181,16 +196,14 @@ TEST(AdamCuda, AFoundInfFlagSkipsTheStepAndItsCountOnTheDevice) {
     Tensor found_inf = full({}, 0.0, kGpu);
     optimizer->step_unless_found_inf(found_inf);  // clean: counted
     const Tensor after_one = twin.cuda[0].to(kCPU);
-    const Tensor state_after_one =
-        optimizer->state(twin.cuda[0])->at(c.name == "RMSprop" ? "square_avg" : "exp_avg").to(kCPU);
+    const Tensor state_after_one = optimizer->state(twin.cuda[0])->at(moment_key(c.name)).to(kCPU);
     found_inf.fill_(1.0);
     twin.set_gradients(1);
     optimizer->step_unless_found_inf(found_inf);  // skipped on the device
     optimizer->step_unless_found_inf(found_inf);
     EXPECT_TRUE(all_close(twin.cuda[0].to(kCPU), after_one, 0, 0));
-    EXPECT_TRUE(all_close(
-        optimizer->state(twin.cuda[0])->at(c.name == "RMSprop" ? "square_avg" : "exp_avg").to(kCPU),
-        state_after_one, 0, 0));
+    EXPECT_TRUE(all_close(optimizer->state(twin.cuda[0])->at(moment_key(c.name)).to(kCPU),
+                          state_after_one, 0, 0));
     for (const Tensor& p : twin.cuda)
       EXPECT_EQ(optimizer->state(p)->at("step").to(kCPU).item<float>(), 1.0f);
     found_inf.fill_(0.0);
