@@ -54,8 +54,9 @@ void check_same_shape(const Tensor& target, const Tensor& input, const char* op)
 void check_broadcasts_to(const Tensor& weight, const Shape& sizes, const char* op,
                          const char* what) {
   const Shape broadcast = broadcast_shapes(weight.sizes(), sizes, op);
-  MINIDL_CHECK(broadcast == sizes, op, ": expected ", what, " that broadcasts to the input's shape ",
-               sizes, ", got ", what, " of shape ", weight.sizes());
+  MINIDL_CHECK(broadcast == sizes, op, ": expected ", what,
+               " that broadcasts to the input's shape ", sizes, ", got ", what, " of shape ",
+               weight.sizes());
 }
 
 Tensor reduce_loss(const Tensor& losses, Reduction reduction, const char* op) {
@@ -173,8 +174,7 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
   return reduce_loss(losses, reduction, op);
 }
 
-Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction,
-                      double beta) {
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction, double beta) {
   if (amp::AutocastCall cast{amp::AutocastOp::SmoothL1Loss, {input, target}})
     return smooth_l1_loss(cast[0], cast[1], reduction, beta);
   const char* op = "smooth_l1_loss";
@@ -185,7 +185,7 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduc
   check_like_input(target, input, op, "target");
   MINIDL_CHECK(beta >= 0, op, ": expected beta >= 0, got ", beta);
   broadcast_shapes(input.sizes(), target.sizes(), op);  // names this op when they do not
-  const Tensor difference = sub(input, target);  // broadcasts, as PyTorch's
+  const Tensor difference = sub(input, target);         // broadcasts, as PyTorch's
   const Tensor distance = abs(difference);
   if (beta == 0) return reduce_loss(distance, reduction, op);  // the L1 loss
   // The quadratic branch squares the difference itself, so that its gradient is exact at 0.
@@ -205,7 +205,7 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction
   check_like_input(target, input, op, "target");
   MINIDL_CHECK(delta > 0, op, ": expected delta > 0, got ", delta);
   broadcast_shapes(input.sizes(), target.sizes(), op);  // names this op when they do not
-  const Tensor difference = sub(input, target);  // broadcasts, as PyTorch's
+  const Tensor difference = sub(input, target);         // broadcasts, as PyTorch's
   const Tensor distance = abs(difference);
   const Tensor quadratic = mul(square(difference), 0.5);
   const Tensor linear = mul(sub(distance, 0.5 * delta), delta);

@@ -2,8 +2,6 @@
 // smooth_l1_loss, huber_loss, kl_div), the weighted nll_loss and F::normalize: values and
 // gradients against PyTorch's (tests/nn/loss_reference.h, written by
 // tools/make_loss_reference.py), f64 gradient checks, errors, autocast, and their modules.
-#include "minidl/ops/pointwise_loss.h"
-
 #include <functional>
 #include <sstream>
 #include <string>
@@ -15,6 +13,7 @@
 #include "minidl/nn/nn.h"
 #include "minidl/ops/autocast_policy.h"
 #include "minidl/ops/elementwise.h"
+#include "minidl/ops/pointwise_loss.h"
 #include "minidl/ops/random.h"
 #include "minidl/ops/reduce.h"
 #include "test_util.h"
@@ -30,8 +29,8 @@ using testing::kLossReference;
 Tensor reference(const std::string& name, const Shape& sizes, DType dtype = kFloat64) {
   const auto found = kLossReference.find(name);
   MINIDL_CHECK(found != kLossReference.end(), "no reference entry ", name);
-  MINIDL_CHECK(static_cast<int64_t>(found->second.size()) == shape_numel(sizes), "reference ",
-               name, " has ", found->second.size(), " values, not ", shape_numel(sizes));
+  MINIDL_CHECK(static_cast<int64_t>(found->second.size()) == shape_numel(sizes), "reference ", name,
+               " has ", found->second.size(), " values, not ", shape_numel(sizes));
   return from_host(found->second.data(), sizes, kFloat64).to(dtype);
 }
 
@@ -80,8 +79,8 @@ std::vector<LossCase> loss_cases() {
   const Shape grid{4, 3};
   auto bce_with_logits = [](const char* weight, const char* pos_weight, Shape weight_sizes) {
     return [=](const Tensor& x, const Tensor& y, const std::string& reduction) {
-      auto options = F::BinaryCrossEntropyWithLogitsFuncOptions().reduction(
-          reduction_named(reduction));
+      auto options =
+          F::BinaryCrossEntropyWithLogitsFuncOptions().reduction(reduction_named(reduction));
       if (weight != nullptr) options.weight(named_input(weight, weight_sizes, x.dtype()));
       if (pos_weight != nullptr) options.pos_weight(named_input(pos_weight, {3}, x.dtype()));
       return F::binary_cross_entropy_with_logits(x, y, options);
@@ -132,8 +131,8 @@ std::vector<LossCase> loss_cases() {
        bce_with_logits(nullptr, nullptr, {})},
       {"bce_with_logits.weight", "logits", grid, "probability_target", grid, false, reductions,
        bce_with_logits("class_weight", nullptr, {3})},
-      {"bce_with_logits.pos_weight", "logits", grid, "probability_target", grid, false,
-       reductions, bce_with_logits(nullptr, "pos_weight", {})},
+      {"bce_with_logits.pos_weight", "logits", grid, "probability_target", grid, false, reductions,
+       bce_with_logits(nullptr, "pos_weight", {})},
       {"bce_with_logits.both", "logits", grid, "probability_target", grid, false, reductions,
        bce_with_logits("row_weight", "pos_weight", {4, 1})},
       {"bce.plain", "probabilities", grid, "probability_target", grid, false, reductions,
@@ -144,12 +143,18 @@ std::vector<LossCase> loss_cases() {
        reductions, bce("row_weight", {4, 1})},
       {"smooth_l1.beta1", "regression_input", grid, "regression_target", grid, false, reductions,
        smooth_l1(1.0)},
-      {"smooth_l1.beta0.5", "regression_input", grid, "regression_target", grid, false,
-       reductions, smooth_l1(0.5)},
+      {"smooth_l1.beta0.5", "regression_input", grid, "regression_target", grid, false, reductions,
+       smooth_l1(0.5)},
       {"smooth_l1.beta0", "regression_input", grid, "regression_target", grid, false, reductions,
        smooth_l1(0.0)},
-      {"smooth_l1.broadcast", "regression_input", grid, "regression_row_target", {3}, false,
-       reductions, smooth_l1(0.5)},
+      {"smooth_l1.broadcast",
+       "regression_input",
+       grid,
+       "regression_row_target",
+       {3},
+       false,
+       reductions,
+       smooth_l1(0.5)},
       {"huber.delta1", "regression_input", grid, "regression_target", grid, false, reductions,
        huber(1.0)},
       {"huber.delta0.7", "regression_input", grid, "regression_target", grid, false, reductions,
@@ -158,12 +163,30 @@ std::vector<LossCase> loss_cases() {
        kl(false)},
       {"kl_div.log_target", "kl_input", grid, "kl_log_target", grid, false, kl_reductions,
        kl(true)},
-      {"nll.weight", "nll_log_probs", {5, 3}, "nll_target", {5}, true, reductions,
+      {"nll.weight",
+       "nll_log_probs",
+       {5, 3},
+       "nll_target",
+       {5},
+       true,
+       reductions,
        nll("nll_weight", -100)},
-      {"nll.weight_ignore2", "nll_log_probs", {5, 3}, "nll_target_without_ignored", {5}, true,
-       reductions, nll("nll_weight", 2)},
-      {"nll.ignore2", "nll_log_probs", {5, 3}, "nll_target_without_ignored", {5}, true,
-       reductions, nll(nullptr, 2)},
+      {"nll.weight_ignore2",
+       "nll_log_probs",
+       {5, 3},
+       "nll_target_without_ignored",
+       {5},
+       true,
+       reductions,
+       nll("nll_weight", 2)},
+      {"nll.ignore2",
+       "nll_log_probs",
+       {5, 3},
+       "nll_target_without_ignored",
+       {5},
+       true,
+       reductions,
+       nll(nullptr, 2)},
       {"normalize.p2_dim1", "normalize_input", grid, "normalize_upstream", grid, false, none,
        normalize(2.0, 1)},
       {"normalize.p1_dim0", "normalize_input", grid, "normalize_upstream", grid, false, none,
@@ -300,10 +323,9 @@ TEST(LossGradcheck, SmoothL1AndHuberAgainstBothArguments) {
                        return huber_loss(a, b, r, delta);
                      });
   // A broadcast target gets the sum over the broadcast rows.
-  expect_gradcheck("smooth_l1 broadcast", x, testing::wiggly({4}, 0.3, kFloat64),
-                   [](const Tensor& a, const Tensor& b, Reduction r) {
-                     return smooth_l1_loss(a, b, r, 0.5);
-                   });
+  expect_gradcheck(
+      "smooth_l1 broadcast", x, testing::wiggly({4}, 0.3, kFloat64),
+      [](const Tensor& a, const Tensor& b, Reduction r) { return smooth_l1_loss(a, b, r, 0.5); });
 }
 
 TEST(LossGradcheck, KlDivAgainstInputAndTarget) {
@@ -385,8 +407,8 @@ TEST(LossDetails, WeightedNllMeanDividesByTheCountedWeightsAndIsNanWhenAllIgnore
 
 TEST(LossDetails, NormalizeLeavesAZeroVectorZero) {
   const Tensor x = tensor({3.0, 4.0, 0.0, 0.0}, kFloat32).reshape({2, 2});
-  EXPECT_TRUE(all_close(F::normalize(x), tensor({0.6, 0.8, 0.0, 0.0}, kFloat32).reshape({2, 2}),
-                        1e-7, 0));
+  EXPECT_TRUE(
+      all_close(F::normalize(x), tensor({0.6, 0.8, 0.0, 0.0}, kFloat32).reshape({2, 2}), 1e-7, 0));
   EXPECT_TRUE(all_close(F::normalize(x, F::NormalizeFuncOptions().p(1).dim(0)),
                         tensor({1.0, 1.0, 0.0, 0.0}, kFloat32).reshape({2, 2}), 1e-7, 0));
 }
@@ -406,8 +428,9 @@ TEST(LossErrors, NameTheOpWhatWasExpectedAndWhatWasFound) {
                         "expected weight that broadcasts to the input's shape [2, 3]");
   EXPECT_ERROR_CONTAINS(binary_cross_entropy_with_logits(x, y, {}, testing::wiggly({2})),
                         "binary_cross_entropy_with_logits: shapes");
-  EXPECT_ERROR_CONTAINS(binary_cross_entropy_with_logits(x, y, {}, testing::wiggly({3}, 0, kFloat64)),
-                        "expected pos_weight of the input's dtype");
+  EXPECT_ERROR_CONTAINS(
+      binary_cross_entropy_with_logits(x, y, {}, testing::wiggly({3}, 0, kFloat64)),
+      "expected pos_weight of the input's dtype");
   EXPECT_ERROR_CONTAINS(binary_cross_entropy_with_logits(x, y, {}, {}, static_cast<Reduction>(7)),
                         "binary_cross_entropy_with_logits: expected reduction None, Mean or Sum");
   // binary_cross_entropy: PyTorch's range errors, for the input and for the target.
@@ -437,13 +460,13 @@ TEST(LossErrors, NameTheOpWhatWasExpectedAndWhatWasFound) {
                         "binary_cross_entropy_with_logits");
   // nll_loss's weight: one value per class.
   const Tensor target = tensor(std::vector<int64_t>{0, 2}, {2});
-  EXPECT_ERROR_CONTAINS(F::nll_loss(x, target, F::NLLLossFuncOptions().weight(testing::wiggly({2}))),
-                        "nll_loss: expected a weight of one value per class, shape [3], got "
-                        "weight of shape [2]");
   EXPECT_ERROR_CONTAINS(
-      F::nll_loss(x, tensor(std::vector<int64_t>{0, 3}, {2}),
-                  F::NLLLossFuncOptions().weight(testing::wiggly({3}))),
-      "nll_loss");
+      F::nll_loss(x, target, F::NLLLossFuncOptions().weight(testing::wiggly({2}))),
+      "nll_loss: expected a weight of one value per class, shape [3], got "
+      "weight of shape [2]");
+  EXPECT_ERROR_CONTAINS(F::nll_loss(x, tensor(std::vector<int64_t>{0, 3}, {2}),
+                                    F::NLLLossFuncOptions().weight(testing::wiggly({3}))),
+                        "nll_loss");
 }
 
 TEST(LossAutocast, LossesRunInFloat32AsPyTorchsAutocastLists) {
@@ -470,8 +493,8 @@ TEST(LossAutocast, LossesRunInFloat32AsPyTorchsAutocastLists) {
   // The float32 result equals the float32 loss of the rounded inputs.
   const Tensor under_autocast = binary_cross_entropy_with_logits(logits, target);
   amp::AutocastGuard off(kBFloat16, /*enabled=*/false);
-  EXPECT_TRUE(all_close(under_autocast, binary_cross_entropy_with_logits(logits.to(kFloat32),
-                                                                         target.to(kFloat32)),
+  EXPECT_TRUE(all_close(under_autocast,
+                        binary_cross_entropy_with_logits(logits.to(kFloat32), target.to(kFloat32)),
                         0, 0));
 }
 
@@ -486,16 +509,16 @@ TEST(LossModules, ForwardIsTheFunctionalFormAndWeightsAreBuffers) {
   const Tensor target = inner_probabilities({4, 3}, 0.6).to(kFloat32);
   const Tensor weight = tensor({0.5, 1.0, 2.0});
   const Tensor pos_weight = tensor({3.0, 1.0, 0.5});
-  nn::BCEWithLogitsLoss bce_with_logits(
-      nn::BCEWithLogitsLossOptions().weight(weight.clone()).pos_weight(pos_weight).reduction(
-          Reduction::Sum));
+  nn::BCEWithLogitsLoss bce_with_logits(nn::BCEWithLogitsLossOptions()
+                                            .weight(weight.clone())
+                                            .pos_weight(pos_weight)
+                                            .reduction(Reduction::Sum));
   EXPECT_EQ(bce_with_logits->named_buffers().keys(),
             (std::vector<std::string>{"weight", "pos_weight"}));
   EXPECT_TRUE(bce_with_logits->parameters().empty());
-  EXPECT_TRUE(all_close(bce_with_logits(logits, target),
-                        binary_cross_entropy_with_logits(logits, target, weight, pos_weight,
-                                                         Reduction::Sum),
-                        0, 0));
+  EXPECT_TRUE(all_close(
+      bce_with_logits(logits, target),
+      binary_cross_entropy_with_logits(logits, target, weight, pos_weight, Reduction::Sum), 0, 0));
   // Converting the module converts its weights, which the options alias.
   bce_with_logits->to(kFloat64);
   EXPECT_EQ(bce_with_logits->options.weight().dtype(), kFloat64);
@@ -515,10 +538,10 @@ TEST(LossModules, ForwardIsTheFunctionalFormAndWeightsAreBuffers) {
   EXPECT_TRUE(
       all_close(huber(logits, target), huber_loss(logits, target, Reduction::None, 0.3), 0, 0));
   nn::KLDivLoss kl(nn::KLDivLossOptions().reduction(KLDivReduction::BatchMean).log_target(true));
-  EXPECT_TRUE(all_close(kl(log_softmax(logits, 1), log_softmax(target, 1)),
-                        kl_div(log_softmax(logits, 1), log_softmax(target, 1),
-                               KLDivReduction::BatchMean, true),
-                        0, 0));
+  EXPECT_TRUE(all_close(
+      kl(log_softmax(logits, 1), log_softmax(target, 1)),
+      kl_div(log_softmax(logits, 1), log_softmax(target, 1), KLDivReduction::BatchMean, true), 0,
+      0));
   nn::NLLLoss nll(nn::NLLLossOptions().weight(weight).ignore_index(1));
   EXPECT_EQ(nll->named_buffers().keys(), (std::vector<std::string>{"weight"}));
   const Tensor classes = tensor(std::vector<int64_t>{0, 1, 2, 2}, {4});
@@ -606,8 +629,8 @@ TEST(TruncNormalInit, ValuesStayInsideTheBoundsWithTheTruncatedMoments) {
   struct Case {
     double mean, std, a, b;
   };
-  for (const Case& c : {Case{0, 1, -2, 2}, Case{1, 2, -1, 6}, Case{0, 0.02, -0.04, 0.04},
-                        Case{-3, 1, -10, -2.5}}) {
+  for (const Case& c :
+       {Case{0, 1, -2, 2}, Case{1, 2, -1, 6}, Case{0, 0.02, -0.04, 0.04}, Case{-3, 1, -10, -2.5}}) {
     manual_seed(7);
     Tensor t = empty({200, 500}, TensorOptions(kFloat64));
     const Tensor returned = nn::init::trunc_normal_(t, c.mean, c.std, c.a, c.b);
