@@ -172,8 +172,9 @@ Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions&
 
 Tensor normalize(const Tensor& x, const NormalizeFuncOptions& options) {
   check_defined(x, "normalize", "input");
+  const int64_t dim = wrap_dim(options.dim(), x.dim(), "normalize");
   // As PyTorch's: x / max(||x||_p, eps); the norm's gradient is 0 where the norm is 0.
-  const Tensor norms = minidl::norm(x, options.p(), {options.dim()}, /*keepdim=*/true);
+  const Tensor norms = minidl::norm(x, options.p(), {dim}, /*keepdim=*/true);
   return div(x, clamp_min(norms, options.eps()));
 }
 

@@ -84,14 +84,14 @@ TEST(LossCuda, EveryLossMatchesTheCpu) {
                 });
   const Tensor log_probs = log_softmax(logits, 1);
   for (bool log_target : {false, true})
-    expect_parity("kl_div", log_probs, log_target ? log_softmax(truth, 1) : softmax(truth, 1), {},
-                  [log_target](const Tensor& x, const Tensor& y, const std::vector<Tensor>&,
-                               Reduction r) {
-                    const KLDivReduction reduction = r == Reduction::None  ? KLDivReduction::None
-                                                     : r == Reduction::Sum ? KLDivReduction::Sum
-                                                                           : KLDivReduction::BatchMean;
-                    return kl_div(x, y, reduction, log_target);
-                  });
+    expect_parity(
+        "kl_div", log_probs, log_target ? log_softmax(truth, 1) : softmax(truth, 1), {},
+        [log_target](const Tensor& x, const Tensor& y, const std::vector<Tensor>&, Reduction r) {
+          const KLDivReduction reduction = r == Reduction::None  ? KLDivReduction::None
+                                           : r == Reduction::Sum ? KLDivReduction::Sum
+                                                                 : KLDivReduction::BatchMean;
+          return kl_div(x, y, reduction, log_target);
+        });
   std::vector<int64_t> classes(64);
   for (size_t i = 0; i < classes.size(); ++i) classes[i] = i % 7 == 3 ? -100 : (i * 3) % 5;
   expect_parity(

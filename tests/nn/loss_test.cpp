@@ -413,6 +413,12 @@ TEST(LossDetails, NormalizeLeavesAZeroVectorZero) {
                         tensor({1.0, 1.0, 0.0, 0.0}, kFloat32).reshape({2, 2}), 1e-7, 0));
 }
 
+TEST(LossErrors, NormalizeNamesItselfForABadDim) {
+  EXPECT_ERROR_CONTAINS(F::normalize(testing::wiggly({2, 3}), F::NormalizeFuncOptions().dim(2)),
+                        "normalize: dimension out of range");
+  EXPECT_ERROR_CONTAINS(F::normalize(Tensor()), "normalize");
+}
+
 TEST(LossErrors, NameTheOpWhatWasExpectedAndWhatWasFound) {
   const Tensor x = testing::wiggly({2, 3});
   const Tensor y = inner_probabilities({2, 3}, 0.1).to(kFloat32);
