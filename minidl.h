@@ -47,6 +47,7 @@
 #include "minidl/ops/masking.h"
 #include "minidl/ops/norm.h"
 #include "minidl/ops/onednn.h"
+#include "minidl/ops/pointwise_loss.h"
 #include "minidl/ops/pool.h"
 #include "minidl/ops/random.h"
 #include "minidl/ops/reduce.h"

@@ -9,7 +9,9 @@
 #include "minidl/ops/linalg.h"
 #include "minidl/ops/loss.h"
 #include "minidl/ops/norm.h"
+#include "minidl/ops/pointwise_loss.h"
 #include "minidl/ops/pool.h"
+#include "minidl/ops/reduce.h"
 #include "minidl/ops/shape.h"
 
 namespace minidl::nn::functional {
@@ -109,6 +111,71 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reducti
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& options) {
   return minidl::mse_loss(input, target, options.reduction());
+}
+
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const NLLLossFuncOptions& options) {
+  const Tensor& weight = options.weight();
+  if (!weight.defined())
+    return minidl::nll_loss(log_probs, target, options.reduction(), options.ignore_index());
+  // The per-sample losses (0 for ignored samples) check log_probs and target first.
+  const Tensor losses =
+      minidl::nll_loss(log_probs, target, Reduction::None, options.ignore_index());
+  const int64_t classes = log_probs.size(1);
+  MINIDL_CHECK(weight.dim() == 1 && weight.size(0) == classes,
+               "nll_loss: expected a weight of one value per class, shape [", classes,
+               "], got weight of shape ", weight.sizes());
+  MINIDL_CHECK(weight.is_floating_point(), "nll_loss: expected a floating-point weight, got ",
+               weight.dtype());
+  MINIDL_CHECK(weight.device() == log_probs.device(), "nll_loss: expected weight on ",
+               log_probs.device(), " like log_probs, got weight on ", weight.device());
+  // Each sample's weight is its target's; an ignored sample's is 0 (its index may be any
+  // value, so it reads class 0 and is then masked).
+  const Tensor counted = ne(target, static_cast<double>(options.ignore_index()));
+  const Tensor readable_target = where(counted, target, 0.0);
+  const Tensor sample_weight =
+      where(counted, index_select(weight.to(losses.dtype()), 0, readable_target), 0.0);
+  const Tensor weighted = mul(losses, sample_weight);
+  switch (options.reduction()) {
+    case Reduction::None: return weighted;
+    case Reduction::Sum: return sum(weighted);
+    // As PyTorch: the weighted mean, NaN when every sample is ignored.
+    case Reduction::Mean: return div(sum(weighted), sum(sample_weight));
+  }
+  MINIDL_CHECK(false, "nll_loss: expected reduction None, Mean or Sum, got the value ",
+               static_cast<int>(options.reduction()));
+  return {};
+}
+
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        const BinaryCrossEntropyWithLogitsFuncOptions& options) {
+  return minidl::binary_cross_entropy_with_logits(input, target, options.weight(),
+                                                  options.pos_weight(), options.reduction());
+}
+
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
+                            const BinaryCrossEntropyFuncOptions& options) {
+  return minidl::binary_cross_entropy(input, target, options.weight(), options.reduction());
+}
+
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
+                      const SmoothL1LossFuncOptions& options) {
+  return minidl::smooth_l1_loss(input, target, options.reduction(), options.beta());
+}
+
+Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFuncOptions& options) {
+  return minidl::huber_loss(input, target, options.reduction(), options.delta());
+}
+
+Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& options) {
+  return minidl::kl_div(input, target, options.reduction(), options.log_target());
+}
+
+Tensor normalize(const Tensor& x, const NormalizeFuncOptions& options) {
+  check_defined(x, "normalize", "input");
+  const int64_t dim = wrap_dim(options.dim(), x.dim(), "normalize");
+  // As PyTorch's: x / max(||x||_p, eps); the norm's gradient is 0 where the norm is 0.
+  const Tensor norms = minidl::norm(x, options.p(), {dim}, /*keepdim=*/true);
+  return div(x, clamp_min(norms, options.eps()));
 }
 
 }  // namespace minidl::nn::functional

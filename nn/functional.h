@@ -13,6 +13,7 @@
 #include "minidl/nn/options/embedding.h"
 #include "minidl/nn/options/loss.h"
 #include "minidl/nn/options/normalization.h"
+#include "minidl/nn/options/normalize.h"
 #include "minidl/nn/options/pooling.h"
 
 namespace minidl::nn::functional {
@@ -70,5 +71,22 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target,
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target,
                 Reduction reduction = Reduction::Mean);
 Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& options = {});
+// log_probs [N, C], target int64 class indices [N], with PyTorch's per-class weight [C] and
+// ignore_index: F::nll_loss(x, y, F::NLLLossFuncOptions().weight(w).ignore_index(0)).
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const NLLLossFuncOptions& options);
+// The element-wise losses of ops/pointwise_loss.h, with LibTorch's options.
+Tensor binary_cross_entropy_with_logits(
+    const Tensor& input, const Tensor& target,
+    const BinaryCrossEntropyWithLogitsFuncOptions& options = {});
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
+                            const BinaryCrossEntropyFuncOptions& options = {});
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
+                      const SmoothL1LossFuncOptions& options = {});
+Tensor huber_loss(const Tensor& input, const Tensor& target,
+                  const HuberLossFuncOptions& options = {});
+Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& options = {});
+
+// x / max(||x||_p, eps) along options.dim(), as torch.nn.functional.normalize.
+Tensor normalize(const Tensor& x, const NormalizeFuncOptions& options = {});
 
 }  // namespace minidl::nn::functional

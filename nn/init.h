@@ -46,6 +46,11 @@ Fans calculate_fan_in_and_fan_out(const Tensor& tensor);
 
 Tensor uniform_(Tensor tensor, double low = 0, double high = 1);
 Tensor normal_(Tensor tensor, double mean = 0, double std = 1);
+// The normal distribution N(mean, std^2) truncated to [a, b], as torch.nn.init.trunc_normal_:
+// uniform values in [Phi(a'), Phi(b')] (a', b' the standardised bounds) mapped through the
+// inverse normal CDF, so every value lies in [a, b] and no draw is rejected; the same seed gives
+// the same values on every device and dtype (they are drawn in float64 on the CPU, then copied).
+Tensor trunc_normal_(Tensor tensor, double mean = 0, double std = 1, double a = -2, double b = 2);
 Tensor constant_(Tensor tensor, double value);
 Tensor zeros_(Tensor tensor);
 Tensor ones_(Tensor tensor);

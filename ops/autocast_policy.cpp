@@ -28,6 +28,14 @@ constexpr std::array kAutocastPolicy{
     PolicyEntry{AutocastOp::CrossEntropy, CastPolicy::Float32, "cross_entropy"},
     PolicyEntry{AutocastOp::NllLoss, CastPolicy::Float32, "nll_loss"},
     PolicyEntry{AutocastOp::MseLoss, CastPolicy::Float32, "mse_loss"},
+    PolicyEntry{AutocastOp::BinaryCrossEntropyWithLogits, CastPolicy::Float32,
+                "binary_cross_entropy_with_logits"},
+    // On CUDA PyTorch refuses binary_cross_entropy under autocast, and so does minidl
+    // (ops/pointwise_loss.cpp); on the CPU it runs in float32, as PyTorch's CPU list says.
+    PolicyEntry{AutocastOp::BinaryCrossEntropy, CastPolicy::Float32, "binary_cross_entropy"},
+    PolicyEntry{AutocastOp::SmoothL1Loss, CastPolicy::Float32, "smooth_l1_loss"},
+    PolicyEntry{AutocastOp::HuberLoss, CastPolicy::Float32, "huber_loss"},
+    PolicyEntry{AutocastOp::KlDiv, CastPolicy::Float32, "kl_div"},
     PolicyEntry{AutocastOp::Sum, CastPolicy::Float32, "sum"},
     PolicyEntry{AutocastOp::Mean, CastPolicy::Float32, "mean"},
     PolicyEntry{AutocastOp::Var, CastPolicy::Float32, "var"},

@@ -57,6 +57,20 @@ void HardtanhImpl::pretty_print(std::ostream& out) const {
   out << "Hardtanh(min_val=" << options.min_val() << ", max_val=" << options.max_val() << ")";
 }
 
+Tensor SoftmaxImpl::forward(const Tensor& x) { return functional::softmax(x, options.dim()); }
+
+void SoftmaxImpl::pretty_print(std::ostream& out) const {
+  out << "Softmax(dim=" << options.dim() << ")";
+}
+
+Tensor LogSoftmaxImpl::forward(const Tensor& x) {
+  return functional::log_softmax(x, options.dim());
+}
+
+void LogSoftmaxImpl::pretty_print(std::ostream& out) const {
+  out << "LogSoftmax(dim=" << options.dim() << ")";
+}
+
 Tensor IdentityImpl::forward(const Tensor& x) { return x; }
 
 void IdentityImpl::pretty_print(std::ostream& out) const { out << "Identity()"; }

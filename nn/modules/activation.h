@@ -11,6 +11,7 @@
 //   ELU       x for x > 0, alpha * (exp(x) - 1) otherwise
 //   Softplus  log(1 + exp(beta * x)) / beta, a smooth ReLU (x itself past the threshold)
 //   Hardtanh  x clamped to [min_val, max_val]
+//   Softmax   exp(x) / sum(exp(x)) along a dim; LogSoftmax its log, computed stably
 //   Identity  x itself: a placeholder where a model sometimes has a layer and sometimes not
 //
 // Each is its torch::nn namesake; forward calls the nn::functional form.
@@ -101,6 +102,25 @@ class HardtanhImpl : public Module {
   HardtanhOptions options;
 };
 MINIDL_MODULE(Hardtanh);
+
+class SoftmaxImpl : public Module {
+ public:
+  explicit SoftmaxImpl(const SoftmaxOptions& options) : Module("Softmax"), options(options) {}
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& out) const override;
+  SoftmaxOptions options;
+};
+MINIDL_MODULE(Softmax);
+
+class LogSoftmaxImpl : public Module {
+ public:
+  explicit LogSoftmaxImpl(const LogSoftmaxOptions& options)
+      : Module("LogSoftmax"), options(options) {}
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& out) const override;
+  LogSoftmaxOptions options;
+};
+MINIDL_MODULE(LogSoftmax);
 
 class IdentityImpl : public Module {
  public:

@@ -1,7 +1,9 @@
 #pragma once
 // Options of the activations with a parameter: nn::GELU, nn::LeakyReLU, nn::ELU, nn::Softplus and
-// nn::Hardtanh, and their nn::functional forms (LibTorch's GELUOptions, LeakyReLUOptions,
-// ELUOptions, SoftplusOptions and HardtanhOptions, without `inplace`).
+// nn::Hardtanh, and their nn::functional forms, and nn::Softmax and nn::LogSoftmax (LibTorch's
+// GELUOptions, LeakyReLUOptions, ELUOptions, SoftplusOptions and HardtanhOptions, without
+// `inplace`).
+#include <cstdint>
 #include <string>
 
 #include "minidl/core/arg.h"
@@ -40,5 +42,18 @@ struct HardtanhOptions {
   MINIDL_ARG(double, max_val) = 1.0;
 };
 using HardtanhFuncOptions = HardtanhOptions;
+
+struct SoftmaxOptions {
+  // Implicit, as LibTorch's, so nn::Softmax(1) reads as PyTorch's nn.Softmax(dim=1).
+  SoftmaxOptions(int64_t dim) : dim_(dim) {}  // NOLINT(google-explicit-constructor)
+  // The dim whose entries sum to 1.
+  MINIDL_ARG(int64_t, dim);
+};
+
+struct LogSoftmaxOptions {
+  LogSoftmaxOptions(int64_t dim) : dim_(dim) {}  // NOLINT(google-explicit-constructor)
+  // The dim whose entries' exponentials sum to 1.
+  MINIDL_ARG(int64_t, dim);
+};
 
 }  // namespace minidl::nn
