@@ -2,7 +2,10 @@
 
 #include <cmath>
 #include <ostream>
+#include <string>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "minidl/core/autocast.h"
 #include "minidl/nn/init.h"

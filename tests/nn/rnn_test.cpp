@@ -335,6 +335,11 @@ TEST(Recurrent, AbsentStateIsZerosAndUnbatchedIsBatchOne) {
   nn::GRUCell cell(4, 6);
   EXPECT_TRUE(testing::bitwise_equal(cell->forward(x[0]), cell->forward(x[0], zeros({1, 6}))));
   EXPECT_EQ(cell->forward(x[0][0]).sizes(), (Shape{6}));
+
+  // Called through the holder, as LibTorch's modules are.
+  auto [called, called_state] = lstm(x);
+  EXPECT_TRUE(testing::bitwise_equal(called, out));
+  EXPECT_TRUE(testing::bitwise_equal(cell(x[0]), cell->forward(x[0])));
 }
 
 // Under autocast the steps run in the 16-bit dtype (input, states and outputs), as PyTorch's
