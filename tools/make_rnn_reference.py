@@ -15,12 +15,18 @@ For each case, from PyTorch on the CPU in the case's dtype: the output, h_n and 
 gradients of sum(output * up_out) + sum(h_n * up_h) + sum(c_n * up_c) for the input, h0, c0 and
 every parameter, and the parameters' names and shapes. A cell's output is its h' (and c'). Adding
 a case: a line in CASES below.
+
+Besides, the bytes of a safetensors file that safetensors.torch.save_file wrote from the
+state_dict of a PyTorch LSTM (input_size 2, hidden_size 3, 2 layers, bidirectional, proj_size 2,
+float32) with PyTorch's own initialisation after torch.manual_seed(0), and that LSTM's output,
+h_n and c_n on the wiggly input [4, 2, 2] (phase 0): the test loads the file with nn::load.
 """
 import argparse
 import math
 import os
 
 import torch
+from safetensors.torch import save
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -148,6 +154,16 @@ def case_values(case):
     }
 
 
+def pytorch_file_values():
+    """The safetensors bytes of a PyTorch LSTM's state_dict and its outputs (see the docstring)."""
+    torch.manual_seed(0)
+    lstm = torch.nn.LSTM(2, 3, num_layers=2, bidirectional=True, proj_size=2)
+    data = save(lstm.state_dict())
+    with torch.no_grad():
+        out, (h_n, c_n) = lstm(wiggly((4, 2, 2), 0.0, torch.float32))
+    return data, [float(v) for t in (out, h_n, c_n) for v in t.double().flatten().tolist()]
+
+
 def format_values(values, dtype_name):
     text = repr if dtype_name == "float64" else (lambda v: f"{v:.9g}")
     return "{" + ", ".join(text(v) for v in values) + "}"
@@ -208,7 +224,17 @@ def main():
         lines.append("   {" + ", ".join(format_values(g, dtype_name)
                                         for g in v["grad_parameters"]) + "},")
         lines.append("  },")
-    lines += ["};", "// clang-format on", "", "}  // namespace minidl::testing", ""]
+    lines.append("};")
+    data, outputs = pytorch_file_values()
+    lines += [
+        "",
+        "// A safetensors file PyTorch wrote: the state_dict of the script's pytorch_file_values()",
+        "// LSTM, and that LSTM's output [4, 2, 4], h_n [4, 2, 2] and c_n [4, 2, 3], in one list.",
+        "inline const std::vector<uint8_t> kPyTorchLstmSafetensors = {"
+        + ", ".join(str(b) for b in data) + "};",
+        "inline const std::vector<double> kPyTorchLstmOutputs = "
+        + format_values(outputs, "float32") + ";",
+        "// clang-format on", "", "}  // namespace minidl::testing", ""]
     with open(args.output, "w") as f:
         f.write("\n".join(lines))
 

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <sstream>
@@ -409,6 +411,29 @@ TEST(Recurrent, StateDictRoundTripsThroughSafetensors) {
   nn::LSTM one_direction(nn::LSTMOptions(4, 6).num_layers(2).proj_size(3));
   EXPECT_ERROR_CONTAINS(nn::load(one_direction, scratch.file("lstm.safetensors")),
                         "weight_ih_l0_reverse");
+}
+
+// A file safetensors.torch.save_file wrote from a PyTorch LSTM's state_dict (PyTorch's own
+// initialisation) loads strictly, and the LSTM then gives PyTorch's outputs.
+TEST(Recurrent, LoadsAStateDictPyTorchSaved) {
+  testing::ScratchDirectory scratch("rnn_");
+  const std::filesystem::path path = scratch.file("pytorch_lstm.safetensors");
+  {
+    std::ofstream file(path, std::ios::binary);
+    file.write(reinterpret_cast<const char*>(testing::kPyTorchLstmSafetensors.data()),
+               static_cast<std::streamsize>(testing::kPyTorchLstmSafetensors.size()));
+  }
+  nn::LSTM lstm(nn::LSTMOptions(2, 3).num_layers(2).bidirectional(true).proj_size(2));
+  nn::load(lstm, path);
+  auto [out, state] = lstm->forward(wiggly({4, 2, 2}));
+  const std::vector<double>& expected = testing::kPyTorchLstmOutputs;
+  ASSERT_EQ(expected.size(), 32u + 16u + 24u);
+  const auto part = [&](size_t offset, const Shape& sizes) {
+    return from_host(expected.data() + offset, sizes, kFloat64);
+  };
+  EXPECT_TRUE(all_close(out, part(0, {4, 2, 4}), 1e-6, 1e-5));
+  EXPECT_TRUE(all_close(std::get<0>(state), part(32, {4, 2, 2}), 1e-6, 1e-5));
+  EXPECT_TRUE(all_close(std::get<1>(state), part(48, {4, 2, 3}), 1e-6, 1e-5));
 }
 
 TEST(Recurrent, OptionErrors) {
