@@ -13,7 +13,9 @@
 #include "minidl/nn/options/embedding.h"
 #include "minidl/nn/options/loss.h"
 #include "minidl/nn/options/normalization.h"
+#include "minidl/nn/options/padding.h"
 #include "minidl/nn/options/pooling.h"
+#include "minidl/nn/options/upsampling.h"
 
 namespace minidl::nn::functional {
 
@@ -70,5 +72,13 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target,
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target,
                 Reduction reduction = Reduction::Mean);
 Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& options = {});
+
+// F.pad: constant, reflect, replicate or circular padding (see minidl::pad in ops/shape.h):
+// F::pad(x, F::PadFuncOptions({1, 1}).mode(kReflect)).
+Tensor pad(const Tensor& input, const PadFuncOptions& options);
+// F.interpolate for "nearest" ([N, C, W] or [N, C, H, W]) and "bilinear" ([N, C, H, W]), with
+// PyTorch's output sizes and source positions (see ops/interpolate.h):
+// F::interpolate(x, F::InterpolateFuncOptions().size(std::vector<int64_t>{8, 8}).mode(kBilinear)).
+Tensor interpolate(const Tensor& input, const InterpolateFuncOptions& options);
 
 }  // namespace minidl::nn::functional
