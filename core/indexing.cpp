@@ -38,12 +38,23 @@ TensorIndex::TensorIndex(const char* ellipsis) : kind_(Kind::Ellipsis) {
                ellipsis == nullptr ? "(null)" : ellipsis, "\"");
 }
 
+TensorIndex::TensorIndex(const Tensor& tensor)
+    : kind_(Kind::Tensor), tensor_(std::make_shared<const Tensor>(tensor)) {
+  MINIDL_CHECK(tensor.defined(),
+               "TensorIndex: the index tensor is undefined (default-constructed)");
+}
+
 std::string to_string(const TensorIndex& index) {
   switch (index.kind()) {
     case TensorIndex::Kind::None: return "None";
     case TensorIndex::Kind::Ellipsis: return "...";
     case TensorIndex::Kind::Integer: return std::to_string(index.integer());
     case TensorIndex::Kind::Slice: return to_string(index.slice());
+    case TensorIndex::Kind::Tensor: {
+      std::ostringstream out;
+      out << "Tensor" << index.tensor().sizes() << ' ' << index.tensor().dtype();
+      return out.str();
+    }
   }
   return "?";
 }
@@ -63,6 +74,13 @@ std::string indices_str(const std::vector<indexing::TensorIndex>& indices) {
 
 Tensor Tensor::index(const std::vector<indexing::TensorIndex>& indices) const {
   MINIDL_CHECK(defined(), "index: this tensor is undefined (default-constructed)");
+  for (const indexing::TensorIndex& index : indices) {
+    if (!index.is_tensor()) continue;
+    MINIDL_CHECK(indices.size() == 1, "index: a tensor index must be the only index, got ",
+                 indices_str(indices),
+                 " (index in two steps: x.index({Slice(), 0}).index({mask}))");
+    return index_by_tensor(index.tensor());
+  }
   int64_t consumed = 0;  // dims of *this that the integers and slices take
   int ellipses = 0;
   for (const indexing::TensorIndex& index : indices) {
@@ -99,6 +117,8 @@ Tensor Tensor::index(const std::vector<indexing::TensorIndex>& indices) const {
       case indexing::TensorIndex::Kind::None:
         result = result.unsqueeze(result_dim);
         ++result_dim;
+        break;
+      case indexing::TensorIndex::Kind::Tensor:  // handled above, as the only index
         break;
       case indexing::TensorIndex::Kind::Ellipsis: {
         const int64_t skipped = dim() - consumed;  // the dims "..." stands for

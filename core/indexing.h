@@ -14,13 +14,24 @@
 // The result is a view sharing x's storage, built from select, slice and unsqueeze, so it is
 // differentiable. Tensor::index is defined in core/indexing.cpp.
 //
-// Unlike LibTorch, a TensorIndex holds no tensor: gather rows with index_select(x, dim, index)
-// (ops/shape.h), which copies. Boolean scalars (x[True]) are refused at compile time rather
-// than read as the integers 0 and 1.
+// A tensor index (advanced indexing, which copies) is the only index of its list:
+//   x.index({mask})      // bool mask over x's leading dims: the selected elements (or rows
+//                        // when the mask covers fewer dims than x has), as x[mask]
+//   x.index({indices})   // int64: x's rows at `indices` (any shape; negative counts from the
+//                        // end), as x[indices]
+//   x.index_put_({mask}, 0.0), x.index_put_({indices}, values, /*accumulate=*/true)
+// (ops/advanced_indexing.cpp; index_put in ops/indexing.h is the differentiable copy). Combine it
+// with basic indices in two steps: x.index({Slice(), 0}).index({mask}). Boolean scalars
+// (x[True]) are refused at compile time rather than read as the integers 0 and 1.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
+
+namespace minidl {
+class Tensor;
+}
 
 namespace minidl::indexing {
 
@@ -52,7 +63,7 @@ std::string to_string(const Slice& slice);  // "1:None:2", as PyTorch prints a s
 
 class TensorIndex {
  public:
-  enum class Kind { None, Ellipsis, Integer, Slice };
+  enum class Kind { None, Ellipsis, Integer, Slice, Tensor };
 
   TensorIndex(std::nullopt_t) : kind_(Kind::None) {}
   TensorIndex(EllipsisIndexType) : kind_(Kind::Ellipsis) {}
@@ -66,21 +77,27 @@ class TensorIndex {
       : kind_(Kind::Integer), integer_(static_cast<int64_t>(integer)) {}
   TensorIndex(bool) = delete;  // PyTorch reads x[True] as a new axis; minidl does not support it
   TensorIndex(Slice slice) : kind_(Kind::Slice), slice_(slice) {}
+  // A bool mask or an int64 index (core/indexing.cpp, where Tensor is complete).
+  TensorIndex(const Tensor& tensor);
 
   Kind kind() const { return kind_; }
   bool is_none() const { return kind_ == Kind::None; }
   bool is_ellipsis() const { return kind_ == Kind::Ellipsis; }
   bool is_integer() const { return kind_ == Kind::Integer; }
   bool is_slice() const { return kind_ == Kind::Slice; }
+  bool is_tensor() const { return kind_ == Kind::Tensor; }
   int64_t integer() const { return integer_; }
   const Slice& slice() const { return slice_; }
+  const Tensor& tensor() const { return *tensor_; }
 
  private:
   Kind kind_;
   int64_t integer_ = 0;
   Slice slice_;
+  std::shared_ptr<const Tensor> tensor_;  // a pointer: Tensor is incomplete here
 };
 
-std::string to_string(const TensorIndex& index);  // "None", "...", "3" or "1:None:2"
+// "None", "...", "3", "1:None:2" or "Tensor[3, 4] bool".
+std::string to_string(const TensorIndex& index);
 
 }  // namespace minidl::indexing

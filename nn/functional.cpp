@@ -1,10 +1,14 @@
 #include "minidl/nn/functional.h"
 
+#include <cmath>
+#include <vector>
+
 #include "minidl/ops/attention.h"
 #include "minidl/ops/conv.h"
 #include "minidl/ops/dropout.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/embedding.h"
+#include "minidl/ops/interpolate.h"
 #include "minidl/ops/layer_norm.h"
 #include "minidl/ops/linalg.h"
 #include "minidl/ops/loss.h"
@@ -176,6 +180,51 @@ Tensor normalize(const Tensor& x, const NormalizeFuncOptions& options) {
   // As PyTorch's: x / max(||x||_p, eps); the norm's gradient is 0 where the norm is 0.
   const Tensor norms = minidl::norm(x, options.p(), {dim}, /*keepdim=*/true);
   return div(x, clamp_min(norms, options.eps()));
+}
+
+Tensor pad(const Tensor& input, const PadFuncOptions& options) {
+  return minidl::pad(input, options.pad(), options.mode(), options.value());
+}
+
+Tensor interpolate(const Tensor& input, const InterpolateFuncOptions& options) {
+  check_defined(input, "interpolate", "input");
+  const bool bilinear = options.mode() == InterpolateMode::Bilinear;
+  MINIDL_CHECK(input.dim() == 3 || input.dim() == 4, "interpolate: expected a 3-D [N, C, W] or ",
+               "4-D [N, C, H, W] input, got shape ", input.sizes());
+  MINIDL_CHECK(!bilinear || input.dim() == 4, "interpolate: got a ", input.dim(),
+               "-D input of shape ", input.sizes(), ", but bilinear mode needs a 4-D input");
+  MINIDL_CHECK(bilinear || !options.align_corners(), "interpolate: the align_corners option ",
+               "can only be set with the interpolating modes (bilinear), not nearest");
+  MINIDL_CHECK(options.size().has_value() != options.scale_factor().has_value(),
+               options.size() ? "interpolate: only one of size or scale_factor should be given"
+                              : "interpolate: either size or scale_factor should be given");
+  const size_t spatial = static_cast<size_t>(input.dim() - 2);
+  Shape output_size(spatial);
+  InterpolateScales scales(spatial);
+  if (options.size()) {
+    const std::vector<int64_t>& size = *options.size();
+    MINIDL_CHECK(size.size() == spatial || size.size() == 1, "interpolate: expected ", spatial,
+                 " output sizes for an input of shape ", input.sizes(), ", got ", Shape(size));
+    for (size_t d = 0; d < spatial; ++d) output_size[d] = size[size.size() == 1 ? 0 : d];
+  } else {
+    const std::vector<double>& factors = *options.scale_factor();
+    MINIDL_CHECK(factors.size() == spatial || factors.size() == 1, "interpolate: expected ",
+                 spatial, " scale factors for an input of shape ", input.sizes(), ", got ",
+                 factors.size());
+    for (size_t d = 0; d < spatial; ++d) {
+      const double factor = factors[factors.size() == 1 ? 0 : d];
+      MINIDL_CHECK(factor > 0, "interpolate: expected positive scale factors, got ", factor);
+      // floor(in * factor) in double, as F.interpolate; the factor itself enters the source
+      // positions unless recompute_scale_factor.
+      output_size[d] = static_cast<int64_t>(
+          std::floor(static_cast<double>(input.size(static_cast<int64_t>(d) + 2)) * factor));
+      if (!options.recompute_scale_factor().value_or(false)) scales[d] = factor;
+    }
+  }
+  if (bilinear)
+    return upsample_bilinear2d(input, output_size, options.align_corners().value_or(false), scales);
+  return spatial == 1 ? upsample_nearest1d(input, output_size, scales)
+                      : upsample_nearest2d(input, output_size, scales);
 }
 
 }  // namespace minidl::nn::functional

@@ -14,7 +14,9 @@
 #include "minidl/nn/options/loss.h"
 #include "minidl/nn/options/normalization.h"
 #include "minidl/nn/options/normalize.h"
+#include "minidl/nn/options/padding.h"
 #include "minidl/nn/options/pooling.h"
+#include "minidl/nn/options/upsampling.h"
 
 namespace minidl::nn::functional {
 
@@ -88,5 +90,13 @@ Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions&
 
 // x / max(||x||_p, eps) along options.dim(), as torch.nn.functional.normalize.
 Tensor normalize(const Tensor& x, const NormalizeFuncOptions& options = {});
+
+// F.pad: constant, reflect, replicate or circular padding (see minidl::pad in ops/shape.h):
+// F::pad(x, F::PadFuncOptions({1, 1}).mode(kReflect)).
+Tensor pad(const Tensor& input, const PadFuncOptions& options);
+// F.interpolate for "nearest" ([N, C, W] or [N, C, H, W]) and "bilinear" ([N, C, H, W]), with
+// PyTorch's output sizes and source positions (see ops/interpolate.h):
+// F::interpolate(x, F::InterpolateFuncOptions().size(std::vector<int64_t>{8, 8}).mode(kBilinear)).
+Tensor interpolate(const Tensor& input, const InterpolateFuncOptions& options);
 
 }  // namespace minidl::nn::functional

@@ -36,4 +36,14 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
 Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source,
                  double alpha = 1);
 
+// A copy of x with x[indices] = values (accumulate: +=), as torch::index_put: one index, a bool
+// mask over x's leading dims or an int64 index of x's rows (negative counts from the end);
+// values broadcast to x.index(indices)'s shape. Differentiable in x and values. A mask with
+// values that carry the selected-count dim, and every int64 index, go through scatter
+// (accumulate: index_add), so repeated indices keep the last value or add in position order;
+// a mask whose values broadcast over the rows is a `where`, with no wait for the device.
+// x.index({mask}) and x.index_put_ (core/tensor.h) are the method forms.
+Tensor index_put(const Tensor& x, const std::vector<indexing::TensorIndex>& indices,
+                 const Tensor& values, bool accumulate = false);
+
 }  // namespace minidl

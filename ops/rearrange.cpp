@@ -1,11 +1,22 @@
 // Copies that rearrange a tensor's elements: flip, roll, repeat, repeat_interleave and pad, as
 // their torch namesakes. Each is composed of views, index_select and cat, which give it both
 // backends and its backward.
+#include <algorithm>
 #include <vector>
 
 #include "minidl/ops/shape.h"
 
 namespace minidl {
+
+const char* pad_mode_name(PadMode mode) {
+  switch (mode) {
+    case PadMode::Constant: return "constant";
+    case PadMode::Reflect: return "reflect";
+    case PadMode::Replicate: return "replicate";
+    case PadMode::Circular: return "circular";
+  }
+  return "?";
+}
 
 namespace {
 
@@ -14,6 +25,50 @@ Tensor reversed_indices(int64_t size, Device device) {
   std::vector<int64_t> indices(static_cast<size_t>(size));
   for (int64_t i = 0; i < size; ++i) indices[static_cast<size_t>(i)] = size - 1 - i;
   return from_host(indices.data(), {size}, kInt64).to(device);
+}
+
+// The element of a dim of `size` that padded position `j` (counted from the first source
+// element, so negative before it) copies: mirrored without repeating the edge (reflect),
+// clamped to the edge (replicate) or wrapped around (circular).
+int64_t padded_source_index(PadMode mode, int64_t j, int64_t size) {
+  switch (mode) {
+    case PadMode::Reflect:
+      if (j < 0) return -j;
+      return j >= size ? 2 * (size - 1) - j : j;
+    case PadMode::Replicate: return std::clamp<int64_t>(j, 0, size - 1);
+    case PadMode::Circular: return ((j % size) + size) % size;
+    case PadMode::Constant: break;
+  }
+  MINIDL_INTERNAL_ASSERT(false, "pad: constant padding has no source index");
+  return 0;
+}
+
+// PyTorch's limits on reflect, replicate and circular padding: the last 1, 2 or 3 dims of a
+// batched or unbatched input (2-D/3-D, 3-D/4-D, 4-D/5-D), no fill value.
+void check_non_constant_pad(const Tensor& x, const Shape& padding, PadMode mode, double value) {
+  MINIDL_CHECK(value == 0, "pad: padding mode \"", pad_mode_name(mode),
+               "\" doesn't take a value argument, got value ", value);
+  const int64_t pairs = static_cast<int64_t>(padding.size() / 2);
+  MINIDL_CHECK(pairs >= 1 && pairs <= 3 && (x.dim() == pairs + 1 || x.dim() == pairs + 2),
+               "pad: ", pad_mode_name(mode), " padding of ", padding.size(),
+               " values is not supported for a ", x.dim(), "-D input of shape ", x.sizes(),
+               "; expected 2 values for a 2-D or 3-D input, 4 for 3-D or 4-D, 6 for 4-D or 5-D");
+}
+
+void check_padded_size(PadMode mode, int64_t d, int64_t size, int64_t before, int64_t after) {
+  if (mode == PadMode::Reflect)
+    MINIDL_CHECK(before < size && after < size, "pad: reflect padding of dimension ", d,
+                 " must be less than its size ", size, ", got ", before, " and ", after);
+  if (mode == PadMode::Circular) {
+    MINIDL_CHECK(before <= size && after <= size, "pad: circular padding of dimension ", d,
+                 " must be at most its size ", size, " (it wraps around once), got ", before,
+                 " and ", after);
+    MINIDL_CHECK(size + std::min<int64_t>(before, 0) + std::min<int64_t>(after, 0) > 0,
+                 "pad: circular padding (", before, ", ", after, ") of dimension ", d, " of size ",
+                 size, " crops every element");
+  }
+  MINIDL_CHECK(size > 0 && size + before + after > 0, "pad: ", pad_mode_name(mode), " padding (",
+               before, ", ", after, ") of dimension ", d, " of size ", size, " leaves no elements");
 }
 
 }  // namespace
@@ -87,6 +142,7 @@ Tensor pad(const Tensor& x, const Shape& padding, PadMode mode, double value) {
   MINIDL_CHECK(padding.size() % 2 == 0 && padding.size() / 2 <= static_cast<size_t>(x.dim()),
                "pad: expected an even number of paddings, at most two per dimension of shape ",
                x.sizes(), ", got ", padding);
+  if (mode != PadMode::Constant) check_non_constant_pad(x, padding, mode, value);
   Tensor out = x;
   // padding = (left of the last dim, right of it, left of the one before, ...), as F.pad.
   for (size_t pair = 0; pair < padding.size() / 2; ++pair) {
@@ -113,14 +169,21 @@ Tensor pad(const Tensor& x, const Shape& padding, PadMode mode, double value) {
       out = parts.size() == 1 ? out : cat(parts, d);
       continue;
     }
-    MINIDL_CHECK(before >= 0 && after >= 0 && before < size && after < size, "pad: reflect ",
-                 "padding of dimension ", d, " must be in [0, ", size, "), got ", before, " and ",
-                 after);
-    // Reflection without the edge: x[before], ..., x[1], x, x[size - 2], ..., x[size - 1 - after].
+    check_padded_size(mode, d, size, before, after);
     std::vector<int64_t> indices;
-    for (int64_t i = before; i >= 1; --i) indices.push_back(i);
-    for (int64_t i = 0; i < size; ++i) indices.push_back(i);
-    for (int64_t i = size - 2; i >= size - 1 - after; --i) indices.push_back(i);
+    if (mode == PadMode::Circular) {
+      // As PyTorch's: negative padding crops first, and the rest wraps around what is left.
+      const int64_t start = std::max<int64_t>(0, -before);
+      const int64_t kept = size - start - std::max<int64_t>(0, -after);
+      const int64_t lead = std::max<int64_t>(0, before);
+      for (int64_t i = 0; i < size + before + after; ++i)
+        indices.push_back(start + padded_source_index(mode, i - lead, kept));
+    } else {
+      // Output element i along d reads source element i - before, brought back into
+      // [0, size) by the mode's rule (negative padding crops).
+      for (int64_t i = 0; i < size + before + after; ++i)
+        indices.push_back(padded_source_index(mode, i - before, size));
+    }
     out = index_select(
         out, d,
         from_host(indices.data(), {static_cast<int64_t>(indices.size())}, kInt64).to(x.device()));

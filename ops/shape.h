@@ -38,15 +38,21 @@ std::vector<Tensor> unbind(const Tensor& x, int64_t dim = 0);
 // - repeat: the tensor tiled repeats[i] times along dim i (leading repeats add dimensions);
 // - repeat_interleave: each element repeated `repeats` times in place along `dim` (the
 //   flattened tensor without a dim);
-// - pad: F.pad's (left, right) pairs from the last dim backwards; kConstant fills with `value`
-//   (negative padding crops), kReflect mirrors without repeating the edge. Indices for flip and
-//   reflect are made on the host and copied to the tensor's device.
+// - pad: F.pad's (left, right) pairs from the last dim backwards; Constant fills with `value`
+//   (negative padding crops), Reflect mirrors without repeating the edge (padding < the dim's
+//   size), Replicate repeats the edge, Circular wraps around (padding <= the dim's size). As
+//   PyTorch, the last three take no value and pad the last 1, 2 or 3 dims of a 2-D/3-D, 3-D/4-D
+//   or 4-D/5-D input; negative padding crops in every mode. Indices for flip and the
+//   non-constant pads are made on the host and copied to the tensor's device.
+//   F::pad(x, F::PadFuncOptions({1, 1}).mode(kReflect)) is the same op (nn/options/padding.h).
 Tensor flip(const Tensor& x, const Shape& dims);
 Tensor roll(const Tensor& x, const Shape& shifts, const Shape& dims = {});
 Tensor repeat(const Tensor& x, const Shape& repeats);
 Tensor repeat_interleave(const Tensor& x, int64_t repeats,
                          std::optional<int64_t> dim = std::nullopt);
-enum class PadMode { Constant, Reflect };
+enum class PadMode { Constant, Reflect, Replicate, Circular };
+// "constant", "reflect", "replicate" or "circular", as F.pad's mode strings.
+const char* pad_mode_name(PadMode mode);
 Tensor pad(const Tensor& x, const Shape& padding, PadMode mode = PadMode::Constant,
            double value = 0.0);
 

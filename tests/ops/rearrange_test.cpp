@@ -9,9 +9,12 @@
 #include <vector>
 
 #include "minidl/core/autograd/gradcheck.h"
+#include "minidl/nn/functional.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/linalg.h"
 #include "minidl/ops/shape.h"
+#include "reference_entry.h"
+#include "shape_ops_reference.h"
 #include "test_util.h"
 
 namespace minidl {
@@ -64,8 +67,95 @@ TEST(Rearrange, PadConstantAndReflectAsTorch) {
             (std::vector<float>{9, 8, 9, 10, 11, 10, 5, 4, 5, 6,  7,  6,  1, 0, 1, 2, 3, 2,
                                 5, 4, 5, 6,  7,  6,  9, 8, 9, 10, 11, 10, 5, 4, 5, 6, 7, 6}));
   EXPECT_ERROR_CONTAINS(pad(grid(), {4, 0}, PadMode::Reflect),
-                        "pad: reflect padding of dimension 1 must be in [0, 4), got 4 and 0");
+                        "pad: reflect padding of dimension 1 must be less than its size 4, got 4 "
+                        "and 0");
   EXPECT_ERROR_CONTAINS(pad(grid(), {1}), "pad: expected an even number of paddings");
+}
+
+struct PadCase {
+  const char* name;
+  Shape shape;
+  Shape padding;
+  PadMode mode;
+  const testing::ReferenceEntry& output;
+  const testing::ReferenceEntry& grad;
+};
+
+// The cases of tools/make_shape_ops_reference.py's PAD_CASES.
+std::vector<PadCase> pad_cases() {
+  using namespace testing;
+  return {
+      {"Reflect2d", {1, 2, 3, 4}, {2, 1, 1, 2}, kReflect, kPadReflect2dOutput, kPadReflect2dGrad0},
+      {"Reflect1dNegative",
+       {2, 5},
+       {-1, 3},
+       kReflect,
+       kPadReflect1dNegativeOutput,
+       kPadReflect1dNegativeGrad0},
+      {"Replicate2d",
+       {1, 2, 3, 4},
+       {3, 1, -1, 2},
+       kReplicate,
+       kPadReplicate2dOutput,
+       kPadReplicate2dGrad0},
+      {"Replicate3d",
+       {1, 2, 3, 4},
+       {1, 1, 1, 0, 1, 1},
+       kReplicate,
+       kPadReplicate3dOutput,
+       kPadReplicate3dGrad0},
+      {"Circular2d", {2, 3, 4}, {4, 1, 3, 2}, kCircular, kPadCircular2dOutput, kPadCircular2dGrad0},
+      {"Circular1dNegative",
+       {1, 2, 5},
+       {-2, 3},
+       kCircular,
+       kPadCircular1dNegativeOutput,
+       kPadCircular1dNegativeGrad0},
+  };
+}
+
+TEST(Rearrange, PadModesMatchPyTorchValuesAndGradients) {
+  namespace F = nn::functional;
+  for (const PadCase& c : pad_cases()) {
+    EXPECT_TRUE(testing::matches_reference(
+        [&](const std::vector<Tensor>& in) {
+          return F::pad(in[0], F::PadFuncOptions(c.padding).mode(c.mode));
+        },
+        {c.shape}, c.output, {c.grad}))
+        << c.name;
+    auto result =
+        gradcheck([&](const std::vector<Tensor>& in) { return pad(in[0], c.padding, c.mode); },
+                  {testing::wiggly(c.shape, 0.2, kFloat64).requires_grad_()});
+    EXPECT_TRUE(result) << c.name << ": " << result.message;
+  }
+  // The constant mode through the options, with its fill value.
+  EXPECT_EQ(values(F::pad(grid(), F::PadFuncOptions({1, 0}).value(-2))),
+            values(pad(grid(), {1, 0}, PadMode::Constant, -2)));
+}
+
+TEST(Rearrange, PadModesRefuseWhatPyTorchRefuses) {
+  namespace F = nn::functional;
+  const Tensor x = zeros({1, 3, 4});
+  EXPECT_ERROR_CONTAINS(F::pad(x, F::PadFuncOptions({4, 0}).mode(kReflect)),
+                        "pad: reflect padding of dimension 2 must be less than its size 4, got 4 "
+                        "and 0");
+  EXPECT_ERROR_CONTAINS(F::pad(x, F::PadFuncOptions({0, 5}).mode(kCircular)),
+                        "pad: circular padding of dimension 2 must be at most its size 4 (it "
+                        "wraps around once), got 0 and 5");
+  EXPECT_ERROR_CONTAINS(F::pad(x, F::PadFuncOptions({1, 0}).mode(kReflect).value(2)),
+                        "pad: padding mode \"reflect\" doesn't take a value argument, got value 2");
+  EXPECT_ERROR_CONTAINS(F::pad(zeros({3}), F::PadFuncOptions({1, 1}).mode(kReplicate)),
+                        "pad: replicate padding of 2 values is not supported for a 1-D input of "
+                        "shape [3]; expected 2 values for a 2-D or 3-D input");
+  EXPECT_ERROR_CONTAINS(F::pad(x, F::PadFuncOptions({1, 1, 1, 1, 1, 1}).mode(kReplicate)),
+                        "pad: replicate padding of 6 values is not supported for a 3-D input");
+  EXPECT_ERROR_CONTAINS(F::pad(x, F::PadFuncOptions({-3, -1}).mode(kReplicate)),
+                        "pad: replicate padding (-3, -1) of dimension 2 of size 4 leaves no "
+                        "elements");
+  EXPECT_ERROR_CONTAINS(F::pad(x, F::PadFuncOptions({1, 1, 1})), "pad: expected an even number");
+  EXPECT_ERROR_CONTAINS(F::pad(x, F::PadFuncOptions({-4, 3}).mode(kCircular)),
+                        "pad: circular padding (-4, 3) of dimension 2 of size 4 crops every "
+                        "element");
 }
 
 TEST(Rearrange, GradientsFlowBackToTheSourceElements) {
@@ -91,7 +181,7 @@ TEST(Rearrange, GradientsFlowBackToTheSourceElements) {
             }},
            {"pad reflect",
             [](const Tensor& t) {
-              return pad(t, {2, 1, 1, 2}, PadMode::Reflect);
+              return pad(t.unsqueeze(0), {2, 1, 1, 2}, PadMode::Reflect);
             }},
        }) {
     auto result = gradcheck([&](const std::vector<Tensor>& in) { return fn(in[0]); }, {x});

@@ -6,9 +6,11 @@
 #include "minidl/ops/attention.h"
 #include "minidl/ops/conv.h"
 #include "minidl/ops/dropout.h"
+#include "minidl/ops/einsum.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/embedding.h"
 #include "minidl/ops/indexing.h"
+#include "minidl/ops/interpolate.h"
 #include "minidl/ops/layer_norm.h"
 #include "minidl/ops/linalg.h"
 #include "minidl/ops/loss.h"
@@ -128,6 +130,16 @@ TEST(UndefinedArgument, LayerOpsNameTheOp) {
                         undefined_message("index_add", "source"));
   EXPECT_ERROR_CONTAINS(masked_select(ones({3}), undefined),
                         undefined_message("masked_select", "mask"));
+  EXPECT_ERROR_CONTAINS(index_put(ones({3}), {index}, undefined),
+                        undefined_message("index_put", "values"));
+  EXPECT_ERROR_CONTAINS(einsum("i,i", {ones({3}), undefined}),
+                        undefined_message("einsum", "operand"));
+  EXPECT_ERROR_CONTAINS(upsample_bilinear2d(undefined, {2, 2}, false),
+                        undefined_message("upsample_bilinear2d", "input"));
+  EXPECT_ERROR_CONTAINS(upsample_nearest1d(undefined, {2}),
+                        undefined_message("upsample_nearest1d", "input"));
+  EXPECT_ERROR_CONTAINS(pad(undefined, {1, 1}, PadMode::Circular),
+                        undefined_message("pad", "input"));
 }
 
 TEST(UndefinedArgument, SortingAndSamplingNameTheOp) {

@@ -1,0 +1,187 @@
+// F::interpolate (nearest 1-D/2-D, bilinear with and without align_corners, sizes and scale
+// factors): PyTorch 2.15's values and gradients (tests/ops/shape_ops_reference.h), f64
+// gradient checks, 16-bit dtypes, channels-last layout, and the option errors.
+#include "minidl/ops/interpolate.h"
+
+#include <gtest/gtest.h>
+
+#include <type_traits>
+#include <vector>
+
+#include "minidl/core/autograd/gradcheck.h"
+#include "minidl/nn/functional.h"
+#include "reference_entry.h"
+#include "shape_ops_reference.h"
+#include "test_util.h"
+
+namespace minidl {
+namespace {
+
+namespace F = nn::functional;
+using testing::ReferenceEntry;
+
+struct InterpolateCase {
+  const char* name;
+  Shape shape;
+  F::InterpolateFuncOptions options;
+  const ReferenceEntry& output;
+  const ReferenceEntry& grad;
+};
+
+using Sizes = std::vector<int64_t>;
+using Factors = std::vector<double>;
+
+// The cases of tools/make_shape_ops_reference.py's INTERPOLATE_CASES.
+std::vector<InterpolateCase> interpolate_cases() {
+  using namespace testing;
+  const auto nearest = [](auto size_or_factor) {
+    F::InterpolateFuncOptions options;
+    if constexpr (std::is_same_v<decltype(size_or_factor), Sizes>)
+      options.size(size_or_factor);
+    else
+      options.scale_factor(size_or_factor);
+    return options;
+  };
+  const auto bilinear = [&](auto size_or_factor) {
+    return nearest(size_or_factor).mode(kBilinear);
+  };
+  return {
+      {"Nearest2dSize",
+       {2, 2, 3, 4},
+       nearest(Sizes{5, 7}),
+       kInterpolateNearest2dSizeOutput,
+       kInterpolateNearest2dSizeGrad0},
+      {"Nearest2dDouble",
+       {1, 2, 3, 4},
+       nearest(Sizes{6, 8}),
+       kInterpolateNearest2dDoubleOutput,
+       kInterpolateNearest2dDoubleGrad0},
+      {"Nearest2dScale",
+       {1, 2, 3, 4},
+       nearest(Factors{1.7}),
+       kInterpolateNearest2dScaleOutput,
+       kInterpolateNearest2dScaleGrad0},
+      {"Nearest2dDown",
+       {1, 2, 5, 7},
+       nearest(Sizes{2, 3}),
+       kInterpolateNearest2dDownOutput,
+       kInterpolateNearest2dDownGrad0},
+      {"Nearest1dSize",
+       {2, 3, 4},
+       nearest(Sizes{7}),
+       kInterpolateNearest1dSizeOutput,
+       kInterpolateNearest1dSizeGrad0},
+      {"Nearest1dScale",
+       {2, 3, 4},
+       nearest(Factors{2.5}),
+       kInterpolateNearest1dScaleOutput,
+       kInterpolateNearest1dScaleGrad0},
+      {"BilinearSize",
+       {2, 2, 3, 4},
+       bilinear(Sizes{5, 7}).align_corners(false),
+       kInterpolateBilinearSizeOutput,
+       kInterpolateBilinearSizeGrad0},
+      {"BilinearAlignCorners",
+       {2, 2, 3, 4},
+       bilinear(Sizes{5, 7}).align_corners(true),
+       kInterpolateBilinearAlignCornersOutput,
+       kInterpolateBilinearAlignCornersGrad0},
+      {"BilinearScale",
+       {1, 2, 3, 4},
+       bilinear(Factors{1.7}),
+       kInterpolateBilinearScaleOutput,
+       kInterpolateBilinearScaleGrad0},
+      {"BilinearScaleRecomputed",
+       {1, 2, 3, 4},
+       bilinear(Factors{1.7}).recompute_scale_factor(true),
+       kInterpolateBilinearScaleRecomputedOutput,
+       kInterpolateBilinearScaleRecomputedGrad0},
+      {"BilinearDown",
+       {1, 2, 5, 7},
+       bilinear(Sizes{2, 3}),
+       kInterpolateBilinearDownOutput,
+       kInterpolateBilinearDownGrad0},
+      {"BilinearAlignCornersOneRow",
+       {1, 1, 3, 4},
+       bilinear(Sizes{1, 6}).align_corners(true),
+       kInterpolateBilinearAlignCornersOneRowOutput,
+       kInterpolateBilinearAlignCornersOneRowGrad0},
+  };
+}
+
+TEST(Interpolate, MatchesPyTorchValuesAndGradients) {
+  for (const InterpolateCase& c : interpolate_cases()) {
+    EXPECT_TRUE(testing::matches_reference(
+        [&](const std::vector<Tensor>& in) { return F::interpolate(in[0], c.options); }, {c.shape},
+        c.output, {c.grad}))
+        << c.name;
+  }
+}
+
+TEST(Interpolate, PassesGradcheck) {
+  for (const InterpolateCase& c : interpolate_cases()) {
+    auto result =
+        gradcheck([&](const std::vector<Tensor>& in) { return F::interpolate(in[0], c.options); },
+                  {testing::wiggly(c.shape, 0.4, kFloat64).requires_grad_()});
+    EXPECT_TRUE(result) << c.name << ": " << result.message;
+  }
+}
+
+TEST(Interpolate, LowerPrecisionDtypesRoundThePyTorchValuesOnce) {
+  for (const InterpolateCase& c : interpolate_cases()) {
+    const Tensor expected = testing::reference_tensor(c.output);
+    const Tensor x64 = testing::wiggly(c.shape, 0.0, kFloat64);
+    EXPECT_TRUE(
+        testing::all_close(F::interpolate(x64.to(kFloat32), c.options), expected, 1e-6, 1e-6))
+        << c.name << " float32";
+    // The 16-bit input is itself rounded, so compare with the float32 result of that input.
+    for (DType dtype : {kFloat16, kBFloat16}) {
+      const Tensor x = x64.to(dtype);
+      const Tensor out = F::interpolate(x, c.options);
+      EXPECT_EQ(out.dtype(), dtype);
+      EXPECT_TRUE(
+          testing::all_close(out, F::interpolate(x.to(kFloat32), c.options).to(dtype), 0, 0))
+          << c.name << " " << dtype;
+    }
+  }
+}
+
+TEST(Interpolate, ChannelsLastInputGivesAChannelsLastResult) {
+  const Tensor x = testing::wiggly({2, 3, 4, 5});
+  const Tensor x_last = x.contiguous(MemoryFormat::ChannelsLast);
+  for (const auto& options :
+       {F::InterpolateFuncOptions().size(Sizes{7, 3}),
+        F::InterpolateFuncOptions().size(Sizes{7, 3}).mode(kBilinear).align_corners(true)}) {
+    const Tensor out = F::interpolate(x_last, options);
+    EXPECT_TRUE(out.is_contiguous(MemoryFormat::ChannelsLast));
+    EXPECT_TRUE(testing::bitwise_equal(out, F::interpolate(x, options)));
+  }
+}
+
+TEST(Interpolate, BadOptionsAreErrors) {
+  const Tensor x = zeros({1, 1, 3, 4});
+  EXPECT_ERROR_CONTAINS(
+      F::interpolate(x, F::InterpolateFuncOptions().size(Sizes{2, 2}).align_corners(true)),
+      "interpolate: the align_corners option can only be set with the interpolating modes");
+  EXPECT_ERROR_CONTAINS(F::interpolate(x, F::InterpolateFuncOptions()),
+                        "interpolate: either size or scale_factor should be given");
+  EXPECT_ERROR_CONTAINS(
+      F::interpolate(x, F::InterpolateFuncOptions().size(Sizes{2, 2}).scale_factor(Factors{2})),
+      "interpolate: only one of size or scale_factor should be given");
+  EXPECT_ERROR_CONTAINS(
+      F::interpolate(zeros({1, 1, 3}), F::InterpolateFuncOptions().size(Sizes{4}).mode(kBilinear)),
+      "interpolate: got a 3-D input of shape [1, 1, 3], but bilinear mode needs a 4-D input");
+  EXPECT_ERROR_CONTAINS(F::interpolate(x, F::InterpolateFuncOptions().size(Sizes{4, 4, 4})),
+                        "interpolate: expected 2 output sizes for an input of shape [1, 1, 3, 4]");
+  EXPECT_ERROR_CONTAINS(F::interpolate(x, F::InterpolateFuncOptions().size(Sizes{0, 3})),
+                        "upsample_nearest2d: expected input and output sizes greater than 0");
+  EXPECT_ERROR_CONTAINS(F::interpolate(zeros({3, 4}), F::InterpolateFuncOptions().size(Sizes{2})),
+                        "interpolate: expected a 3-D [N, C, W] or 4-D [N, C, H, W] input");
+  EXPECT_ERROR_CONTAINS(upsample_bilinear2d(zeros({1, 1, 3, 4}, kInt64), {2, 2}, false),
+                        "upsample_bilinear2d: expected a floating-point input, got int64");
+  EXPECT_ERROR_CONTAINS(F::interpolate(x, F::InterpolateFuncOptions().scale_factor(Factors{-1})),
+                        "interpolate: expected positive scale factors, got -1");
+}
+
+}  // namespace
+}  // namespace minidl
