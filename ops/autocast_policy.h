@@ -46,6 +46,8 @@ enum class AutocastOp {
   Var,
   LayerNorm,
   ScaledDotProductAttention,
+  ConvTranspose2d,
+  GroupNorm,
 };
 
 enum class CastPolicy {
