@@ -74,8 +74,8 @@ void check_arguments(const Tensor& input, const Tensor& weight, const Tensor& bi
   MINIDL_CHECK(p.groups >= 1, kOp, ": expected groups >= 1, got ", p.groups);
   const int64_t in_channels = input.size(1);
   MINIDL_CHECK(weight.size(0) == in_channels, kOp, ": channel mismatch: input of shape ",
-               input.sizes(), " has C_in = ", in_channels, ", but weight of shape ",
-               weight.sizes(), " expects weight.size(0) = C_in");
+               input.sizes(), " has C_in = ", in_channels, ", but weight of shape ", weight.sizes(),
+               " expects weight.size(0) = C_in");
   MINIDL_CHECK(in_channels % p.groups == 0, kOp, ": groups = ", p.groups, " must divide the ",
                "input channels C_in = ", in_channels, " (input shape ", input.sizes(), ")");
   const int64_t out_channels = weight.size(1) * p.groups;
@@ -98,9 +98,8 @@ void check_arguments(const Tensor& input, const Tensor& weight, const Tensor& bi
                kOp, ": output padding must be smaller than either stride or dilation, but got ",
                "output_padding ", size2_str(output_padding), ", stride ", size2_str(p.stride),
                " and dilation ", size2_str(p.dilation));
-  const Shape out_sizes =
-      conv_transpose2d_output_sizes(input.sizes(), weight.sizes(), p.groups, p.stride, p.padding,
-                                    output_padding, p.dilation);
+  const Shape out_sizes = conv_transpose2d_output_sizes(
+      input.sizes(), weight.sizes(), p.groups, p.stride, p.padding, output_padding, p.dilation);
   MINIDL_CHECK(out_sizes[2] > 0 && out_sizes[3] > 0, kOp, ": given input size per channel (",
                input.size(2), " x ", input.size(3), "), the calculated output size per channel (",
                out_sizes[2], " x ", out_sizes[3], ") is too small (weight shape ", weight.sizes(),
@@ -138,8 +137,8 @@ Tensor forward_on_device(const Tensor& input, const Tensor& weight, const Tensor
     // compute its gradient alone: this one is where the output's sizes and layout come from.
     const Tensor output_shape = empty(out_sizes, input.options(), format);
     out = kernels_for<ConvKernels>(input.device())
-              .conv2d_backward(extended_input(input, geometry), output_shape, weight,
-                               geometry.conv, Conv2dGradRequest{.input = true})
+              .conv2d_backward(extended_input(input, geometry), output_shape, weight, geometry.conv,
+                               Conv2dGradRequest{.input = true})
               .input;
   }
   if (bias.defined()) out.add_(bias.view({1, bias.size(0), 1, 1}));
@@ -186,16 +185,14 @@ Shape conv_transpose2d_output_sizes(const Shape& input_sizes, const Shape& weigh
                      int64_t output_padding, int64_t dilation) {
     return (in - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1;
   };
-  return {input_sizes[0], weight_sizes[1] * groups,
-          out_size(input_sizes[2], weight_sizes[2], stride.h, padding.h, output_padding.h,
-                   dilation.h),
-          out_size(input_sizes[3], weight_sizes[3], stride.w, padding.w, output_padding.w,
-                   dilation.w)};
+  return {
+      input_sizes[0], weight_sizes[1] * groups,
+      out_size(input_sizes[2], weight_sizes[2], stride.h, padding.h, output_padding.h, dilation.h),
+      out_size(input_sizes[3], weight_sizes[3], stride.w, padding.w, output_padding.w, dilation.w)};
 }
 
-Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias,
-                        Size2 stride, Size2 padding, Size2 output_padding, int64_t groups,
-                        Size2 dilation) {
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Size2 stride,
+                        Size2 padding, Size2 output_padding, int64_t groups, Size2 dilation) {
   if (amp::AutocastCall cast{amp::AutocastOp::ConvTranspose2d, {input, weight, bias}})
     return conv_transpose2d(cast[0], cast[1], cast[2], stride, padding, output_padding, groups,
                             dilation);
@@ -213,11 +210,15 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
   count_flops(2 * input.numel() * weight.size(1) * weight.size(2) * weight.size(3));
   if (autograd::needs_grad({input, weight, bias})) {
     // As conv2d's: each of input and weight is read by the other's gradient.
-    BackwardState state{autograd::SavedTensor(input, kOp), autograd::SavedTensor(weight, kOp),
-                        geometry, input.requires_grad(), weight.requires_grad(),
+    BackwardState state{autograd::SavedTensor(input, kOp),
+                        autograd::SavedTensor(weight, kOp),
+                        geometry,
+                        input.requires_grad(),
+                        weight.requires_grad(),
                         bias.defined() && bias.requires_grad()};
-    autograd::record(out, "ConvTranspose2dBackward", {input, weight, bias},
-                     [state](const Tensor& grad) { return conv_transpose2d_backward(state, grad); });
+    autograd::record(
+        out, "ConvTranspose2dBackward", {input, weight, bias},
+        [state](const Tensor& grad) { return conv_transpose2d_backward(state, grad); });
   }
   return out;
 }

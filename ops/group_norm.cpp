@@ -61,8 +61,8 @@ void check_arguments(const Tensor& input, int64_t num_groups, const Tensor& weig
                "got shape ", input.sizes());
   MINIDL_CHECK(num_groups > 0, kOp, ": expected a positive num_groups, got ", num_groups);
   MINIDL_CHECK(input.size(1) % num_groups == 0, kOp, ": expected the input's channels to be ",
-               "divisible by num_groups, got input of shape ", input.sizes(), " (C = ",
-               input.size(1), ") and num_groups = ", num_groups);
+               "divisible by num_groups, got input of shape ", input.sizes(),
+               " (C = ", input.size(1), ") and num_groups = ", num_groups);
   check_parameter(weight, "weight", input);
   check_parameter(bias, "bias", input);
   MINIDL_CHECK(std::isfinite(eps) && eps >= 0.0, kOp, ": expected eps >= 0, got ", eps);
@@ -135,15 +135,16 @@ std::vector<Tensor> group_norm_backward(const BackwardState& state, const Tensor
   }
   // No elements: the sums are empty, so zero.
   if (state.weight_needs_grad)
-    grad_weight = (dy * normalized_input(x, state)).sum(dims_but_channels(dims)).to(state.weight_dtype);
+    grad_weight =
+        (dy * normalized_input(x, state)).sum(dims_but_channels(dims)).to(state.weight_dtype);
   if (state.bias_needs_grad) grad_bias = dy.sum(dims_but_channels(dims)).to(state.bias_dtype);
   return {grad_input, grad_weight, grad_bias};
 }
 
 }  // namespace
 
-Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight,
-                  const Tensor& bias, double eps) {
+Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight, const Tensor& bias,
+                  double eps) {
   if (amp::AutocastCall cast{amp::AutocastOp::GroupNorm, {input, weight, bias}})
     return group_norm(cast[0], num_groups, cast[1], cast[2], eps);
   const ProfileScope profile(kOp);
@@ -156,7 +157,8 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight,
     NoGradGuard no_grad;
     const Tensor x = as_acc(input, acc);
     weight_acc = as_acc(weight, acc);
-    layout = {samples * num_groups, samples * num_groups == 0 ? 0 : x.numel() / (samples * num_groups)};
+    layout = {samples * num_groups,
+              samples * num_groups == 0 ? 0 : x.numel() / (samples * num_groups)};
     const TensorOptions acc_options = TensorOptions(acc).device(x.device());
     mean = empty({layout.rows}, acc_options);
     rstd = empty({layout.rows}, acc_options);

@@ -103,12 +103,12 @@ TEST(ConvTranspose2d, ForwardIsTheFunctionalConvTranspose2d) {
   EXPECT_EQ(y.sizes(), (Shape{2, 6, 4 * 2 - 2 + 2 + 1 + 1, 5 - 2 + 1 + 1}));
   EXPECT_TRUE(identical(
       y, conv_transpose2d(x, conv->weight, conv->bias, Size2{2, 1}, 1, Size2{1, 0}, 2, 1)));
-  EXPECT_TRUE(identical(y, F::conv_transpose2d(x, conv->weight, conv->bias,
-                                               nn::ConvTranspose2dFuncOptions()
-                                                   .stride({2, 1})
-                                                   .padding(1)
-                                                   .output_padding({1, 0})
-                                                   .groups(2))));
+  EXPECT_TRUE(identical(
+      y,
+      F::conv_transpose2d(
+          x, conv->weight, conv->bias,
+          nn::ConvTranspose2dFuncOptions().stride({2, 1}).padding(1).output_padding({1, 0}).groups(
+              2))));
 }
 
 TEST(ConvTranspose2d, DefaultInitIsUniformWithinOneOverSqrtFanIn) {
@@ -145,9 +145,8 @@ TEST(ConvTranspose2d, OptionsPrintingAndChecks) {
 
 TEST(BatchNorm1d, RegistersPyTorchsParametersAndBuffers) {
   nn::BatchNorm1d bn(5);
-  EXPECT_EQ(state_dict_keys(*bn),
-            (std::vector<std::string>{"weight", "bias", "running_mean", "running_var",
-                                      "num_batches_tracked"}));
+  EXPECT_EQ(state_dict_keys(*bn), (std::vector<std::string>{"weight", "bias", "running_mean",
+                                                            "running_var", "num_batches_tracked"}));
   EXPECT_EQ(to_vector<float>(bn->weight), std::vector<float>(5, 1.0f));
   EXPECT_EQ(to_vector<float>(bn->bias), std::vector<float>(5, 0.0f));
   EXPECT_EQ(to_vector<float>(bn->running_mean), std::vector<float>(5, 0.0f));
@@ -175,9 +174,9 @@ TEST(BatchNorm1d, TrainingOnFeaturesAndSequencesNormalisesWithTheBatch) {
     // By the definition: the batch's mean and biased variance per channel.
     const Tensor batch_mean = mean(x, reduced, true);
     const Tensor biased_var = mean((x - batch_mean) * (x - batch_mean), reduced, true);
-    const Tensor expected = (x - batch_mean) / sqrt(biased_var + 1e-5) *
-                                bn->weight.view(per_channel) +
-                            bn->bias.view(per_channel);
+    const Tensor expected =
+        (x - batch_mean) / sqrt(biased_var + 1e-5) * bn->weight.view(per_channel) +
+        bn->bias.view(per_channel);
     EXPECT_TRUE(all_close(bn(x), expected, 1e-5, 1e-5)) << shape_str(sizes);
     EXPECT_TRUE(all_close(bn->running_mean, mean(x, reduced) * 0.25, 1e-6, 1e-5));
     EXPECT_TRUE(all_close(bn->running_var, var(x, reduced) * 0.25 + 0.75, 1e-6, 1e-5));
@@ -234,8 +233,9 @@ TEST(GroupNorm, OptionsPrintingAndChecks) {
   EXPECT_TRUE(plain->parameters().empty());
   EXPECT_EQ(printed(*plain), "GroupNorm(2, 4, eps=1e-05, affine=false)");
   EXPECT_TRUE(identical(plain(randn({1, 4, 3}) * 0.0), zeros({1, 4, 3})));
-  EXPECT_ERROR_CONTAINS(gn(randn({2, 4, 3})),
-                        "GroupNorm: expected input of shape [N, 6 (num_channels), *], got [2, 4, 3]");
+  EXPECT_ERROR_CONTAINS(
+      gn(randn({2, 4, 3})),
+      "GroupNorm: expected input of shape [N, 6 (num_channels), *], got [2, 4, 3]");
   EXPECT_ERROR_CONTAINS(nn::GroupNorm(4, 6),
                         "GroupNorm: num_channels (6) must be divisible by num_groups (4)");
   EXPECT_ERROR_CONTAINS(nn::GroupNorm(0, 6), "GroupNorm: expected positive num_groups");

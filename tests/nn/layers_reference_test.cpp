@@ -2,13 +2,14 @@
 // (tests/nn/layers_reference.h, written by tools/make_layers_reference.py): the output and the
 // gradients of input, weight and bias, float64, float32 and bfloat16 input, with groups,
 // strides, padding, output_padding and dilation.
+#include "layers_reference.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <string_view>
 #include <vector>
 
-#include "layers_reference.h"
 #include "minidl/nn/functional.h"
 #include "test_util.h"
 
@@ -57,7 +58,8 @@ Tensor run(const testing::LayersReference& c, const Tensor& x, const Tensor& wei
                                    .output_padding({c.output_padding[0], c.output_padding[1]})
                                    .groups(c.groups)
                                    .dilation({c.dilation[0], c.dilation[1]}));
-  return F::group_norm(x, F::GroupNormFuncOptions(c.num_groups).weight(weight).bias(bias).eps(c.eps));
+  return F::group_norm(x,
+                       F::GroupNormFuncOptions(c.num_groups).weight(weight).bias(bias).eps(c.eps));
 }
 
 TEST(LayersReference, EveryCaseMatchesPyTorch) {

@@ -39,17 +39,17 @@ TEST(ConvTranspose2d, HandWorkedStrideTwoPlacesScaledKernels) {
   const Tensor x = tensor(std::vector<double>{1, 2, 3, 4}, {1, 1, 2, 2});
   const Tensor w = tensor(std::vector<double>{1, 10, 100, 1000}, {1, 1, 2, 2});
   const Tensor y = conv_transpose2d(x, w, tensor(std::vector<double>{0.5}), 2);
-  const std::vector<double> expected{1,   10,   2,   20,   100, 1000, 200, 2000,
-                                     3,   30,   4,   40,   300, 3000, 400, 4000};
+  const std::vector<double> expected{1, 10, 2, 20, 100, 1000, 200, 2000,
+                                     3, 30, 4, 40, 300, 3000, 400, 4000};
   std::vector<double> with_bias;
   for (double v : expected) with_bias.push_back(v + 0.5);
   EXPECT_TRUE(all_close(y, tensor(with_bias, {1, 1, 4, 4}), 0, 0));
   // Stride 1: the stamps overlap and add.
   const Tensor overlapping = conv_transpose2d(x, w);
-  EXPECT_TRUE(all_close(overlapping,
-                        tensor(std::vector<double>{1, 12, 20, 103, 1234, 2040, 300, 3400, 4000},
-                               {1, 1, 3, 3}),
-                        0, 0));
+  EXPECT_TRUE(all_close(
+      overlapping,
+      tensor(std::vector<double>{1, 12, 20, 103, 1234, 2040, 300, 3400, 4000}, {1, 1, 3, 3}), 0,
+      0));
 }
 
 // <conv_transpose2d(x, w), z> = <x, conv2d(z, w)>: the defining property, with every option.
@@ -72,9 +72,9 @@ TEST(ConvTranspose2d, IsTheAdjointOfConv2d) {
 
 TEST(ConvTranspose2d, OutputSizesFollowPyTorchsFormula) {
   // (H - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1
-  EXPECT_EQ(conv_transpose2d_output_sizes({2, 3, 5, 7}, {3, 4, 3, 2}, 2, {2, 3}, {1, 0}, {1, 2},
-                                          {1, 2}),
-            (Shape{2, 8, 4 * 2 - 2 + 2 + 1 + 1, 6 * 3 + 2 + 2 + 1}));
+  EXPECT_EQ(
+      conv_transpose2d_output_sizes({2, 3, 5, 7}, {3, 4, 3, 2}, 2, {2, 3}, {1, 0}, {1, 2}, {1, 2}),
+      (Shape{2, 8, 4 * 2 - 2 + 2 + 1 + 1, 6 * 3 + 2 + 2 + 1}));
 }
 
 TEST(ConvTranspose2d, ChannelsLastInputGivesChannelsLastOutputAndGradient) {
@@ -180,11 +180,16 @@ TEST(ConvTranspose2dGradcheck, InputWeightAndBiasOverTheGeometries) {
   };
   const std::vector<Case> cases{
       {{2, 3, 3, 3}, {3, 2, 2, 2}, {}, true, "stride 1"},
-      {{1, 2, 3, 2}, {2, 3, 3, 3}, {.stride = 2, .padding = 1, .output_padding = 1}, true,
+      {{1, 2, 3, 2},
+       {2, 3, 3, 3},
+       {.stride = 2, .padding = 1, .output_padding = 1},
+       true,
        "stride 2, padding 1, output_padding 1"},
       {{2, 4, 2, 3}, {4, 1, 2, 3}, {.stride = {1, 2}, .groups = 2}, false, "groups 2"},
-      {{1, 2, 3, 3}, {2, 2, 2, 2},
-       {.stride = 1, .padding = 1, .output_padding = 1, .dilation = 2}, true,
+      {{1, 2, 3, 3},
+       {2, 2, 2, 2},
+       {.stride = 1, .padding = 1, .output_padding = 1, .dilation = 2},
+       true,
        "output_padding >= stride under dilation 2"},
   };
   for (const Case& c : cases) {
