@@ -25,8 +25,8 @@ void expect_same_step(nn::Sequential& on_cpu, nn::Sequential& on_gpu, const Tens
   const auto cpu_parameters = on_cpu->named_parameters();
   const auto gpu_parameters = on_gpu->named_parameters();
   for (const std::string& name : cpu_parameters.keys())
-    EXPECT_TRUE(all_close(gpu_parameters[name].grad().cpu(), cpu_parameters[name].grad(), 1e-3,
-                          1e-3))
+    EXPECT_TRUE(
+        all_close(gpu_parameters[name].grad().cpu(), cpu_parameters[name].grad(), 1e-3, 1e-3))
         << name;
   const auto cpu_buffers = on_cpu->named_buffers(), gpu_buffers = on_gpu->named_buffers();
   for (const std::string& name : cpu_buffers.keys())

@@ -27,8 +27,21 @@ struct TransposedCase {
 std::vector<TransposedCase> transposed_cases() {
   return {
       {{2, 3, 5, 6}, {3, 4, 3, 3}, 1, 0, 0, 1, 1, "stride 1"},
-      {{2, 8, 7, 5}, {8, 3, 3, 3}, 2, 1, 1, 2, 1, "stride 2, padding 1, output_padding 1, groups 2"},
-      {{1, 4, 6, 6}, {4, 2, 2, 3}, {2, 1}, {0, 1}, {1, 1}, 1, {1, 2},
+      {{2, 8, 7, 5},
+       {8, 3, 3, 3},
+       2,
+       1,
+       1,
+       2,
+       1,
+       "stride 2, padding 1, output_padding 1, groups 2"},
+      {{1, 4, 6, 6},
+       {4, 2, 2, 3},
+       {2, 1},
+       {0, 1},
+       {1, 1},
+       1,
+       {1, 2},
        "output_padding above a stride of 1 under dilation 2"},
       {{3, 16, 4, 4}, {16, 8, 4, 4}, 2, 1, 0, 1, 1, "a DCGAN upsampling layer"},
   };
@@ -43,8 +56,10 @@ Results run(const TransposedCase& c, Device device, DType dtype, bool channels_l
   if (channels_last) x = x.contiguous(MemoryFormat::ChannelsLast);
   x.requires_grad_();
   const Tensor w = testing::wiggly(c.weight, 1.0, kFloat32).to(dtype).to(device).requires_grad_();
-  const Tensor b =
-      testing::wiggly({c.weight[1] * c.groups}, 2.0, kFloat32).to(dtype).to(device).requires_grad_();
+  const Tensor b = testing::wiggly({c.weight[1] * c.groups}, 2.0, kFloat32)
+                       .to(dtype)
+                       .to(device)
+                       .requires_grad_();
   const Tensor y =
       conv_transpose2d(x, w, b, c.stride, c.padding, c.output_padding, c.groups, c.dilation);
   EXPECT_EQ(y.is_contiguous(MemoryFormat::ChannelsLast) && !y.is_contiguous(), channels_last)

@@ -70,6 +70,35 @@ TEST(ConvTranspose2d, IsTheAdjointOfConv2d) {
   }
 }
 
+// float32 runs on oneDNN where it is built and switched on (float64 always on im2col): both
+// give float64's values and gradients, with every option.
+TEST(ConvTranspose2d, Float32MatchesFloat64WithEveryOption) {
+  const std::vector<Geometry> geometries{
+      {},
+      {.stride = 2, .padding = 1, .output_padding = 1, .groups = 2},
+      {.stride = {2, 1}, .padding = {0, 1}, .output_padding = {1, 1}, .dilation = {1, 2}},
+      {.stride = 3, .groups = 4},
+  };
+  for (const Geometry& g : geometries) {
+    struct Results {
+      Tensor y, grad_input, grad_weight, grad_bias;
+    };
+    auto run = [&](DType dtype) {
+      const Tensor x = wiggly({3, 8, 5, 4}, 0.0, dtype).requires_grad_();
+      const Tensor w = wiggly({8, 2, 3, 3}, 1.0, dtype).requires_grad_();
+      const Tensor b = wiggly({2 * g.groups}, 2.0, dtype).requires_grad_();
+      const Tensor y = transposed(x, w, b, g);
+      y.backward(wiggly(y.sizes(), 3.0, dtype));
+      return Results{y, x.grad(), w.grad(), b.grad()};
+    };
+    const Results single = run(kFloat32), exact = run(kFloat64);
+    EXPECT_TRUE(all_close(single.y, exact.y, 1e-5, 1e-5)) << g.groups;
+    EXPECT_TRUE(all_close(single.grad_input, exact.grad_input, 1e-5, 1e-5)) << g.groups;
+    EXPECT_TRUE(all_close(single.grad_weight, exact.grad_weight, 1e-4, 1e-5)) << g.groups;
+    EXPECT_TRUE(all_close(single.grad_bias, exact.grad_bias, 1e-4, 1e-5)) << g.groups;
+  }
+}
+
 TEST(ConvTranspose2d, OutputSizesFollowPyTorchsFormula) {
   // (H - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1
   EXPECT_EQ(
