@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Writes tests/nn/layers_reference.h: PyTorch's values for conv1d, conv_transpose2d and
-group_norm (the output, and the gradients of input, weight and bias), which
+"""Writes tests/nn/layers_reference.h: PyTorch's values for conv1d, conv_transpose2d, group_norm
+and BatchNorm1d's batch_norm in training (the output, and the gradients of input, weight and bias), which
 tests/nn/layers_reference_test.cpp carries so that it runs without PyTorch.
 
     python3 tools/make_layers_reference.py [--output tests/nn/layers_reference.h]
@@ -31,7 +31,8 @@ DTYPES = {
 
 # what, op, dtype, input sizes, weight sizes, bias, geometry
 # (conv1d: stride, padding, dilation, groups; conv_transpose2d: stride, padding, output_padding,
-# groups, dilation, each pair (h, w); group_norm: num_groups, eps)
+# groups, dilation, each pair (h, w); group_norm: num_groups, eps; batch_norm, as BatchNorm1d runs
+# it in training: eps)
 CASES = [
     ("conv1d, 3 -> 4 channels, kernel 3", "conv1d", "float32", [2, 3, 7], [4, 3, 3], True,
      dict(stride=1, padding=0, dilation=1, groups=1)),
@@ -61,6 +62,10 @@ CASES = [
      dict(num_groups=1, eps=1e-5)),
     ("group_norm, bfloat16, float32 parameters", "group_norm", "bfloat16", [2, 4, 3, 3], [4],
      True, dict(num_groups=2, eps=1e-5)),
+    ("batch_norm in training, [N, C]", "batch_norm", "float32", [8, 3], [3], True,
+     dict(eps=1e-5)),
+    ("batch_norm in training, [N, C, L]", "batch_norm", "float64", [4, 3, 6], [3], True,
+     dict(eps=1e-3)),
 ]
 
 
@@ -77,6 +82,8 @@ def run(op, x, weight, bias, geometry):
         return F.conv1d(x, weight, bias, **geometry)
     if op == "conv_transpose2d":
         return F.conv_transpose2d(x, weight, bias, **geometry)
+    if op == "batch_norm":
+        return F.batch_norm(x, None, None, weight, bias, training=True, eps=geometry["eps"])
     return F.group_norm(x, geometry["num_groups"], weight, bias, geometry["eps"])
 
 
@@ -100,7 +107,7 @@ def case(index, what, op, dtype, input_sizes, weight_sizes, has_bias, geometry):
     weight = None
     if weight_sizes is not None:
         weight = torch.randn(weight_sizes, generator=generator, dtype=torch.float64) * 0.5
-        if op == "group_norm":
+        if op in ("group_norm", "batch_norm"):
             weight = weight + 1.0
         weight = weight.to(parameter_t).requires_grad_()
     bias = None
@@ -159,7 +166,7 @@ def main():
         "#pragma once",
         "// Written by tools/make_layers_reference.py with PyTorch %s; do not edit." %
         torch.__version__,
-        "// PyTorch's conv1d, conv_transpose2d and group_norm values",
+        "// PyTorch's conv1d, conv_transpose2d, group_norm and batch_norm values",
         "// (tests/nn/layers_reference_test.cpp): see the script.",
         "#include <cstdint>",
         "",
@@ -167,7 +174,7 @@ def main():
         "",
         "struct LayersReference {",
         "  const char* what;",
-        "  const char* op;     // conv1d, conv_transpose2d or group_norm",
+        "  const char* op;     // conv1d, conv_transpose2d, group_norm or batch_norm (training)",
         "  const char* dtype;  // the input's, the output's and the upstream's",
         "  // Sizes, the first `dim` of each; a group_norm without affine has no weight (dim 0).",
         "  int64_t input_sizes[5];",
@@ -178,7 +185,7 @@ def main():
         "  int64_t output_sizes[5];",
         "  int output_dim;",
         "  // The geometry, (h, w) pairs (conv1d uses the first of each); group_norm's num_groups",
-        "  // and eps.",
+        "  // and eps (batch_norm's too).",
         "  int64_t stride[2], padding[2], output_padding[2], dilation[2];",
         "  int64_t groups;",
         "  int64_t num_groups;",

@@ -1,4 +1,5 @@
-// F::conv1d, F::conv_transpose2d and F::group_norm against PyTorch's values
+// F::conv1d, F::conv_transpose2d, F::group_norm and F::batch_norm in training over BatchNorm1d's
+// [N, C] and [N, C, L] against PyTorch's values
 // (tests/nn/layers_reference.h, written by tools/make_layers_reference.py): the output and the
 // gradients of input, weight and bias, float64, float32 and bfloat16 input, with groups,
 // strides, padding, output_padding and dilation.
@@ -58,6 +59,10 @@ Tensor run(const testing::LayersReference& c, const Tensor& x, const Tensor& wei
                                    .output_padding({c.output_padding[0], c.output_padding[1]})
                                    .groups(c.groups)
                                    .dilation({c.dilation[0], c.dilation[1]}));
+  if (op == "batch_norm")
+    return F::batch_norm(
+        x, Tensor(), Tensor(),
+        nn::BatchNormFuncOptions().weight(weight).bias(bias).training(true).eps(c.eps));
   return F::group_norm(x,
                        F::GroupNormFuncOptions(c.num_groups).weight(weight).bias(bias).eps(c.eps));
 }
