@@ -1,5 +1,11 @@
-// Group normalisation: validation, and forward and backward on layer_norm's kernels
-// (ops/layer_norm_kernels.h). Note [Group norm on layer norm's kernels] says how.
+// Group normalisation: validation, dispatch to the kernels of ops/group_norm_kernels.h, and
+// backward. The math is in ops/group_norm_math.h and ops/layer_norm_math.h.
+//
+// The kernels see a contiguous [N, C, *] input of its own dtype and one accumulation dtype (Acc:
+// float32, or float64 for float64 input) for weight, bias, the per-(sample, group) statistics
+// and the parameters' gradients. Parameters of another dtype (bfloat16 weights under a bfloat16
+// input) are converted on the way in, and their gradients converted back; a channels-last input
+// is made contiguous for the kernels, and its output and gradient laid out channels-last again.
 #include "minidl/ops/group_norm.h"
 
 #include <cmath>
@@ -10,19 +16,7 @@
 #include "minidl/core/dispatch.h"
 #include "minidl/core/profiler.h"
 #include "minidl/ops/autocast_policy.h"
-#include "minidl/ops/elementwise.h"
-#include "minidl/ops/layer_norm_kernels.h"
-
-// Note [Group norm on layer norm's kernels]
-// A dense [N, C, *] input holds each (sample, group)'s values next to each other, so as a
-// [N * num_groups, (C / num_groups) * prod(*)] matrix, group norm without its affine transform is
-// layer norm of each row. layer_norm's kernels give that row's mean and rstd and x_hat; the
-// per-channel affine transform is a broadcast product and sum. Backward, with g = dy * weight[c],
-// the input's gradient has layer norm's row formula (layer_norm_math::input_grad), which the
-// input-gradient kernel computes from g with no weight; the parameters' gradients are sums over
-// all but the channel dim of dy * x_hat and dy, which minidl's reductions add in a fixed order.
-// Everything runs in the accumulation dtype (float32 for 16-bit input), so the output is rounded
-// to 16 bits once, as PyTorch's kernels do.
+#include "minidl/ops/group_norm_kernels.h"
 
 namespace minidl {
 
@@ -71,21 +65,8 @@ void check_arguments(const Tensor& input, int64_t num_groups, const Tensor& weig
 // `t` contiguous in dtype `acc` (undefined stays undefined).
 Tensor as_acc(const Tensor& t, DType acc) {
   if (!t.defined()) return t;
+  NoGradGuard no_grad;
   return t.to(acc).contiguous();
-}
-
-// A [C] tensor shaped to broadcast over dim 1 of an input with `dims` dims: [1, C, 1, ...].
-Tensor per_channel(const Tensor& t, int64_t dims) {
-  Shape shape(static_cast<size_t>(dims), 1);
-  shape[1] = t.size(0);
-  return t.view(shape);
-}
-
-// Every dim but the channels'.
-Shape dims_but_channels(int64_t dims) {
-  Shape result{0};
-  for (int64_t d = 2; d < dims; ++d) result.push_back(d);
-  return result;
 }
 
 // The channels-last layout a 4-D input keeps; everything else is contiguous.
@@ -95,49 +76,42 @@ MemoryFormat output_format(const Tensor& input) {
 
 // What backward keeps, and which gradients it owes.
 struct BackwardState {
-  autograd::SavedTensor input;   // as given
+  autograd::SavedTensor input;   // contiguous
   autograd::SavedTensor weight;  // Acc, contiguous; undefined without weight
   Tensor mean;                   // [N * num_groups], Acc
   Tensor rstd;                   // [N * num_groups], Acc
-  layer_norm_math::RowLayout layout;
-  int64_t num_groups;
+  group_norm_math::GroupLayout layout;
+  MemoryFormat format;  // the input's, which the input's gradient takes
   DType weight_dtype, bias_dtype;
   bool input_needs_grad, weight_needs_grad, bias_needs_grad;
 };
 
-// (x - mean) * rstd per (sample, group), of a dense Acc input.
-Tensor normalized_input(const Tensor& x, const BackwardState& state) {
-  const int64_t samples = x.size(0);
-  const Shape group_stats{samples, state.num_groups, 1};
-  return ((x.view({samples, state.num_groups, state.layout.cols}) - state.mean.view(group_stats)) *
-          state.rstd.view(group_stats))
-      .view(x.sizes());
-}
-
 std::vector<Tensor> group_norm_backward(const BackwardState& state, const Tensor& grad) {
-  const Tensor& input = state.input.get();
-  const DType acc = acc_dtype(input.dtype());
-  const Tensor x = as_acc(input, acc);
-  const Tensor dy = as_acc(grad, acc);
+  const Tensor& x = state.input.get();
   const Tensor weight = state.weight.defined() ? state.weight.get() : Tensor();
-  const bool any_elements = state.layout.numel() > 0;
-  const int64_t dims = x.dim();
-  Tensor grad_input, grad_weight, grad_bias;
+  const group_norm_math::GroupLayout& layout = state.layout;
+  const Tensor dy = grad.contiguous();
+  const bool any_elements = layout.numel() > 0;
+  const GroupNormKernels& kernels = kernels_for<GroupNormKernels>(x.device());
+  Tensor grad_input;
   if (state.input_needs_grad) {
     grad_input = empty(x.sizes(), x.options());
-    if (any_elements) {
-      const Tensor g = weight.defined() ? (dy * per_channel(weight, dims)).contiguous() : dy;
-      kernels_for<LayerNormKernels>(x.device())
-          .layer_norm_backward_input(grad_input, g, x, state.mean, state.rstd, Tensor(),
-                                     state.layout);
-    }
-    grad_input = grad_input.to(input.dtype()).contiguous(output_format(input));
+    if (any_elements)
+      kernels.group_norm_backward_input(grad_input, dy, x, state.mean, state.rstd, weight, layout);
+    grad_input = grad_input.contiguous(state.format);
   }
-  // No elements: the sums are empty, so zero.
-  if (state.weight_needs_grad)
-    grad_weight =
-        (dy * normalized_input(x, state)).sum(dims_but_channels(dims)).to(state.weight_dtype);
-  if (state.bias_needs_grad) grad_bias = dy.sum(dims_but_channels(dims)).to(state.bias_dtype);
+  Tensor grad_weight, grad_bias;
+  if (state.weight_needs_grad || state.bias_needs_grad) {
+    // No elements: the sums are empty, so zero.
+    const TensorOptions acc_options = TensorOptions(acc_dtype(x.dtype())).device(x.device());
+    if (state.weight_needs_grad) grad_weight = zeros({layout.channels}, acc_options);
+    if (state.bias_needs_grad) grad_bias = zeros({layout.channels}, acc_options);
+    if (any_elements)
+      kernels.group_norm_backward_parameters(grad_weight, grad_bias, dy, x, state.mean, state.rstd,
+                                             layout);
+    if (grad_weight.defined()) grad_weight = grad_weight.to(state.weight_dtype);
+    if (grad_bias.defined()) grad_bias = grad_bias.to(state.bias_dtype);
+  }
   return {grad_input, grad_weight, grad_bias};
 }
 
@@ -150,35 +124,36 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight,
   const ProfileScope profile(kOp);
   check_arguments(input, num_groups, weight, bias, eps);
   const DType acc = acc_dtype(input.dtype());
-  const int64_t samples = input.size(0), dims = input.dim();
-  Tensor out, mean, rstd, weight_acc;
-  layer_norm_math::RowLayout layout{};
+  Tensor x;
   {
     NoGradGuard no_grad;
-    const Tensor x = as_acc(input, acc);
-    weight_acc = as_acc(weight, acc);
-    layout = {samples * num_groups,
-              samples * num_groups == 0 ? 0 : x.numel() / (samples * num_groups)};
-    const TensorOptions acc_options = TensorOptions(acc).device(x.device());
-    mean = empty({layout.rows}, acc_options);
-    rstd = empty({layout.rows}, acc_options);
-    out = empty(x.sizes(), x.options());
-    if (layout.numel() > 0)
-      kernels_for<LayerNormKernels>(x.device())
-          .layer_norm_forward(out, mean, rstd, x, Tensor(), Tensor(), layout, eps);
-    if (weight_acc.defined()) out.mul_(per_channel(weight_acc, dims));
-    if (bias.defined()) out.add_(per_channel(as_acc(bias, acc), dims));
-    out = out.to(input.dtype()).contiguous(output_format(input));
+    x = input.contiguous();
+  }
+  const Tensor weight_acc = as_acc(weight, acc), bias_acc = as_acc(bias, acc);
+  int64_t spatial = 1;
+  for (int64_t d = 2; d < x.dim(); ++d) spatial *= x.size(d);
+  const group_norm_math::GroupLayout layout{x.size(0), x.size(1), num_groups, spatial};
+  const TensorOptions acc_options = TensorOptions(acc).device(x.device());
+  const int64_t rows = layout.rows().rows;
+  Tensor mean = empty({rows}, acc_options), rstd = empty({rows}, acc_options);
+  Tensor out = empty(x.sizes(), x.options());
+  if (layout.numel() > 0)
+    kernels_for<GroupNormKernels>(x.device())
+        .group_norm_forward(out, mean, rstd, x, weight_acc, bias_acc, layout, eps);
+  const MemoryFormat format = output_format(input);
+  {
+    NoGradGuard no_grad;
+    out = out.contiguous(format);
   }
 
   if (autograd::needs_grad({input, weight, bias})) {
     BackwardState state{
-        autograd::SavedTensor(input, kOp),
+        autograd::SavedTensor(x, kOp),
         weight_acc.defined() ? autograd::SavedTensor(weight_acc, kOp) : autograd::SavedTensor(),
         mean,
         rstd,
         layout,
-        num_groups,
+        format,
         weight.defined() ? weight.dtype() : acc,
         bias.defined() ? bias.dtype() : acc,
         input.requires_grad(),

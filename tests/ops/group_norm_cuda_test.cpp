@@ -1,6 +1,6 @@
-// Group normalisation on CUDA (layer_norm's kernels and the element-wise and reduction kernels)
-// against the CPU: output and the gradients of input, weight and bias, float32 and 16-bit input
-// with float32 parameters, NCHW, channels-last and other ranks; repeatability, and the device
+// Group normalisation on CUDA (ops/cuda/group_norm.cu) against the CPU: output and the
+// gradients of input, weight and bias, float32 and 16-bit input with float32 parameters, NCHW,
+// channels-last and other ranks, rows for a warp and for a block; repeatability, and the device
 // errors.
 #include <gtest/gtest.h>
 
