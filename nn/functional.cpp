@@ -5,9 +5,12 @@
 
 #include "minidl/ops/attention.h"
 #include "minidl/ops/conv.h"
+#include "minidl/ops/conv1d.h"
+#include "minidl/ops/conv_transpose.h"
 #include "minidl/ops/dropout.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/embedding.h"
+#include "minidl/ops/group_norm.h"
 #include "minidl/ops/interpolate.h"
 #include "minidl/ops/layer_norm.h"
 #include "minidl/ops/linalg.h"
@@ -30,6 +33,18 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias,
                         options.dilation(), options.groups());
 }
 
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias,
+              const Conv1dFuncOptions& options) {
+  return minidl::conv1d(input, weight, bias, options.stride(), options.padding(),
+                        options.dilation(), options.groups());
+}
+
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                        const ConvTranspose2dFuncOptions& options) {
+  return minidl::conv_transpose2d(input, weight, bias, options.stride(), options.padding(),
+                                  options.output_padding(), options.groups(), options.dilation());
+}
+
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                   const BatchNormFuncOptions& options) {
   return minidl::batch_norm(input, running_mean, running_var, options.weight(), options.bias(),
@@ -38,6 +53,11 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
 
 Tensor layer_norm(const Tensor& input, const LayerNormFuncOptions& options) {
   return minidl::layer_norm(input, options.normalized_shape(), options.weight(), options.bias(),
+                            options.eps());
+}
+
+Tensor group_norm(const Tensor& input, const GroupNormFuncOptions& options) {
+  return minidl::group_norm(input, options.num_groups(), options.weight(), options.bias(),
                             options.eps());
 }
 

@@ -25,6 +25,14 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {});
 // input [N, C_in, H, W], weight [C_out, C_in / groups, kH, kW], bias [C_out] or undefined.
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {},
               const Conv2dFuncOptions& options = {});
+// input [N, C_in, L], weight [C_out, C_in / groups, k], bias [C_out] or undefined
+// -> [N, C_out, L_out]: conv2d over a unit height.
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias = {},
+              const Conv1dFuncOptions& options = {});
+// input [N, C_in, H, W], weight [C_in, C_out / groups, kH, kW], bias [C_out] or undefined
+// (see ops/conv_transpose.h).
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {},
+                        const ConvTranspose2dFuncOptions& options = {});
 // Over dim 1 of [N, C, ...]; running_mean and running_var [C] are updated in place in training
 // (see ops/norm.h), and may be undefined in training.
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
@@ -32,6 +40,9 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
 // Over the last dims of input, options.normalized_shape() (see ops/layer_norm.h):
 // F::layer_norm(x, F::LayerNormFuncOptions({C}).weight(w).bias(b)).
 Tensor layer_norm(const Tensor& input, const LayerNormFuncOptions& options);
+// Over groups of channels of [N, C, *] (see ops/group_norm.h):
+// F::group_norm(x, F::GroupNormFuncOptions(2).weight(w).bias(b)).
+Tensor group_norm(const Tensor& input, const GroupNormFuncOptions& options);
 
 Tensor relu(const Tensor& x);
 Tensor sigmoid(const Tensor& x);

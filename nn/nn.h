@@ -19,6 +19,7 @@
 #include "minidl/nn/modules/loss.h"
 #include "minidl/nn/modules/module_dict.h"
 #include "minidl/nn/modules/module_list.h"
+#include "minidl/nn/modules/normalization.h"
 #include "minidl/nn/modules/pooling.h"
 #include "minidl/nn/modules/rnn.h"
 #include "minidl/nn/modules/sequential.h"

@@ -46,6 +46,9 @@ constexpr std::array kAutocastPolicy{
     // products run in 16 bits while the softmax statistics accumulate in float32 in the kernel.
     PolicyEntry{AutocastOp::ScaledDotProductAttention, CastPolicy::LowerPrecision,
                 "scaled_dot_product_attention"},
+    PolicyEntry{AutocastOp::ConvTranspose2d, CastPolicy::LowerPrecision, "conv_transpose2d"},
+    // group_norm is in PyTorch's float32 list, as layer_norm: its output is float32.
+    PolicyEntry{AutocastOp::GroupNorm, CastPolicy::Float32, "group_norm"},
     // batch_norm is not here, as in PyTorch: it runs in its input's dtype, computing statistics
     // in float32 and keeping float32 parameters and running statistics as they are, so a
     // 16-bit activation stays 16-bit through it (and the ReLU and residual add after it).
@@ -54,7 +57,7 @@ constexpr std::array kAutocastPolicy{
 constexpr bool rows_follow_enum_order() {
   for (size_t i = 0; i < kAutocastPolicy.size(); ++i)
     if (static_cast<size_t>(kAutocastPolicy[i].op) != i) return false;
-  return kAutocastPolicy.back().op == AutocastOp::ScaledDotProductAttention;
+  return kAutocastPolicy.back().op == AutocastOp::GroupNorm;
 }
 static_assert(rows_follow_enum_order(),
               "kAutocastPolicy must have one row per AutocastOp, in declaration order");
@@ -107,7 +110,8 @@ AutocastCall::AutocastCall(AutocastOp op,
     // cuDNN's fast convolutions take channels-last; on the CPU, a channels-last input stays so
     // (as PyTorch's to() preserves a layout), which oneDNN takes without a reorder.
     const bool channels_last =
-        op == AutocastOp::Conv2d && input.defined() && input.dim() == 4 &&
+        (op == AutocastOp::Conv2d || op == AutocastOp::ConvTranspose2d) && input.defined() &&
+        input.dim() == 4 &&
         (input.is_cuda() || input.suggest_memory_format() == MemoryFormat::ChannelsLast);
     cast_inputs_.push_back(cast_input(
         input, target, channels_last ? MemoryFormat::ChannelsLast : MemoryFormat::Contiguous));

@@ -51,6 +51,8 @@ enum class AutocastOp {
   Var,
   LayerNorm,
   ScaledDotProductAttention,
+  ConvTranspose2d,
+  GroupNorm,
 };
 
 enum class CastPolicy {

@@ -1,6 +1,7 @@
 #include "minidl/nn/modules/batchnorm.h"
 
 #include <ostream>
+#include <utility>
 
 #include "minidl/core/autograd/grad_mode.h"
 #include "minidl/nn/functional.h"
@@ -8,14 +9,15 @@
 
 namespace minidl::nn {
 
-BatchNorm2dImpl::BatchNorm2dImpl(const BatchNorm2dOptions& options)
-    : Module("BatchNorm2d"), options(options) {
+BatchNormImplBase::BatchNormImplBase(std::string name, const BatchNorm2dOptions& options)
+    : Module(std::move(name)), options(options) {
   const int64_t channels = options.num_features();
-  MINIDL_CHECK(channels > 0, "BatchNorm2d: expected a positive num_features, got ", channels);
-  MINIDL_CHECK(options.eps() > 0, "BatchNorm2d: expected eps > 0, got ", options.eps());
-  MINIDL_CHECK(!options.momentum() || (*options.momentum() >= 0 && *options.momentum() <= 1),
-               "BatchNorm2d: expected momentum in [0, 1] (or std::nullopt for a cumulative ",
-               "average), got ", options.momentum().value_or(0));
+  const std::string& layer = this->name();
+  MINIDL_CHECK(channels > 0, layer, ": expected a positive num_features, got ", channels);
+  MINIDL_CHECK(options.eps() > 0, layer, ": expected eps > 0, got ", options.eps());
+  MINIDL_CHECK(!options.momentum() || (*options.momentum() >= 0 && *options.momentum() <= 1), layer,
+               ": expected momentum in [0, 1] (or std::nullopt for a cumulative ", "average), got ",
+               options.momentum().value_or(0));
   if (options.affine()) {
     weight = register_parameter("weight", empty({channels}));
     bias = register_parameter("bias", empty({channels}));
@@ -28,14 +30,14 @@ BatchNorm2dImpl::BatchNorm2dImpl(const BatchNorm2dOptions& options)
   reset_parameters();
 }
 
-void BatchNorm2dImpl::reset_running_stats() {
+void BatchNormImplBase::reset_running_stats() {
   if (!options.track_running_stats()) return;
   init::zeros_(running_mean);
   init::ones_(running_var);
   init::zeros_(num_batches_tracked);
 }
 
-void BatchNorm2dImpl::reset_parameters() {
+void BatchNormImplBase::reset_parameters() {
   reset_running_stats();
   if (options.affine()) {
     init::ones_(weight);
@@ -43,10 +45,7 @@ void BatchNorm2dImpl::reset_parameters() {
   }
 }
 
-Tensor BatchNorm2dImpl::forward(const Tensor& x) {
-  MINIDL_CHECK(x.dim() == 4 && x.size(1) == options.num_features(), "BatchNorm2d: expected ",
-               "input of shape [N, ", options.num_features(), " (num_features), H, W], got ",
-               x.sizes());
+Tensor BatchNormImplBase::normalize(const Tensor& x) {
   // As PyTorch's _BatchNorm.forward: the batch's statistics normalise in training, and in
   // evaluation too when there are no running statistics to use.
   double momentum = options.momentum().value_or(0.0);
@@ -70,14 +69,28 @@ Tensor BatchNorm2dImpl::forward(const Tensor& x) {
 
 // As PyTorch's repr: BatchNorm2d(64, eps=1e-05, momentum=0.1, affine=true,
 // track_running_stats=true).
-void BatchNorm2dImpl::pretty_print(std::ostream& out) const {
-  out << "BatchNorm2d(" << options.num_features() << ", eps=" << options.eps() << ", momentum=";
+void BatchNormImplBase::pretty_print(std::ostream& out) const {
+  out << name() << "(" << options.num_features() << ", eps=" << options.eps() << ", momentum=";
   if (options.momentum())
     out << *options.momentum();
   else
     out << "none";
   out << ", affine=" << (options.affine() ? "true" : "false")
       << ", track_running_stats=" << (options.track_running_stats() ? "true" : "false") << ")";
+}
+
+Tensor BatchNorm2dImpl::forward(const Tensor& x) {
+  MINIDL_CHECK(x.dim() == 4 && x.size(1) == options.num_features(), "BatchNorm2d: expected ",
+               "input of shape [N, ", options.num_features(), " (num_features), H, W], got ",
+               x.sizes());
+  return normalize(x);
+}
+
+Tensor BatchNorm1dImpl::forward(const Tensor& x) {
+  MINIDL_CHECK((x.dim() == 2 || x.dim() == 3) && x.size(1) == options.num_features(),
+               "BatchNorm1d: expected input of shape [N, ", options.num_features(),
+               " (num_features)] or [N, ", options.num_features(), ", L], got ", x.sizes());
+  return normalize(x);
 }
 
 }  // namespace minidl::nn

@@ -28,7 +28,11 @@ Conv2dImpl::Conv2dImpl(const Conv2dOptions& options) : Module("Conv2d"), options
   reset_parameters();
 }
 
-void Conv2dImpl::reset_parameters() {
+namespace {
+
+// PyTorch's _ConvNd.reset_parameters: the weight kaiming_uniform_(a = sqrt(5)), the bias
+// uniform on +-1/sqrt(fan_in) of the weight.
+void reset_convolution_parameters(const Tensor& weight, const Tensor& bias) {
   init::kaiming_uniform_(weight, std::sqrt(5.0));
   if (bias.defined()) {
     const int64_t fan_in = init::calculate_fan_in_and_fan_out(weight).fan_in;
@@ -36,6 +40,20 @@ void Conv2dImpl::reset_parameters() {
     init::uniform_(bias, -bound, bound);
   }
 }
+
+// The channel checks every convolution layer's constructor makes.
+void check_channels(const char* module, int64_t in_channels, int64_t out_channels, int64_t groups) {
+  MINIDL_CHECK(in_channels > 0 && out_channels > 0, module,
+               ": expected positive in_channels and out_channels, got ", in_channels, " and ",
+               out_channels);
+  MINIDL_CHECK(groups > 0 && in_channels % groups == 0 && out_channels % groups == 0, module,
+               ": expected in_channels (", in_channels, ") and out_channels (", out_channels,
+               ") to be divisible by groups (", groups, ")");
+}
+
+}  // namespace
+
+void Conv2dImpl::reset_parameters() { reset_convolution_parameters(weight, bias); }
 
 Tensor Conv2dImpl::forward(const Tensor& x) {
   MINIDL_CHECK(x.dim() == 4 && x.size(1) == options.in_channels(), "Conv2d: expected input of ",
@@ -54,6 +72,89 @@ void Conv2dImpl::pretty_print(std::ostream& out) const {
       << ", kernel_size=" << size2_repr(options.kernel_size())
       << ", stride=" << size2_repr(options.stride());
   if (options.padding() != Size2(0)) out << ", padding=" << size2_repr(options.padding());
+  if (options.dilation() != Size2(1)) out << ", dilation=" << size2_repr(options.dilation());
+  if (options.groups() != 1) out << ", groups=" << options.groups();
+  if (!options.bias()) out << ", bias=false";
+  out << ')';
+}
+
+}  // namespace minidl::nn
+
+namespace minidl::nn {
+
+Conv1dImpl::Conv1dImpl(const Conv1dOptions& options) : Module("Conv1d"), options(options) {
+  check_channels("Conv1d", options.in_channels(), options.out_channels(), options.groups());
+  MINIDL_CHECK(options.kernel_size() > 0, "Conv1d: expected a positive kernel_size, got ",
+               options.kernel_size());
+  weight = register_parameter(
+      "weight", empty({options.out_channels(), options.in_channels() / options.groups(),
+                       options.kernel_size()}));
+  if (options.bias()) bias = register_parameter("bias", empty({options.out_channels()}));
+  reset_parameters();
+}
+
+void Conv1dImpl::reset_parameters() { reset_convolution_parameters(weight, bias); }
+
+Tensor Conv1dImpl::forward(const Tensor& x) {
+  MINIDL_CHECK(x.dim() == 3 && x.size(1) == options.in_channels(), "Conv1d: expected input of ",
+               "shape [N, ", options.in_channels(), " (in_channels), L], got ", x.sizes());
+  return functional::conv1d(x, weight, bias,
+                            Conv1dFuncOptions()
+                                .stride(options.stride())
+                                .padding(options.padding())
+                                .dilation(options.dilation())
+                                .groups(options.groups()));
+}
+
+// As PyTorch's repr: Conv1d(3, 16, kernel_size=(3,), stride=(1,), padding=(1,), bias=false)
+void Conv1dImpl::pretty_print(std::ostream& out) const {
+  out << "Conv1d(" << options.in_channels() << ", " << options.out_channels() << ", kernel_size=("
+      << options.kernel_size() << ",), stride=(" << options.stride() << ",)";
+  if (options.padding() != 0) out << ", padding=(" << options.padding() << ",)";
+  if (options.dilation() != 1) out << ", dilation=(" << options.dilation() << ",)";
+  if (options.groups() != 1) out << ", groups=" << options.groups();
+  if (!options.bias()) out << ", bias=false";
+  out << ')';
+}
+
+ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& options)
+    : Module("ConvTranspose2d"), options(options) {
+  const int64_t groups = options.groups();
+  check_channels("ConvTranspose2d", options.in_channels(), options.out_channels(), groups);
+  const Size2 kernel = options.kernel_size();
+  MINIDL_CHECK(kernel.h > 0 && kernel.w > 0, "ConvTranspose2d: expected a positive kernel_size, ",
+               "got ", size2_repr(kernel));
+  weight = register_parameter(
+      "weight",
+      empty({options.in_channels(), options.out_channels() / groups, kernel.h, kernel.w}));
+  if (options.bias()) bias = register_parameter("bias", empty({options.out_channels()}));
+  reset_parameters();
+}
+
+void ConvTranspose2dImpl::reset_parameters() { reset_convolution_parameters(weight, bias); }
+
+Tensor ConvTranspose2dImpl::forward(const Tensor& x) {
+  MINIDL_CHECK(x.dim() == 4 && x.size(1) == options.in_channels(), "ConvTranspose2d: expected ",
+               "input of shape [N, ", options.in_channels(), " (in_channels), H, W], got ",
+               x.sizes());
+  return functional::conv_transpose2d(x, weight, bias,
+                                      ConvTranspose2dFuncOptions()
+                                          .stride(options.stride())
+                                          .padding(options.padding())
+                                          .output_padding(options.output_padding())
+                                          .groups(options.groups())
+                                          .dilation(options.dilation()));
+}
+
+// As PyTorch's repr: ConvTranspose2d(16, 8, kernel_size=(3, 3), stride=(2, 2),
+// output_padding=(1, 1))
+void ConvTranspose2dImpl::pretty_print(std::ostream& out) const {
+  out << "ConvTranspose2d(" << options.in_channels() << ", " << options.out_channels()
+      << ", kernel_size=" << size2_repr(options.kernel_size())
+      << ", stride=" << size2_repr(options.stride());
+  if (options.padding() != Size2(0)) out << ", padding=" << size2_repr(options.padding());
+  if (options.output_padding() != Size2(0))
+    out << ", output_padding=" << size2_repr(options.output_padding());
   if (options.dilation() != Size2(1)) out << ", dilation=" << size2_repr(options.dilation());
   if (options.groups() != 1) out << ", groups=" << options.groups();
   if (!options.bias()) out << ", bias=false";

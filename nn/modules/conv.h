@@ -1,9 +1,12 @@
 #pragma once
-// nn::Conv2d: 2-D convolution over [N, C_in, H, W], as torch::nn::Conv2d (zero padding).
-// weight [out_channels, in_channels / groups, kH, kW]; bias [out_channels] unless .bias(false).
-// Initialised as PyTorch: weight kaiming_uniform_(a = sqrt(5)), i.e. uniform on
-// [-1/sqrt(fan_in), 1/sqrt(fan_in)] with fan_in = in_channels / groups * kH * kW, and bias
-// uniform on the same bounds.
+// The convolution layers, as LibTorch's (zero padding):
+// - nn::Conv2d over [N, C_in, H, W]: weight [out_channels, in_channels / groups, kH, kW];
+// - nn::Conv1d over [N, C_in, L]: weight [out_channels, in_channels / groups, k];
+// - nn::ConvTranspose2d over [N, C_in, H, W]: weight [in_channels, out_channels / groups, kH, kW].
+// Each has bias [out_channels] unless .bias(false). Initialised as PyTorch: weight
+// kaiming_uniform_(a = sqrt(5)), i.e. uniform on [-1/sqrt(fan_in), 1/sqrt(fan_in)] with fan_in =
+// weight.size(1) * the kernel's elements (in_channels / groups * kH * kW for Conv2d,
+// out_channels / groups * kH * kW for ConvTranspose2d), and bias uniform on the same bounds.
 #include <cstdint>
 #include <iosfwd>
 
@@ -31,5 +34,41 @@ class Conv2dImpl : public Module {
 };
 
 MINIDL_MODULE(Conv2d);
+
+class Conv1dImpl : public Module {
+ public:
+  Conv1dImpl(int64_t in_channels, int64_t out_channels, int64_t kernel_size)
+      : Conv1dImpl(Conv1dOptions(in_channels, out_channels, kernel_size)) {}
+  explicit Conv1dImpl(const Conv1dOptions& options);
+
+  // x [N, in_channels, L] -> [N, out_channels, L_out]
+  Tensor forward(const Tensor& x);
+  void reset_parameters();
+  void pretty_print(std::ostream& out) const override;
+
+  Conv1dOptions options;
+  Tensor weight;  // [out_channels, in_channels / groups, k]
+  Tensor bias;    // [out_channels], undefined without bias
+};
+
+MINIDL_MODULE(Conv1d);
+
+class ConvTranspose2dImpl : public Module {
+ public:
+  ConvTranspose2dImpl(int64_t in_channels, int64_t out_channels, Size2 kernel_size)
+      : ConvTranspose2dImpl(ConvTranspose2dOptions(in_channels, out_channels, kernel_size)) {}
+  explicit ConvTranspose2dImpl(const ConvTranspose2dOptions& options);
+
+  // x [N, in_channels, H, W] -> [N, out_channels, H_out, W_out] (ops/conv_transpose.h).
+  Tensor forward(const Tensor& x);
+  void reset_parameters();
+  void pretty_print(std::ostream& out) const override;
+
+  ConvTranspose2dOptions options;
+  Tensor weight;  // [in_channels, out_channels / groups, kH, kW]
+  Tensor bias;    // [out_channels], undefined without bias
+};
+
+MINIDL_MODULE(ConvTranspose2d);
 
 }  // namespace minidl::nn

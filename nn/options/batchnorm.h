@@ -1,5 +1,5 @@
 #pragma once
-// Options of nn::BatchNorm2d and nn::functional::batch_norm.
+// Options of nn::BatchNorm2d and nn::BatchNorm1d, and of nn::functional::batch_norm.
 #include <cstdint>
 #include <optional>
 
@@ -10,7 +10,7 @@ namespace minidl::nn {
 
 struct BatchNorm2dOptions {
   BatchNorm2dOptions(int64_t num_features) : num_features_(num_features) {}
-  // C, the channel count of the [N, C, H, W] input.
+  // C, the channel count of the [N, C, H, W] input ([N, C] or [N, C, L] for BatchNorm1d).
   MINIDL_ARG(int64_t, num_features);
   // Added to the variance before the square root.
   MINIDL_ARG(double, eps) = 1e-5;
@@ -23,6 +23,9 @@ struct BatchNorm2dOptions {
   // normalises with the batch's own statistics.
   MINIDL_ARG(bool, track_running_stats) = true;
 };
+
+// LibTorch's BatchNorm1dOptions and BatchNorm2dOptions are one struct too.
+using BatchNorm1dOptions = BatchNorm2dOptions;
 
 struct BatchNormFuncOptions {
   MINIDL_ARG(Tensor, weight) = {};

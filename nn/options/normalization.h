@@ -1,5 +1,6 @@
 #pragma once
-// Options of nn::LayerNorm and nn::functional::layer_norm.
+// Options of nn::LayerNorm and nn::GroupNorm, and of their functional forms.
+#include <cstdint>
 #include <utility>
 
 #include "minidl/core/arg.h"
@@ -27,9 +28,31 @@ struct LayerNormFuncOptions {
   MINIDL_ARG(double, eps) = 1e-5;
 };
 
+struct GroupNormOptions {
+  GroupNormOptions(int64_t num_groups, int64_t num_channels)
+      : num_groups_(num_groups), num_channels_(num_channels) {}
+  // Groups the channels are split into; must divide num_channels.
+  MINIDL_ARG(int64_t, num_groups);
+  // C, the channel count of the [N, C, *] input.
+  MINIDL_ARG(int64_t, num_channels);
+  // Added to the variance before the square root.
+  MINIDL_ARG(double, eps) = 1e-5;
+  // Whether to learn a per-channel scale (weight) and shift (bias).
+  MINIDL_ARG(bool, affine) = true;
+};
+
+struct GroupNormFuncOptions {
+  GroupNormFuncOptions(int64_t num_groups) : num_groups_(num_groups) {}
+  MINIDL_ARG(int64_t, num_groups);
+  MINIDL_ARG(Tensor, weight) = {};
+  MINIDL_ARG(Tensor, bias) = {};
+  MINIDL_ARG(double, eps) = 1e-5;
+};
+
 namespace functional {
-// LibTorch spells it F::LayerNormFuncOptions too.
+// LibTorch spells them F::LayerNormFuncOptions and F::GroupNormFuncOptions too.
 using LayerNormFuncOptions = nn::LayerNormFuncOptions;
+using GroupNormFuncOptions = nn::GroupNormFuncOptions;
 }  // namespace functional
 
 }  // namespace minidl::nn

@@ -195,11 +195,11 @@ TEST(AutocastPolicyTable, ProductsAreLowPrecisionTheRestFloat32) {
   using amp::AutocastOp;
   using amp::CastPolicy;
   for (AutocastOp op : {AutocastOp::Conv2d, AutocastOp::Linear, AutocastOp::Matmul,
-                        AutocastOp::ScaledDotProductAttention})
+                        AutocastOp::ScaledDotProductAttention, AutocastOp::ConvTranspose2d})
     EXPECT_EQ(amp::cast_policy(op), CastPolicy::LowerPrecision) << amp::autocast_op_name(op);
   for (AutocastOp op : {AutocastOp::Softmax, AutocastOp::LogSoftmax, AutocastOp::CrossEntropy,
                         AutocastOp::NllLoss, AutocastOp::MseLoss, AutocastOp::Sum, AutocastOp::Mean,
-                        AutocastOp::Var, AutocastOp::LayerNorm})
+                        AutocastOp::Var, AutocastOp::LayerNorm, AutocastOp::GroupNorm})
     EXPECT_EQ(amp::cast_policy(op), CastPolicy::Float32) << amp::autocast_op_name(op);
   EXPECT_EQ(amp::autocast_op_name(AutocastOp::CrossEntropy), "cross_entropy");
 }

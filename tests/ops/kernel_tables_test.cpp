@@ -9,6 +9,7 @@
 #include "minidl/ops/dropout_kernels.h"
 #include "minidl/ops/elementwise_kernels.h"
 #include "minidl/ops/embedding_kernels.h"
+#include "minidl/ops/group_norm_kernels.h"
 #include "minidl/ops/indexing_kernels.h"
 #include "minidl/ops/layer_norm_kernels.h"
 #include "minidl/ops/linalg_kernels.h"
@@ -33,6 +34,7 @@ TEST(KernelTables, EveryEntryOfEveryOpsTableIsSet) {
   expect_complete_tables<DropoutKernels>("dropout");
   expect_complete_tables<ElementwiseKernels>("elementwise");
   expect_complete_tables<LayerNormKernels>("layer_norm");
+  expect_complete_tables<GroupNormKernels>("group_norm");
   expect_complete_tables<EmbeddingKernels>("embedding");
   expect_complete_tables<IndexingKernels>("indexing");
   expect_complete_tables<LinalgKernels>("linalg");

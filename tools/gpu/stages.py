@@ -57,7 +57,7 @@ MEMCHECK_LEFT_OUT = {"tools": "its CUDA tests check the CUPTI recorder, not mini
 # clip_grad_norm_'s multi-tensor reduction).
 RACECHECK_FILTERS = {
     "ops": ("ReduceCuda.*:SoftmaxCuda.*:CrossEntropyCuda.*:NllLossCuda.*:MseLossCuda.*:"
-            "BatchNormCuda.*:LayerNormCuda.*:PoolCuda.*:"
+            "BatchNormCuda.*:LayerNormCuda.*:GroupNormCuda.*:PoolCuda.*:"
             "Cases/AttentionCudaParity.MatchesTheCpu/Plain:"
             "Cases/AttentionCudaParity.MatchesTheCpu/OddHeadDims:AttentionCuda.BroadcastMask*:"
             "Cases/AttentionTensorCores.MatchesTheCpu/RaggedTiles:"
