@@ -38,4 +38,12 @@ struct GroupLayout {
   }
 };
 
+// Which weight and bias element group norm gives element j of a row: its channel's.
+struct ChannelParameter {
+  GroupLayout layout;
+  MINIDL_HOST_DEVICE int64_t operator()(int64_t row, int64_t j) const {
+    return layout.channel_of(row, j);
+  }
+};
+
 }  // namespace minidl::group_norm_math

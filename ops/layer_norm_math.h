@@ -29,6 +29,12 @@ struct RowLayout {
   MINIDL_HOST_DEVICE int64_t numel() const { return rows * cols; }
 };
 
+// Which weight and bias element 1-D layer norm gives element j of a row: the column's. (Group
+// norm's rows use another, group_norm_math::ChannelParameter; the row kernels take either.)
+struct ColumnParameter {
+  MINIDL_HOST_DEVICE int64_t operator()(int64_t /*row*/, int64_t j) const { return j; }
+};
+
 template <class Acc>
 MINIDL_HOST_DEVICE Acc row_mean(Acc sum, int64_t cols) {
   return sum / static_cast<Acc>(cols);

@@ -14,7 +14,7 @@ namespace minidl {
 bool onednn_available();
 
 // On by default when available; the environment variable MINIDL_ONEDNN=0 starts a process with
-// it off (to compare both paths in one program, as tools/bench_compare.py does). Call between
+// it off (to compare both paths in one program, as tools/bench/bench_compare.py does). Call between
 // ops. Switching it on in a build without oneDNN changes nothing.
 void set_onednn_enabled(bool enabled);
 bool onednn_enabled();  // available and switched on

@@ -101,8 +101,8 @@ Tensor unreduced_binary_cross_entropy(const Tensor& input, const Tensor& target)
                      [saved_input, saved_target, input_needs_grad = input.requires_grad(),
                       target_needs_grad = target.requires_grad()](const Tensor& grad) {
                        NoGradGuard no_grad;
-                       const Tensor x = saved_input.get();
-                       const Tensor y = saved_target.get();
+                       const Tensor& x = saved_input.get();
+                       const Tensor& y = saved_target.get();
                        Tensor grad_input, grad_target;
                        if (input_needs_grad) {
                          const Tensor denominator =

@@ -8,7 +8,7 @@
 // are instantiated, for every optimizer at once, by optim/cpu/optimizer_updates.cpp and
 // optim/cuda/optimizer_updates.cu: each defines MINIDL_OPTIMIZER_UPDATE(Op) to instantiate its
 // backend's table and then includes optim/optim.h, whose optimizer headers each end with
-// MINIDL_OPTIMIZER_UPDATE(TheirOp) (elsewhere the marker expands to nothing, below). So an
+// MINIDL_OPTIMIZER_UPDATE(TheirOp) (elsewhere the marker declares the tables extern, below). So an
 // optimizer is its header, its source file and a line in optim/optim.h; one missing from
 // optim/optim.h fails to link.
 //
@@ -20,9 +20,12 @@
 //   args.skip_flag is nonzero, nothing changes.
 #include "minidl/ops/multi_tensor_table.h"
 
-// Expands to nothing except in the two files that instantiate the tables (Note above).
+// Declares that Op's tables are instantiated elsewhere, except in the two files that instantiate
+// them (Note above), which define it first.
 #ifndef MINIDL_OPTIMIZER_UPDATE
-#define MINIDL_OPTIMIZER_UPDATE(Op)
+#define MINIDL_OPTIMIZER_UPDATE(Op)                                  \
+  extern template const UpdateKernels<Op> UpdateKernels<Op>::kCpu; \
+  extern template const UpdateKernels<Op> UpdateKernels<Op>::kCuda;
 #endif
 
 namespace minidl::optim {

@@ -46,6 +46,44 @@ inline unsigned elementwise_blocks(int64_t numel, int device) {
   return resident_grid_stride_blocks(numel, kThreadsPerBlock, kBlocksPerMultiprocessor, device);
 }
 
+// The indices of [0, count) that the calling thread visits in a 1-D grid-stride loop (its global
+// thread index, then steps of every thread of the grid), as a range:
+//   for (const int64_t i : grid_stride_range(numel)) out[i] = f(in[i]);
+// Sized by elementwise_blocks or resident_grid_stride_blocks, so that the grid need not cover
+// `count` threads.
+class GridStrideRange {
+ public:
+  class Iterator {
+   public:
+    __device__ Iterator(int64_t index, int64_t step) : index_(index), step_(step) {}
+    __device__ int64_t operator*() const { return index_; }
+    __device__ Iterator& operator++() {
+      index_ += step_;
+      return *this;
+    }
+    // Against end(): whether this index is still inside the range.
+    __device__ bool operator!=(const Iterator& end) const { return index_ < end.index_; }
+
+   private:
+    int64_t index_;
+    int64_t step_;
+  };
+
+  __device__ explicit GridStrideRange(int64_t count) : count_(count) {}
+  __device__ Iterator begin() const {
+    return {static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x,
+            static_cast<int64_t>(blockDim.x) * gridDim.x};
+  }
+  __device__ Iterator end() const { return {count_, 0}; }
+
+ private:
+  int64_t count_;
+};
+
+__device__ inline GridStrideRange grid_stride_range(int64_t count) {
+  return GridStrideRange(count);
+}
+
 // The tensor's device made current (until this goes out of scope) and its current stream,
 // for one launcher.
 struct LaunchContext {

@@ -7,6 +7,7 @@
 
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/device.h"
+#include "minidl/core/cuda/launch.cuh"
 #include "minidl/core/cuda/launch_geometry.h"
 #include "minidl/core/cuda/stream.h"
 #include "minidl/data/loader/gather_rows_kernels.h"
@@ -22,9 +23,7 @@ template <class Word>
 __global__ void gather_rows_cuda(Word* out, const Word* source, const int64_t* rows, int64_t count,
                                  int64_t row_words) {
   const int64_t total = count * row_words;
-  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
-       i += step) {
+  for (const int64_t i : grid_stride_range(total)) {
     const int64_t j = i / row_words, word = i % row_words;
     out[i] = source[rows[j] * row_words + word];
   }

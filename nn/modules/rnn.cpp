@@ -300,7 +300,8 @@ std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTMImpl::forward(
                h0.defined() ? "defined" : "undefined", " and c0 ",
                c0.defined() ? "defined" : "undefined");
   Result result = run(input, h0, c0);
-  return {std::move(result.output), {std::move(result.h_n), std::move(result.c_n)}};
+  return std::make_tuple(std::move(result.output),
+                         std::make_tuple(std::move(result.h_n), std::move(result.c_n)));
 }
 
 GRUImpl::GRUImpl(const GRUOptions& options)

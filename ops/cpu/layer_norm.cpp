@@ -1,59 +1,26 @@
-// CPU layer normalisation. Rows are independent: the forward pass and grad_input run in
-// parallel over blocks of rows, each row by one thread. A row's sums run in kLanes interleaved
-// partial sums (so the compiler can vectorise them) merged in lane order, and grad_weight and
-// grad_bias are summed per block of kRowsPerBlock rows, then over blocks in block order: the
-// blocks depend on the shape alone, so results are the same bits at any thread count. The math
-// is that of ops/layer_norm_math.h, shared with the CUDA kernels.
+// CPU layer normalisation. The forward pass and grad_input are the row kernels it shares with
+// group norm (ops/cpu/normalize_rows.h). grad_weight and grad_bias are summed per block of
+// kRowsPerBlock rows, then over blocks in block order: the blocks depend on the shape alone, so
+// results are the same bits at any thread count. The math is that of ops/layer_norm_math.h, shared
+// with the CUDA kernels.
 #include <algorithm>
-#include <array>
-#include <type_traits>
 #include <vector>
 
 #include "minidl/core/ceil_div.h"
 #include "minidl/core/parallel.h"
+#include "minidl/ops/cpu/normalize_rows.h"
 #include "minidl/ops/layer_norm_kernels.h"
 
 namespace minidl::cpu {
 
 namespace {
 
-// float for float32 and the 16-bit types, double for float64.
-template <class T>
-using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+using normalize_rows::acc_t;
+using normalize_rows::data_or_null;
+using normalize_rows::kTaskElements;
 
-// Elements one task handles: enough to amortise starting it.
-constexpr int64_t kTaskElements = 16384;
-// Independent partial sums of a row's reduction (one AVX-512 register of float).
-constexpr int64_t kLanes = 16;
 // Rows whose parameter gradients are summed into one partial row.
 constexpr int64_t kRowsPerBlock = 32;
-
-template <class Acc>
-const Acc* data_or_null(const Tensor& t) {
-  return t.defined() ? t.data_ptr<Acc>() : nullptr;
-}
-
-// Calls fn(row) for every row, several rows to a task when rows are short.
-template <class Fn>
-void for_each_row(const layer_norm_math::RowLayout& layout, const Fn& fn) {
-  const int64_t grain = std::max<int64_t>(1, kTaskElements / std::max<int64_t>(layout.cols, 1));
-  parallel_for(0, layout.rows, grain, [&](int64_t begin, int64_t end) {
-    for (int64_t row = begin; row < end; ++row) fn(row);
-  });
-}
-
-// sum over j < cols of term(j), in kLanes interleaved partial sums merged in lane order.
-template <class Acc, class Term>
-Acc lane_sum(int64_t cols, const Term& term) {
-  std::array<Acc, kLanes> lanes{};
-  const int64_t whole = cols - cols % kLanes;
-  for (int64_t j = 0; j < whole; j += kLanes)
-    for (int64_t lane = 0; lane < kLanes; ++lane) lanes[lane] += term(j + lane);
-  for (int64_t j = whole; j < cols; ++j) lanes[j - whole] += term(j);
-  Acc sum = 0;
-  for (Acc lane : lanes) sum += lane;
-  return sum;
-}
 
 void layer_norm_forward_kernel(const Tensor& out, const Tensor& mean, const Tensor& rstd,
                                const Tensor& input, const Tensor& weight, const Tensor& bias,
@@ -61,35 +28,9 @@ void layer_norm_forward_kernel(const Tensor& out, const Tensor& mean, const Tens
   visit_floating(input.dtype(), "layer_norm", [&](auto zero) {
     using T = decltype(zero);
     using Acc = acc_t<T>;
-    const T* x = input.data_ptr<T>();
-    T* y = out.data_ptr<T>();
-    Acc* mean_out = mean.data_ptr<Acc>();
-    Acc* rstd_out = rstd.data_ptr<Acc>();
-    const Acc* weight_data = data_or_null<Acc>(weight);
-    const Acc* bias_data = data_or_null<Acc>(bias);
-    const int64_t cols = layout.cols;
-    const Acc acc_eps = static_cast<Acc>(eps);
-    for_each_row(layout, [&](int64_t row) {
-      const T* x_row = x + row * cols;
-      T* y_row = y + row * cols;
-      const Acc row_mean = layer_norm_math::row_mean(
-          lane_sum<Acc>(cols, [&](int64_t j) { return static_cast<Acc>(x_row[j]); }), cols);
-      const Acc row_rstd =
-          layer_norm_math::row_rstd(lane_sum<Acc>(cols,
-                                                  [&](int64_t j) {
-                                                    return layer_norm_math::squared_deviation(
-                                                        static_cast<Acc>(x_row[j]), row_mean);
-                                                  }),
-                                    cols, acc_eps);
-      mean_out[row] = row_mean;
-      rstd_out[row] = row_rstd;
-      for (int64_t j = 0; j < cols; ++j) {
-        const Acc x_hat =
-            layer_norm_math::normalized(static_cast<Acc>(x_row[j]), row_mean, row_rstd);
-        y_row[j] = static_cast<T>(layer_norm_math::affine(
-            x_hat, weight_data ? weight_data[j] : Acc(1), bias_data ? bias_data[j] : Acc(0)));
-      }
-    });
+    normalize_rows::forward(out.data_ptr<T>(), mean.data_ptr<Acc>(), rstd.data_ptr<Acc>(),
+                            input.data_ptr<T>(), data_or_null<Acc>(weight), data_or_null<Acc>(bias),
+                            layout, static_cast<Acc>(eps), layer_norm_math::ColumnParameter{});
   });
 }
 
@@ -100,30 +41,10 @@ void layer_norm_backward_input_kernel(const Tensor& grad_input, const Tensor& gr
   visit_floating(input.dtype(), "layer_norm", [&](auto zero) {
     using T = decltype(zero);
     using Acc = acc_t<T>;
-    const T* x = input.data_ptr<T>();
-    const T* dy = grad_output.data_ptr<T>();
-    T* dx = grad_input.data_ptr<T>();
-    const Acc* mean_data = mean.data_ptr<Acc>();
-    const Acc* rstd_data = rstd.data_ptr<Acc>();
-    const Acc* weight_data = data_or_null<Acc>(weight);
-    const int64_t cols = layout.cols;
-    for_each_row(layout, [&](int64_t row) {
-      const T* x_row = x + row * cols;
-      const T* dy_row = dy + row * cols;
-      T* dx_row = dx + row * cols;
-      const Acc row_mean = mean_data[row], row_rstd = rstd_data[row];
-      const auto g = [&](int64_t j) {
-        return static_cast<Acc>(dy_row[j]) * (weight_data ? weight_data[j] : Acc(1));
-      };
-      const auto x_hat = [&](int64_t j) {
-        return layer_norm_math::normalized(static_cast<Acc>(x_row[j]), row_mean, row_rstd);
-      };
-      const layer_norm_math::RowGradSums<Acc> sums{
-          lane_sum<Acc>(cols, g), lane_sum<Acc>(cols, [&](int64_t j) { return g(j) * x_hat(j); })};
-      for (int64_t j = 0; j < cols; ++j)
-        dx_row[j] =
-            static_cast<T>(layer_norm_math::input_grad(g(j), x_hat(j), row_rstd, sums, cols));
-    });
+    normalize_rows::backward_input(grad_input.data_ptr<T>(), grad_output.data_ptr<T>(),
+                                   input.data_ptr<T>(), mean.data_ptr<Acc>(), rstd.data_ptr<Acc>(),
+                                   data_or_null<Acc>(weight), layout,
+                                   layer_norm_math::ColumnParameter{});
   });
 }
 

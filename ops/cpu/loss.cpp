@@ -6,6 +6,7 @@
 
 #include "minidl/core/parallel.h"
 #include "minidl/ops/loss_kernels.h"
+#include "minidl/ops/loss_math.h"
 
 namespace minidl::cpu {
 
@@ -154,10 +155,10 @@ void cross_entropy_forward_kernel(const Tensor& losses, const Tensor& logsumexp,
         Acc logit_sum = 0;
         for (int64_t c = 0; c < classes; ++c) logit_sum += static_cast<Acc>(x[row.base + c]);
         lse[i] = max + log_sum;
-        loss[i] = t[i] == ignore_index
-                      ? Acc(0)
-                      : lse[i] - (1 - smoothing) * static_cast<Acc>(x[row.base + t[i]]) -
-                            smoothing * logit_sum / static_cast<Acc>(classes);
+        loss[i] = t[i] == ignore_index ? Acc(0)
+                                       : loss_math::smoothed_cross_entropy(
+                                             lse[i], static_cast<Acc>(x[row.base + t[i]]),
+                                             logit_sum, smoothing, classes);
       }
     });
   });
@@ -188,7 +189,7 @@ void cross_entropy_backward_kernel(const Tensor& grad_logits, const Tensor& grad
             static_cast<Acc>(scale) * static_cast<Acc>(load_grad(grad_losses, g, i));
         for (int64_t c = 0; c < classes; ++c) {
           const Acc probability = std::exp(static_cast<Acc>(x[i * classes + c]) - lse[i]);
-          const Acc wanted = (c == t[i] ? 1 - smoothing : 0) + off_target;
+          const Acc wanted = loss_math::smoothed_target(c == t[i], smoothing, off_target);
           result[i * classes + c] = static_cast<T>(row_grad * (probability - wanted));
         }
       }

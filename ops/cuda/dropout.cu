@@ -20,9 +20,7 @@ constexpr int64_t kMaxBlocks = 65536;  // the grid-stride loop covers the rest
 template <class T>
 __global__ void dropout_elements(T* out, const T* in, int64_t numel, double p, float scale,
                                  uint64_t seed, uint64_t offset) {
-  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel;
-       i += step) {
+  for (const int64_t i : grid_stride_range(numel)) {
     const bool kept = dropout::keeps(seed, offset + static_cast<uint64_t>(i), p);
     out[i] = dropout::masked_scale(in[i], kept, scale);
   }

@@ -51,8 +51,7 @@ template <class Word, class Index>
 __global__ void embedding_forward(Word* out, const Word* weight, const Index* indices,
                                   int64_t num_embeddings, int64_t dim, int64_t total,
                                   DeviceErrorSlot error_slot) {
-  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < total;
-       e += static_cast<int64_t>(blockDim.x) * gridDim.x) {
+  for (const int64_t e : grid_stride_range(total)) {
     const int64_t j = e / dim, column = e % dim;
     const int64_t row = indices[j];
     if (row < 0 || row >= num_embeddings) [[unlikely]] {
@@ -69,8 +68,7 @@ __global__ void embedding_forward(Word* out, const Word* weight, const Index* in
 template <class Index>
 __global__ void embedding_sort_keys(uint64_t* keys, int64_t* positions, const Index* indices,
                                     int64_t num_embeddings, int64_t padding_row, int64_t count) {
-  for (int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; j < count;
-       j += static_cast<int64_t>(blockDim.x) * gridDim.x) {
+  for (const int64_t j : grid_stride_range(count)) {
     const int64_t row = indices[j];
     const bool dropped = row < 0 || row >= num_embeddings || row == padding_row;
     keys[j] = dropped ? dropped_key(num_embeddings) : static_cast<uint64_t>(row);
@@ -87,8 +85,7 @@ __global__ void embedding_sum_runs(T* grad_weight, const T* grad, const uint64_t
                                    const int64_t* sorted_positions, int64_t num_embeddings,
                                    int64_t dim, int64_t count) {
   const int64_t total = count * dim;
-  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < total;
-       e += static_cast<int64_t>(blockDim.x) * gridDim.x) {
+  for (const int64_t e : grid_stride_range(total)) {
     const int64_t i = e / dim, column = e % dim;
     const uint64_t key = sorted_keys[i];
     if (key == dropped_key(num_embeddings)) continue;

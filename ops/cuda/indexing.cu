@@ -39,8 +39,7 @@ int key_bits(uint64_t dropped) {
 template <class Word>
 __global__ void gather_elements(Word* out, const Word* self, const int64_t* index, int64_t count,
                                 IndexingGeometry geometry, DeviceErrorSlot error_slot) {
-  for (int64_t p = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; p < count;
-       p += static_cast<int64_t>(blockDim.x) * gridDim.x) {
+  for (const int64_t p : grid_stride_range(count)) {
     const indexing_math::Offsets offsets = indexing_math::offsets_of(geometry, p);
     const int64_t value = index[p];
     if (value < 0 || value >= geometry.self_dim_size) [[unlikely]] {
@@ -58,8 +57,7 @@ __global__ void gather_elements(Word* out, const Word* self, const int64_t* inde
 __global__ void scatter_sort_keys(uint64_t* keys, int64_t* positions, const int64_t* index,
                                   int64_t count, IndexingGeometry geometry, uint64_t dropped,
                                   DeviceErrorSlot error_slot) {
-  for (int64_t p = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; p < count;
-       p += static_cast<int64_t>(blockDim.x) * gridDim.x) {
+  for (const int64_t p : grid_stride_range(count)) {
     const int64_t value = index[p];
     positions[p] = p;
     if (value < 0 || value >= geometry.self_dim_size) [[unlikely]] {
@@ -80,8 +78,7 @@ template <class T, ScatterReduction kReduction>
 __global__ void scatter_runs(T* out, const T* src, const uint64_t* sorted_keys,
                              const int64_t* sorted_positions, int64_t count,
                              IndexingGeometry geometry, uint64_t dropped) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
-       i += static_cast<int64_t>(blockDim.x) * gridDim.x) {
+  for (const int64_t i : grid_stride_range(count)) {
     const uint64_t key = sorted_keys[i];
     if (key == dropped) continue;
     if (i > 0 && sorted_keys[i - 1] == key) continue;  // not the first of its run

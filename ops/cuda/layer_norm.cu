@@ -1,12 +1,8 @@
 // CUDA layer normalisation. The math is that of ops/layer_norm_math.h, shared with the CPU.
 //
 // Conventions:
-// - Row kernels (forward; grad_input) give each row of the [R, D] input to one row of threads
-//   (block_reduce.cuh's sense): a warp (block (32, kWarpRowsPerBlock), kWarpRowsPerBlock rows
-//   to a block) when D <= kWarpRowMaxCols, else a whole block (kBlockRowThreads, 1). The row's
-//   threads stride over it, merge their sums with row_all_reduce, then each writes its elements.
-//   The forward pass reads a row twice (sum, then squared deviations from the mean); the second
-//   read comes from the cache.
+// - The forward pass and grad_input are the row kernels it shares with group norm
+//   (ops/cuda/normalize_rows.cuh), each column under its own weight and bias.
 // - grad_weight and grad_bias, sums over rows, take two launches: the first cuts the R rows into
 //   `splits` ranges and folds each (column tile, range) into partial sums, laid out [splits, D]
 //   in a workspace (block (kTileColumns, kTileRows): threadIdx.x walks neighbouring columns of a
@@ -22,6 +18,7 @@
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/device_dtype.h"
 #include "minidl/core/cuda/launch.cuh"
+#include "minidl/ops/cuda/normalize_rows.cuh"
 #include "minidl/ops/layer_norm_kernels.h"
 #include "minidl/ops/reduce_math.h"
 
@@ -29,12 +26,9 @@ namespace minidl::cuda {
 
 namespace {
 
-using Acc = float;
+using normalize_rows::Acc;
+using normalize_rows::data_or_null;
 
-// Rows up to this long take a warp each; longer ones a block.
-constexpr int64_t kWarpRowMaxCols = 1024;
-constexpr int kWarpRowsPerBlock = 8;
-constexpr int kBlockRowThreads = 256;
 constexpr int kTileColumns = 32;
 constexpr int kTileRows = 8;
 constexpr int kFinalizeThreads = 128;
@@ -46,70 +40,6 @@ static_assert(kMaxSplits <= kMaxGridYZ, "the splits are the grid's y dimension")
 constexpr int64_t kReductionBlocksPerMultiprocessor = 4;  // the reduction's target occupancy
 
 // ---- kernels ----
-
-// The row this thread's row of threads owns (see the conventions at the top).
-__device__ int64_t thread_row() {
-  return static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
-}
-
-// Block (32, kWarpRowsPerBlock) or (kBlockRowThreads, 1); grid: one block per blockDim.y rows.
-// mean [R], rstd [R]; weight, bias [D] or null.
-template <class T>
-__global__ void layer_norm_forward_kernel(T* y, Acc* mean, Acc* rstd, const T* x, const Acc* weight,
-                                          const Acc* bias, layer_norm_math::RowLayout layout,
-                                          Acc eps) {
-  const int64_t row = thread_row();
-  if (row >= layout.rows) return;  // the whole row of threads: no reduction is left waiting
-  const int64_t cols = layout.cols;
-  const T* x_row = x + row * cols;
-  T* y_row = y + row * cols;
-  const reduce_math::SumOp<Acc> sum_op;
-  Acc sum = sum_op.identity();
-  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) sum += static_cast<Acc>(x_row[j]);
-  const Acc row_mean = layer_norm_math::row_mean(row_all_reduce(sum_op, sum), cols);
-  Acc squared_deviations = sum_op.identity();
-  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
-    squared_deviations += layer_norm_math::squared_deviation(static_cast<Acc>(x_row[j]), row_mean);
-  const Acc row_rstd =
-      layer_norm_math::row_rstd(row_all_reduce(sum_op, squared_deviations), cols, eps);
-  if (threadIdx.x == 0) {
-    mean[row] = row_mean;
-    rstd[row] = row_rstd;
-  }
-  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
-    const Acc x_hat = layer_norm_math::normalized(static_cast<Acc>(x_row[j]), row_mean, row_rstd);
-    y_row[j] = static_cast<T>(
-        layer_norm_math::affine(x_hat, weight ? weight[j] : Acc(1), bias ? bias[j] : Acc(0)));
-  }
-}
-
-// Geometry as layer_norm_forward_kernel's. weight [D] or null.
-template <class T>
-__global__ void layer_norm_backward_input_kernel(T* grad_input, const T* grad_output, const T* x,
-                                                 const Acc* mean, const Acc* rstd,
-                                                 const Acc* weight,
-                                                 layer_norm_math::RowLayout layout) {
-  const int64_t row = thread_row();
-  if (row >= layout.rows) return;  // the whole row of threads
-  const int64_t cols = layout.cols;
-  const int64_t first = row * cols;
-  const Acc row_mean = mean[row], row_rstd = rstd[row];
-  const layer_norm_math::RowGradSumsOp<Acc> op;
-  layer_norm_math::RowGradSums<Acc> sums = op.identity();
-  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
-    const Acc g = static_cast<Acc>(grad_output[first + j]) * (weight ? weight[j] : Acc(1));
-    sums = op.accumulate(
-        sums, g, layer_norm_math::normalized(static_cast<Acc>(x[first + j]), row_mean, row_rstd));
-  }
-  sums = row_all_reduce(op, sums);
-  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
-    const Acc g = static_cast<Acc>(grad_output[first + j]) * (weight ? weight[j] : Acc(1));
-    const Acc x_hat =
-        layer_norm_math::normalized(static_cast<Acc>(x[first + j]), row_mean, row_rstd);
-    grad_input[first + j] =
-        static_cast<T>(layer_norm_math::input_grad(g, x_hat, row_rstd, sums, cols));
-  }
-}
 
 // Block (kTileColumns, kTileRows); grid (column tiles, splits). Block (tile, split) folds rows
 // [split * range_length, ...) of its kTileColumns columns into partial[split, column].
@@ -152,47 +82,18 @@ __global__ void parameter_grad_finalize_kernel(
 
 // ---- launchers ----
 
-// A per-column tensor's data, or null for an undefined (optional) one.
-Acc* data_or_null(const Tensor& t) { return t.defined() ? t.data_ptr<Acc>() : nullptr; }
-
-// The geometry of the row kernels (see the conventions at the top).
-struct RowGeometry {
-  dim3 grid, block;
-};
-
-RowGeometry row_geometry(const layer_norm_math::RowLayout& layout) {
-  if (layout.cols <= kWarpRowMaxCols)
-    return {dim3(checked_grid_x(ceil_div(layout.rows, kWarpRowsPerBlock), "layer_norm")),
-            dim3(kWarpSize, kWarpRowsPerBlock)};
-  return {dim3(checked_grid_x(layout.rows, "layer_norm")), dim3(kBlockRowThreads)};
-}
-
 void layer_norm_forward(const Tensor& out, const Tensor& mean, const Tensor& rstd,
                         const Tensor& input, const Tensor& weight, const Tensor& bias,
                         const layer_norm_math::RowLayout& layout, double eps) {
-  LaunchContext context(input);
-  const RowGeometry geometry = row_geometry(layout);
-  visit_device_floating(input.dtype(), "layer_norm", [&](auto zero) {
-    using T = decltype(zero);
-    layer_norm_forward_kernel<T><<<geometry.grid, geometry.block, 0, context.stream>>>(
-        out.data_ptr<T>(), mean.data_ptr<Acc>(), rstd.data_ptr<Acc>(), input.data_ptr<T>(),
-        data_or_null(weight), data_or_null(bias), layout, static_cast<Acc>(eps));
-    MINIDL_LAUNCH_CHECK();
-  });
+  normalize_rows::forward(out, mean, rstd, input, weight, bias, layout, eps,
+                          layer_norm_math::ColumnParameter{}, "layer_norm");
 }
 
 void layer_norm_backward_input(const Tensor& grad_input, const Tensor& grad_output,
                                const Tensor& input, const Tensor& mean, const Tensor& rstd,
                                const Tensor& weight, const layer_norm_math::RowLayout& layout) {
-  LaunchContext context(input);
-  const RowGeometry geometry = row_geometry(layout);
-  visit_device_floating(input.dtype(), "layer_norm", [&](auto zero) {
-    using T = decltype(zero);
-    layer_norm_backward_input_kernel<T><<<geometry.grid, geometry.block, 0, context.stream>>>(
-        grad_input.data_ptr<T>(), grad_output.data_ptr<T>(), input.data_ptr<T>(),
-        mean.data_ptr<Acc>(), rstd.data_ptr<Acc>(), data_or_null(weight), layout);
-    MINIDL_LAUNCH_CHECK();
-  });
+  normalize_rows::backward_input(grad_input, grad_output, input, mean, rstd, weight, layout,
+                                 layer_norm_math::ColumnParameter{}, "layer_norm");
 }
 
 void layer_norm_backward_parameters(const Tensor& grad_weight, const Tensor& grad_bias,

@@ -83,19 +83,14 @@ __device__ __forceinline__ void apply_at(const Op& op, Out* out, const int64_t* 
 
 template <class Op, class Out, class... In>
 __global__ void elementwise_flat_kernel(int64_t numel, Op op, Out* out, const In*... in) {
-  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel;
-       i += step)
-    out[i] = op(in[i]...);
+  for (const int64_t i : grid_stride_range(numel)) out[i] = op(in[i]...);
 }
 
 template <class Op, class Out, class... In>
 __global__ void elementwise_strided_kernel(int64_t numel,
                                            OffsetCalculator<1 + sizeof...(In)> calculator, Op op,
                                            Out* out, const In*... in) {
-  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel;
-       i += step) {
+  for (const int64_t i : grid_stride_range(numel)) {
     int64_t offsets[1 + sizeof...(In)];
     calculator.get(i, offsets);
     detail::apply_at(op, out, offsets, std::index_sequence_for<In...>{}, in...);

@@ -24,6 +24,7 @@
 #include "minidl/core/cuda/device_dtype.h"
 #include "minidl/core/cuda/launch.cuh"
 #include "minidl/ops/loss_kernels.h"
+#include "minidl/ops/loss_math.h"
 
 namespace minidl::cuda {
 
@@ -131,8 +132,8 @@ __global__ void cross_entropy_forward_rows(float* losses, float* logsumexp, cons
     losses[row] = 0.0f;
   else
     losses[row] = t >= 0 && t < g.classes
-                      ? lse - (1.0f - smoothing) * static_cast<float>(logits[base + t]) -
-                            smoothing * logit_sum / static_cast<float>(g.classes)
+                      ? loss_math::smoothed_cross_entropy(lse, static_cast<float>(logits[base + t]),
+                                                          logit_sum, smoothing, g.classes)
                       : NAN;
 }
 
@@ -143,14 +144,12 @@ __global__ void cross_entropy_backward_elements(T* grad_logits, const T* grad, i
                                                 int64_t ignore_index, const float* logsumexp,
                                                 float smoothing, int64_t rows, int64_t classes) {
   const int64_t numel = rows * classes;
-  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
   const float off_target = smoothing / static_cast<float>(classes);
-  for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < numel;
-       k += step) {
+  for (const int64_t k : grid_stride_range(numel)) {
     const int64_t i = k / classes, c = k % classes;
     const int64_t t = target[i];
     const float probability = expf(static_cast<float>(logits[k]) - logsumexp[i]);
-    const float wanted = (c == t ? 1.0f - smoothing : 0.0f) + off_target;
+    const float wanted = loss_math::smoothed_target(c == t, smoothing, off_target);
     const float row_grad = scale * static_cast<float>(grad[i * grad_stride]);
     const bool in_range = t >= 0 && t < classes;
     grad_logits[k] = static_cast<T>(t == ignore_index ? 0.0f
@@ -162,9 +161,7 @@ __global__ void cross_entropy_backward_elements(T* grad_logits, const T* grad, i
 template <class T>
 __global__ void nll_loss_forward_elements(float* losses, const T* log_probs, const int64_t* target,
                                           int64_t ignore_index, int64_t rows, int64_t classes) {
-  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < rows;
-       i += step) {
+  for (const int64_t i : grid_stride_range(rows)) {
     const int64_t t = target[i];
     const bool in_range = t >= 0 && t < classes;
     losses[i] = t == ignore_index ? 0.0f
@@ -178,9 +175,7 @@ __global__ void nll_loss_backward_elements(T* grad_log_probs, const T* grad, int
                                            float scale, const int64_t* target, int64_t ignore_index,
                                            int64_t rows, int64_t classes) {
   const int64_t numel = rows * classes;
-  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < numel;
-       k += step) {
+  for (const int64_t k : grid_stride_range(numel)) {
     const int64_t i = k / classes, c = k % classes;
     const int64_t t = target[i];
     const bool in_range = t >= 0 && t < classes;

@@ -154,9 +154,7 @@ template <class T>
 __global__ void normalize_kernel(T* y, const T* x, const Acc* mean, const Acc* invstd,
                                  const Acc* weight, const Acc* bias, norm::ChannelLayout layout) {
   const int64_t numel = layout.numel();
-  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel;
-       i += step) {
+  for (const int64_t i : grid_stride_range(numel)) {
     const int64_t c = layout.channel_of(i);
     y[i] = static_cast<T>(norm::normalize(static_cast<Acc>(x[i]), mean[c], invstd[c],
                                           weight ? weight[c] : Acc(1), bias ? bias[c] : Acc(0)));
@@ -170,9 +168,7 @@ __global__ void input_grad_kernel(T* grad_input, const T* grad_output, const T* 
                                   norm::Statistics statistics) {
   const int64_t numel = layout.numel();
   const bool batch = statistics == norm::Statistics::Batch;
-  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel;
-       i += step) {
+  for (const int64_t i : grid_stride_range(numel)) {
     const int64_t c = layout.channel_of(i);
     grad_input[i] = static_cast<T>(norm::input_grad(
         statistics, static_cast<Acc>(grad_output[i]), static_cast<Acc>(x[i]), mean[c], invstd[c],

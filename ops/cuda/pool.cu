@@ -57,9 +57,7 @@ __device__ __forceinline__ void decode_position(int64_t i, const Sizes4& sizes, 
 template <bool kChannelsLast, class Fn>
 __global__ void for_each_position_kernel(Sizes4 sizes, Fn fn) {
   const int64_t count = sizes.n * sizes.c * sizes.h * sizes.w;
-  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
-       i += step) {
+  for (const int64_t i : grid_stride_range(count)) {
     int64_t n, c, h, w;
     decode_position<kChannelsLast>(i, sizes, n, c, h, w);
     fn(n, c, h, w);

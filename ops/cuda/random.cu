@@ -24,9 +24,7 @@ unsigned int grid_for(int64_t numel) {
 template <class T, class Compute>
 __global__ void uniform_fill_kernel(T* out, int64_t numel, uint64_t seed, uint64_t offset,
                                     Compute low, Compute span, Compute high) {
-  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel;
-       i += step)
+  for (const int64_t i : grid_stride_range(numel))
     out[i] = philox::uniform_element<T>(seed, offset + static_cast<uint64_t>(i), low, span, high);
 }
 
@@ -34,9 +32,7 @@ __global__ void uniform_fill_kernel(T* out, int64_t numel, uint64_t seed, uint64
 template <class T>
 __global__ void normal_fill_kernel(T* out, int64_t numel, uint64_t seed, uint64_t offset,
                                    double mean, double std) {
-  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel;
-       i += step)
+  for (const int64_t i : grid_stride_range(numel))
     out[i] = philox::normal_element<T>(seed, offset + static_cast<uint64_t>(i), mean, std);
 }
 
@@ -49,9 +45,7 @@ __global__ void multinomial_with_replacement_cuda_kernel(int64_t* out, const T* 
                                                          int64_t samples, uint64_t seed,
                                                          uint64_t offset) {
   const int64_t draws = rows * samples;
-  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t d = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; d < draws;
-       d += step) {
+  for (const int64_t d : grid_stride_range(draws)) {
     const T* row_weights = weights + (d / samples) * categories;
     const double total = random_math::weight_total(row_weights, categories);
     const double u = random_math::unit_uniform(seed, offset + static_cast<uint64_t>(d));
@@ -63,9 +57,7 @@ __global__ void multinomial_with_replacement_cuda_kernel(int64_t* out, const T* 
 template <class T>
 __global__ void exponential_race_keys_cuda_kernel(float* keys, const T* weights, int64_t numel,
                                                   uint64_t seed, uint64_t offset) {
-  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel;
-       i += step)
+  for (const int64_t i : grid_stride_range(numel))
     keys[i] = random_math::exponential_race_key(random_math::weight_value(weights[i]), seed,
                                                 offset + static_cast<uint64_t>(i));
 }
@@ -73,9 +65,7 @@ __global__ void exponential_race_keys_cuda_kernel(float* keys, const T* weights,
 // out: (numel) int64.
 __global__ void random_integers_cuda_kernel(int64_t* out, int64_t numel, int64_t low,
                                             uint64_t range, uint64_t seed, uint64_t offset) {
-  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel;
-       i += step)
+  for (const int64_t i : grid_stride_range(numel))
     out[i] = random_math::random_integer(seed, offset + static_cast<uint64_t>(i), low, range);
 }
 
@@ -83,9 +73,7 @@ __global__ void random_integers_cuda_kernel(int64_t* out, int64_t numel, int64_t
 template <class T>
 __global__ void bernoulli_cuda_kernel(T* out, const T* probabilities, int64_t numel, uint64_t seed,
                                       uint64_t offset) {
-  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel;
-       i += step)
+  for (const int64_t i : grid_stride_range(numel))
     out[i] = static_cast<T>(random_math::bernoulli_draw(seed, offset + static_cast<uint64_t>(i),
                                                         random_math::weight_value(probabilities[i]))
                                 ? 1.0f

@@ -89,9 +89,7 @@ __global__ void reduce_columns_kernel(const T* in, int64_t outer, int64_t reduce
 template <class Op, class Store>
 __global__ void finalize_kernel(const typename Op::Acc* partial, int64_t outputs, int64_t splits,
                                 Op op, Store store) {
-  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < outputs;
-       k += step) {
+  for (const int64_t k : grid_stride_range(outputs)) {
     typename Op::Acc acc = partial[k];
     for (int64_t s = 1; s < splits; ++s) acc = op.combine(acc, partial[s * outputs + k]);
     store(k, acc);
@@ -102,9 +100,7 @@ __global__ void finalize_kernel(const typename Op::Acc* partial, int64_t outputs
 template <class T>
 __global__ void scatter_extreme_grad(T* grad_input, const T* grad, const int64_t* index,
                                      int64_t outputs, int64_t reduce, int64_t inner) {
-  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < outputs;
-       k += step) {
+  for (const int64_t k : grid_stride_range(outputs)) {
     const int64_t o = k / inner, i = k % inner;
     grad_input[(o * reduce + index[k]) * inner + i] = grad[k];
   }

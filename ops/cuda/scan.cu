@@ -32,8 +32,7 @@ __host__ __device__ inline int64_t line_offset(int64_t line, int64_t size, int64
 template <class T>
 __global__ void cumsum_lines(T* out, const T* input, int64_t lines, int64_t size, int64_t inner,
                              bool reverse) {
-  for (int64_t n = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; n < lines;
-       n += static_cast<int64_t>(blockDim.x) * gridDim.x) {
+  for (const int64_t n : grid_stride_range(lines)) {
     const int64_t offset = line_offset(n, size, inner);
     scan_math::cumsum_line(out + offset, input + offset, size, inner, reverse);
   }
@@ -41,8 +40,7 @@ __global__ void cumsum_lines(T* out, const T* input, int64_t lines, int64_t size
 
 template <class T>
 __global__ void cumprod_lines(T* out, const T* input, int64_t lines, int64_t size, int64_t inner) {
-  for (int64_t n = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; n < lines;
-       n += static_cast<int64_t>(blockDim.x) * gridDim.x) {
+  for (const int64_t n : grid_stride_range(lines)) {
     const int64_t offset = line_offset(n, size, inner);
     scan_math::cumprod_line(out + offset, input + offset, size, inner);
   }
@@ -51,8 +49,7 @@ __global__ void cumprod_lines(T* out, const T* input, int64_t lines, int64_t siz
 template <class T>
 __global__ void cumprod_backward_lines(T* grad_input, const T* grad, const T* input, int64_t lines,
                                        int64_t size, int64_t inner) {
-  for (int64_t n = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; n < lines;
-       n += static_cast<int64_t>(blockDim.x) * gridDim.x) {
+  for (const int64_t n : grid_stride_range(lines)) {
     const int64_t offset = line_offset(n, size, inner);
     scan_math::cumprod_backward_line(grad_input + offset, grad + offset, input + offset, size,
                                      inner);

@@ -34,8 +34,7 @@ unsigned int blocks_for(int64_t elements) {
 template <class Word>
 __global__ void index_select_forward(Word* out, const Word* x, const int64_t* index, int64_t count,
                                      int64_t size, int64_t inner, int64_t total) {
-  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < total;
-       e += static_cast<int64_t>(blockDim.x) * gridDim.x) {
+  for (const int64_t e : grid_stride_range(total)) {
     const int64_t i = e % inner, row = e / inner;
     const int64_t j = row % count, outer = row / count;
     const int64_t source = index[j];
@@ -63,8 +62,7 @@ __device__ __forceinline__ void atomic_add(BFloat16* address, BFloat16 value) {
 template <class T>
 __global__ void index_add_backward(T* grad_x, const T* grad, const int64_t* index, int64_t count,
                                    int64_t size, int64_t inner, int64_t total) {
-  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < total;
-       e += static_cast<int64_t>(blockDim.x) * gridDim.x) {
+  for (const int64_t e : grid_stride_range(total)) {
     const int64_t i = e % inner, row = e / inner;
     const int64_t j = row % count, outer = row / count;
     atomic_add(grad_x + (outer * size + index[j]) * inner + i, grad[e]);
@@ -74,8 +72,7 @@ __global__ void index_add_backward(T* grad_x, const T* grad, const int64_t* inde
 // out [count, num_classes] = (class == labels[row]).
 __global__ void one_hot_forward(int64_t* out, const int64_t* labels, int64_t num_classes,
                                 int64_t total) {
-  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < total;
-       e += static_cast<int64_t>(blockDim.x) * gridDim.x) {
+  for (const int64_t e : grid_stride_range(total)) {
     const int64_t row = e / num_classes, cls = e % num_classes;
     const int64_t label = labels[row];
     if (label < 0 || label >= num_classes) {

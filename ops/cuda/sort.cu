@@ -94,9 +94,7 @@ template <class T>
 __global__ void pad_rows_kernel(T* scratch_values, int* scratch_positions, const T* input,
                                 int64_t rows, int size, int padded) {
   const int64_t total = rows * padded;
-  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
-       e += step) {
+  for (const int64_t e : grid_stride_range(total)) {
     const int64_t row = e / padded;
     const int column = static_cast<int>(e % padded);
     scratch_positions[e] = column;
@@ -112,9 +110,7 @@ __global__ void global_stage_kernel(T* scratch_values, int* scratch_positions, i
                                     bool descending) {
   const int pairs_per_row = padded / 2;
   const int64_t total = rows * pairs_per_row;
-  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t p = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; p < total;
-       p += step) {
+  for (const int64_t p : grid_stride_range(total)) {
     const int64_t row = p / pairs_per_row;
     const int pair = static_cast<int>(p % pairs_per_row);
     const int i = (pair / stride) * 2 * stride + pair % stride;
@@ -128,9 +124,7 @@ template <class T>
 __global__ void take_prefix_kernel(T* values_out, int64_t* indices_out, const T* scratch_values,
                                    const int* scratch_positions, int64_t rows, int k, int padded) {
   const int64_t total = rows * k;
-  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
-       e += step) {
+  for (const int64_t e : grid_stride_range(total)) {
     const int64_t source = (e / k) * padded + e % k;
     values_out[e] = scratch_values[source];
     indices_out[e] = scratch_positions[source];
@@ -142,9 +136,7 @@ template <class T>
 __global__ void scatter_rows_grad_cuda_kernel(T* grad_input, const T* grad, const int64_t* indices,
                                               int64_t rows, int64_t size, int64_t k) {
   const int64_t total = rows * k;
-  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
-       e += step)
+  for (const int64_t e : grid_stride_range(total))
     grad_input[(e / k) * size + indices[e]] = grad[e];
 }
 

@@ -20,9 +20,7 @@ __global__ void increment_step_counts_kernel(const std::byte* table, MultiTensor
                                              int list, const float* skip_flag) {
   if (skip_flag != nullptr && *skip_flag != 0.0f) return;  // GradScaler skips this step
   const auto* tensors = reinterpret_cast<const TensorListEntry*>(table + layout.tensors_offset);
-  const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       t < layout.num_tensors; t += stride)
+  for (const int64_t t : grid_stride_range(layout.num_tensors))
     *static_cast<float*>(tensors[t].data[list]) += 1.0f;
 }
 
