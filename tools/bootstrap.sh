@@ -11,7 +11,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev                    # checkpoints, the tools' command lines
   libopenmpi-dev openmpi-bin                         # distributed training, mpirun tests
   libgtest-dev libgmock-dev libbenchmark-dev         # tests and benchmarks
-  clang-format                                       # tools/test.sh's format check
+  clang-format clang-tidy                            # tools/test.sh's format and tidy checks
   dataset-fashion-mnist                              # the demo's data (/usr/share/datasets)
 )
 

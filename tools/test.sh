@@ -3,7 +3,8 @@
 # UndefinedBehaviorSanitizer, and the threaded ones under ThreadSanitizer. Runnable from any
 # directory; CI runs it through .ci/run.
 #
-#   1. tools/bootstrap.sh (installs missing Debian packages); tools/format.sh --check
+#   1. tools/bootstrap.sh (installs missing Debian packages); tools/format.sh --check; after the
+#      main build, tools/tidy.sh (clang-tidy over the .cpp files of the last commit)
 #   2. build/: Release, Ninja, ccache, CUDA when /usr/local/cuda/bin/nvcc exists (environment
 #      MINIDL_CUDA=AUTO|ON|OFF overrides), oneDNN; builds everything; ctest (labels unit, gpu,
 #      e2e, mpi); ctest -L unit again with oneDNN switched off (MINIDL_ONEDNN=0)
@@ -102,6 +103,17 @@ minidl_timed "build/: ctest (all labels)" run_ctest build || main_status=$?
 MINIDL_ONEDNN=0 minidl_timed "build/: ctest -L unit, MINIDL_ONEDNN=0" run_ctest build -L unit ||
   main_status=$?
 
+# ---- 1b. clang-tidy (.clang-tidy) over the .cpp files the last commit changed ----
+# The whole tree takes longer than this check's budget on 2 cores (CONTRIBUTING.md, "Testing");
+# tools/tidy.sh --all checks everything.
+tidy_status=0
+minidl_timed "clang-tidy: the last commit's .cpp files" bash "${MINIDL_ROOT}/tools/tidy.sh" \
+  --build "${MINIDL_ROOT}/build" || {
+  echo "test.sh: tools/tidy.sh found problems (above)" >&2
+  total_failed=$((total_failed + 1))
+  tidy_status=1
+}
+
 # ---- 2. the GPU kit, rehearsed without a GPU (docs/gpu.md) ----
 # Each part that fails counts as one failed test.
 gpu_kit_status=0
@@ -172,7 +184,7 @@ if [[ " ${tsan_targets[*]} " == *" minidl_distributed_mpi_tests "* ]]; then
 fi
 
 print_summary
-if ((format_status != 0 || main_status != 0 || gpu_kit_status != 0 || asan_status != 0 ||
-  tsan_status != 0 || total_failed != 0)); then
+if ((format_status != 0 || main_status != 0 || tidy_status != 0 || gpu_kit_status != 0 ||
+  asan_status != 0 || tsan_status != 0 || total_failed != 0)); then
   exit 1
 fi

@@ -1,5 +1,5 @@
 """Epoch times and time to a target test accuracy for the PyTorch twins of minidl's trainers
-(tools/train_*_pytorch.py), counted as minidl's trainers count them: each epoch's seconds include
+(tools/pytorch/train_*_pytorch.py), counted as minidl's trainers count them: each epoch's seconds include
 its evaluation, and the time to the target is the sum of the epochs up to the first one whose test
 accuracy reached it.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the state_dict of a LeNet-5 as PyTorch names and shapes it (tools/bench_pytorch.py's
+"""Writes the state_dict of a LeNet-5 as PyTorch names and shapes it (tools/bench/bench_pytorch.py's
 LeNet, which minidl's models::LeNet mirrors) to a safetensors file with the reference writer
 (PyPI `safetensors`, through numpy: `safetensors.torch.save_file` produces the same bytes for
 float32 tensors, so torch is not needed), and beside it a JSON sidecar of every value. minidl

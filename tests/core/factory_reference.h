@@ -1,5 +1,5 @@
 #pragma once
-// Written by tools/make_factory_reference.py with PyTorch 2.15.0+cu132; do not edit.
+// Written by tools/reference/make_factory_reference.py with PyTorch 2.15.0+cu132; do not edit.
 // PyTorch's linspace, logspace and eye for tests/core/factories_test.cpp: see the script.
 #include <cstdint>
 #include <vector>

@@ -1,5 +1,5 @@
 #pragma once
-// Written by tools/make_gpt_reference.py with PyTorch 2.15.0+cu132; do not edit.
+// Written by tools/reference/make_gpt_reference.py with PyTorch 2.15.0+cu132; do not edit.
 // PyTorch's numbers for train_gpt's exactness test: the default GPT (vocab 256, block
 // 128, 4 layers, 4 heads, 128 channels, no bias) with formula weights and batches, 20
 // float32 AdamW steps with clipping and nanoGPT's schedule, on the CPU (one thread).

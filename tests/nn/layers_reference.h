@@ -1,5 +1,5 @@
 #pragma once
-// Written by tools/make_layers_reference.py with PyTorch 2.15.0+cu132; do not edit.
+// Written by tools/reference/make_layers_reference.py with PyTorch 2.15.0+cu132; do not edit.
 // PyTorch's conv1d, conv_transpose2d, group_norm and batch_norm values
 // (tests/nn/layers_reference_test.cpp): see the script.
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// Written by tools/make_loss_reference.py with PyTorch 2.15.0+cu132; do not edit.
+// Written by tools/reference/make_loss_reference.py with PyTorch 2.15.0+cu132; do not edit.
 // PyTorch's losses on the CPU (tests/nn/loss_test.cpp): names and inputs in the script.
 #include <map>
 #include <string>

@@ -1,7 +1,7 @@
 // The losses of ops/pointwise_loss.h (binary_cross_entropy_with_logits, binary_cross_entropy,
 // smooth_l1_loss, huber_loss, kl_div), the weighted nll_loss and F::normalize: values and
 // gradients against PyTorch's (tests/nn/loss_reference.h, written by
-// tools/make_loss_reference.py), f64 gradient checks, errors, autocast, and their modules.
+// tools/reference/make_loss_reference.py), f64 gradient checks, errors, autocast, and their modules.
 #include <functional>
 #include <sstream>
 #include <string>
@@ -209,7 +209,7 @@ TEST(LossReference, ValuesMatchPyTorchInFloat64AndFloat32ForEveryReduction) {
         const Tensor out =
             c.loss(named_input(c.input, c.input_sizes, dtype), case_target(c, dtype), reduction);
         EXPECT_EQ(out.dtype(), dtype) << name;
-        const Shape sizes = out.sizes();
+        const Shape& sizes = out.sizes();
         const bool exact = dtype == kFloat64;
         EXPECT_TRUE(all_close(out, reference(name, sizes, dtype), exact ? 1e-12 : 1e-5,
                               exact ? 1e-10 : 1e-5))

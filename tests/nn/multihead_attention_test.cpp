@@ -23,7 +23,7 @@ namespace {
 using testing::all_close;
 using testing::wiggly;
 
-// The module of tools/make_attention_reference.py's mha_values(): E = 8, 2 heads, batch_first,
+// The module of tools/reference/make_attention_reference.py's mha_values(): E = 8, 2 heads, batch_first,
 // float64, wiggly weights.
 nn::MultiheadAttention reference_module() {
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2).batch_first(true));

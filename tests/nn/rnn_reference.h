@@ -1,5 +1,5 @@
 #pragma once
-// Written by tools/make_rnn_reference.py with PyTorch 2.15.0+cu132; do not edit.
+// Written by tools/reference/make_rnn_reference.py with PyTorch 2.15.0+cu132; do not edit.
 // PyTorch's nn.RNN, nn.LSTM, nn.GRU and cells on the script's weights and inputs.
 #include <cstdint>
 #include <string>

@@ -17,7 +17,7 @@ namespace {
 
 using testing::ReferenceFn;
 
-// The masks and indices of tools/make_shape_ops_reference.py.
+// The masks and indices of tools/reference/make_shape_ops_reference.py.
 Tensor mask_2d() {
   const std::vector<uint8_t> mask = {1, 0, 1, 1, 0, 0, 0, 0, 0, 1, 1, 0};
   return from_host(mask.data(), {3, 4}, kBool);

@@ -1,5 +1,5 @@
 #pragma once
-// Written by tools/make_attention_reference.py with PyTorch 2.15.0+cu132; do not edit.
+// Written by tools/reference/make_attention_reference.py with PyTorch 2.15.0+cu132; do not edit.
 // PyTorch's scaled_dot_product_attention and nn.MultiheadAttention values: see the script.
 #include <cstdint>
 #include <limits>

@@ -31,7 +31,7 @@ using testing::wiggly;
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
-// ---- the tests' masks, as tools/make_attention_reference.py writes them ----
+// ---- the tests' masks, as tools/reference/make_attention_reference.py writes them ----
 
 // [T, S]: key j takes part for query i unless (3i + 5j) % 7 == 0; row 1 sees no key.
 Tensor boolean_mask(int64_t query_length, int64_t key_length) {

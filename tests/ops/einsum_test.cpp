@@ -27,7 +27,7 @@ struct EinsumCase {
   std::vector<ReferenceEntry> grads;
 };
 
-// The cases of tools/make_shape_ops_reference.py's EINSUM_CASES.
+// The cases of tools/reference/make_shape_ops_reference.py's EINSUM_CASES.
 std::vector<EinsumCase> einsum_cases() {
   using namespace testing;
   return {

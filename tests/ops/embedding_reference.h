@@ -1,5 +1,5 @@
 #pragma once
-// Written by tools/make_embedding_reference.py with PyTorch 2.15.0+cu132; do not edit.
+// Written by tools/reference/make_embedding_reference.py with PyTorch 2.15.0+cu132; do not edit.
 // PyTorch's F.embedding values and weight gradients (see the script).
 #include <cstdint>
 

@@ -1,5 +1,5 @@
 #pragma once
-// Written by tools/make_indexing_reference.py with PyTorch 2.15.0+cu132; do not edit.
+// Written by tools/reference/make_indexing_reference.py with PyTorch 2.15.0+cu132; do not edit.
 // PyTorch's scans, products and indexing ops, values and gradients (see the script).
 
 namespace minidl::testing {

@@ -31,7 +31,7 @@ struct InterpolateCase {
 using Sizes = std::vector<int64_t>;
 using Factors = std::vector<double>;
 
-// The cases of tools/make_shape_ops_reference.py's INTERPOLATE_CASES.
+// The cases of tools/reference/make_shape_ops_reference.py's INTERPOLATE_CASES.
 std::vector<InterpolateCase> interpolate_cases() {
   using namespace testing;
   const auto nearest = [](auto size_or_factor) {

@@ -1,5 +1,5 @@
 #pragma once
-// Written by tools/make_layer_norm_reference.py with PyTorch 2.15.0+cu132; do not edit.
+// Written by tools/reference/make_layer_norm_reference.py with PyTorch 2.15.0+cu132; do not edit.
 // PyTorch's layer_norm values (tests/ops/layer_norm_test.cpp): see the script.
 #include <cstdint>
 

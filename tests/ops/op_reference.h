@@ -1,5 +1,5 @@
 #pragma once
-// Written by tools/make_op_reference.py with PyTorch 2.15.0+cu132; do not edit.
+// Written by tools/reference/make_op_reference.py with PyTorch 2.15.0+cu132; do not edit.
 // PyTorch's values for the operator table (tests/ops/op_table_test.cpp): see the script.
 #include <limits>
 

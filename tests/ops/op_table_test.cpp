@@ -45,7 +45,7 @@ class UnaryOpTable : public ::testing::TestWithParam<UnaryRow> {
   const UnaryReference& reference() const {
     const UnaryReference* found = testing::unary_reference(GetParam().name);
     EXPECT_NE(found, nullptr) << GetParam().name << " has no reference: add it to "
-                              << "tools/make_op_reference.py and rerun the script";
+                              << "tools/reference/make_op_reference.py and rerun the script";
     return found ? *found : testing::kUnaryReferences[0];
   }
 };
@@ -126,7 +126,7 @@ class BinaryOpTable : public ::testing::TestWithParam<BinaryRow> {
   const BinaryReference& reference() const {
     const BinaryReference* found = testing::binary_reference(GetParam().name);
     EXPECT_NE(found, nullptr) << GetParam().name << " has no reference: add it to "
-                              << "tools/make_op_reference.py and rerun the script";
+                              << "tools/reference/make_op_reference.py and rerun the script";
     return found ? *found : testing::kBinaryReferences[0];
   }
   Tensor op(const Tensor& a, const Tensor& b) const { return GetParam().op(a, b); }

@@ -2,7 +2,7 @@
 // One tensor of PyTorch's numbers as a reference script writes it (values in row-major order
 // and the shape), and the check that an op matches a case of such a script: its output and the
 // gradients of sum(out * wiggly(out.shape, 1.0)) for float64 wiggly inputs, operand k with
-// phase k (tools/make_shape_ops_reference.py).
+// phase k (tools/reference/make_shape_ops_reference.py).
 #include <gtest/gtest.h>
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// Written by tools/make_shape_ops_reference.py with PyTorch 2.15.0+cu132; do not edit.
+// Written by tools/reference/make_shape_ops_reference.py with PyTorch 2.15.0+cu132; do not edit.
 // PyTorch's einsum, interpolate, pad and tensor-indexing values and gradients (see the
 // script). Each entry: the values in row-major order and the shape.
 #include <cstdint>

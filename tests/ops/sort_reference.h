@@ -1,5 +1,5 @@
 #pragma once
-// Written by tools/make_sort_reference.py with PyTorch 2.15.0+cu132; do not edit.
+// Written by tools/reference/make_sort_reference.py with PyTorch 2.15.0+cu132; do not edit.
 // PyTorch's sort and topk results for tests/ops/sort_test.cpp: see the script.
 #include <cstdint>
 #include <limits>

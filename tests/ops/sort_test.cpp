@@ -1,5 +1,5 @@
 // sort, argsort and topk on the CPU: values and indices against PyTorch's
-// (tests/ops/sort_reference.h, from tools/make_sort_reference.py) over ties, NaNs, both
+// (tests/ops/sort_reference.h, from tools/reference/make_sort_reference.py) over ties, NaNs, both
 // directions, several dims and dtypes; f64 gradient checks; long rows; errors.
 #include "minidl/ops/sort.h"
 

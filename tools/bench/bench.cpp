@@ -1,7 +1,7 @@
 // bench: whole training steps (forward, cross-entropy, backward, SGD step) of LeNet (batch 256),
 // ResNet-20 and CIFAR ResNet-18 (batch 512) on synthetic data of the real shapes, and of a GPT
 // (AdamW step), on the CPU or a GPU. Prints one JSON object per configuration;
-// tools/bench_pytorch.py prints the same for PyTorch and tools/bench_compare.py sets them side
+// tools/bench/bench_pytorch.py prints the same for PyTorch and tools/bench/bench_compare.py sets them side
 // by side.
 //
 //   bench [--model lenet,resnet20,resnet18,gpt] [--device cpu|cuda|auto]
@@ -13,7 +13,7 @@
 // (vocabulary 256, block 128, 4 layers, 4 heads, 128 channels, no bias; 836,736 parameters;
 // batch 32), "gpt2-small" GPT-2 small as nanoGPT trains it (vocabulary 50304, block 1024, 12
 // layers, 12 heads, 768 channels, biases; batch 8); "auto" takes the first on the CPU and the
-// second on a GPU, as tools/bench_pytorch.py does. Its batch is random tokens with the next ones
+// second on a GPU, as tools/bench/bench_pytorch.py does. Its batch is random tokens with the next ones
 // as targets; its step is zero_grad, forward with nanoGPT's loss, backward and AdamW (lr 1e-3,
 // betas 0.9, 0.99, weight decay 0.1 on the matrices and embeddings, 0 on the rest), without
 // clipping. Its JSON adds "gpt_shape", "block_size" and "tokens_per_sec" ("images_per_sec"
@@ -36,7 +36,7 @@
 // run of a configuration, from just before the warm-up steps to the last timed step: the eager
 // warm-up's activations, and the capture's, whose blocks live on in the graph's private pool
 // and are reused by every replay. (Reset after the capture instead, the peak would miss them:
-// replays allocate nothing.) tools/bench_pytorch.py resets at the same point.
+// replays allocate nothing.) tools/bench/bench_pytorch.py resets at the same point.
 //
 // Each step is timed on the host from its start to the end of its work (on CUDA the host waits
 // for the device after each timed step: a benchmark may synchronise, the trainers do not).
@@ -50,7 +50,7 @@
 // defaults. One JSON line per (model, optimizer) with "benchmark": "optimizer_step", the step
 // times and "gb_per_s", the bytes the step must read and write (SGD: parameter, gradient and
 // momentum buffer, 5 floats per parameter; AdamW: parameter, gradient and two moments, 7) over
-// its median time. tools/bench_compare.py --optimizer-step sets them beside torch.optim's.
+// its median time. tools/bench/bench_compare.py --optimizer-step sets them beside torch.optim's.
 //
 // --profile: after the timed steps, --profile-steps more steps run while the step is recorded,
 // and the JSON gains a "profile" object. On the CPU, core/profiler.h records minidl's ops:
@@ -65,7 +65,7 @@
 // device's activity intervals), gap_ms_per_step (wall - busy: the device idle, waiting for the
 // host), memcpy_ms_per_step (copies and memsets) and top_kernels (the 10 kernels with the most
 // time: name, ms_per_step, calls_per_step); tools/bench/device_time_summary.h defines each, and
-// tools/bench_pytorch.py --profile reports the same for PyTorch. Tracing slows launches a
+// tools/bench/bench_pytorch.py --profile reports the same for PyTorch. Tracing slows launches a
 // little, which is why the profiled steps are not the timed ones.
 #include <CLI/CLI.hpp>
 #include <algorithm>

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Runs tools/bench (minidl) and tools/bench_pytorch.py (PyTorch, eager or compiled) on the same
-models, batches, precision and layout, one after the other on the same machine, and prints one
-markdown table with the ratios ours/PyTorch.
+"""Runs minidl's bench (build/tools/bench) and tools/bench/bench_pytorch.py (PyTorch, eager or
+compiled) on the same models, batches, precision and layout, one after the other on the same
+machine, and prints one markdown table with the ratios ours/PyTorch.
 
-    python3 tools/bench_compare.py --bench build/tools/bench [--python venv/bin/python]
+    python3 tools/bench/bench_compare.py --bench build/tools/bench [--python venv/bin/python]
         [--model lenet,resnet20,resnet18] [--device cpu] [--precision fp32] [--threads 2]
         [--steps 20] [--warmup 5] [--channels-last] [--repeats 1] [--profile]
         [--pytorch-mode eager,reduce-overhead,max-autotune] [--tf32 on|off]
@@ -14,7 +14,7 @@ runs `--repeats` times alternating the two frameworks, and the medians are compa
 machine whose load drifts during the run penalises both alike.
 
 --pytorch-mode: comma-separated PyTorch modes, each a row against the same minidl run: eager,
-or torch.compile's default, reduce-overhead or max-autotune (tools/bench_pytorch.py --mode).
+or torch.compile's default, reduce-overhead or max-autotune (tools/bench/bench_pytorch.py --mode).
 Compilation happens in PyTorch's untimed warm-up; its wall time is the "PyTorch warm-up s"
 column. --tf32 goes to both sides alike (off by default: float32 arithmetic on both).
 
@@ -25,14 +25,14 @@ capture or compilation, and the timed steps), allocated and reserved, in MiB.
 where a step's time goes on the device, per step and per framework: kernel launches, kernel
 time, busy time (the union of kernels, copies and memsets) and the gap (wall - busy: the device
 idle, waiting for the host). The fields are defined in tools/bench/device_time_summary.h and
-tools/bench_pytorch.py alike.
+tools/bench/bench_pytorch.py alike.
 
 --optimizer-step sgd,adamw times the optimizer's step alone for each model's parameters (bench
 --optimizer-step; ResNet-18: 11.2M) against torch.optim in the same run: SGD with PyTorch's
 default (on the CPU its single-tensor loop) and foreach=True, AdamW with foreach=True and
 fused=True (where this PyTorch has a fused kernel for the device). The PyTorch side runs this
 script again under --python with the hidden --pytorch-optimizer-step, which builds the models of
-tools/bench_pytorch.py.
+tools/bench/bench_pytorch.py.
 """
 import argparse
 import json
@@ -147,7 +147,8 @@ def compare_optimizer_steps(args, environment):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bench", default=os.path.join(HERE, "..", "build", "tools", "bench"))
+    parser.add_argument("--bench",
+                        default=os.path.join(HERE, "..", "..", "build", "tools", "bench"))
     parser.add_argument("--python", default=sys.executable, help="a Python with torch")
     parser.add_argument("--model", default="lenet,resnet20,resnet18")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])

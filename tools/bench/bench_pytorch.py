@@ -2,7 +2,7 @@
 """PyTorch twin of tools/bench: the same models, batches, precisions and layouts, timed the
 same way, printed as the same JSON lines (with "framework": "pytorch").
 
-    python3 tools/bench_pytorch.py [--model lenet,resnet20,resnet18,gpt] [--device cpu|cuda]
+    python3 tools/bench/bench_pytorch.py [--model lenet,resnet20,resnet18,gpt] [--device cpu|cuda]
         [--precision fp32|bf16|fp16] [--batch-size N] [--warmup 5] [--steps 20]
         [--threads N] [--channels-last] [--peak-tflops X] [--profile] [--profile-steps 10]
         [--mode eager|default|reduce-overhead|max-autotune] [--tf32 on|off]
@@ -30,7 +30,7 @@ torch.autocast and fp16 scales the loss with torch.amp.GradScaler. On CUDA each 
 with torch.cuda.synchronize(). FLOPs per step are three times the forward FLOPs that
 torch.utils.flop_counter counts, the convention tools/bench uses.
 
---model gpt is train_gpt's GPT (tools/gpt_pytorch.py, nanoGPT's model) in one of two shapes,
+--model gpt is train_gpt's GPT (tools/pytorch/gpt_pytorch.py, nanoGPT's model) in one of two shapes,
 --gpt-shape: "default" is train_gpt's (vocabulary 256, block 128, 4 layers, 4 heads, 128
 channels, no bias; 836,736 parameters; batch 32), "gpt2-small" is GPT-2 small as nanoGPT
 trains it (vocabulary 50304, GPT-2's 50257 padded to a multiple of 64, block 1024, 12 layers, 12
@@ -61,6 +61,7 @@ memcpy and memset events, with the same keys and meanings as minidl's
 """
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -68,6 +69,9 @@ import time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+# The GPT twin's model, in tools/pytorch/ (imported where the GPT is benchmarked).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pytorch"))
 
 
 class LeNet(nn.Module):

@@ -6,11 +6,11 @@ an exception, so that one odd log cannot lose the whole summary.
     ctest            counts of CTest's run (or of its -N listing), and the failed tests' names
     gtest            counts of one GoogleTest program's run, which may have crashed part-way, and
                      compute-sanitizer's error and hazard counts when it ran under one
-    bench_compare    tools/bench_compare.py's markdown tables, one row per model and PyTorch mode
+    bench_compare    tools/bench/bench_compare.py's markdown tables, one row per model and PyTorch mode
     bench_json       tools/bench's JSON lines
     trainer          train_lenet/train_cifar10: the summary line, and from the --metrics file the
                      time to the target accuracy, counted as tools/time_to_accuracy.py counts it
-    pytorch_trainer  the JSON line the PyTorch twins (tools/train_*_pytorch.py) print last
+    pytorch_trainer  the JSON line the PyTorch twins (tools/pytorch/train_*_pytorch.py) print last
 """
 import json
 import re

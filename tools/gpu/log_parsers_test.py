@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tests of tools/gpu/log_parsers.py and of the bench stage's targets on logs as the GPU machine
 writes them, since no machine here writes them: CTest and GoogleTest runs that failed, crashed or
-were cut short, compute-sanitizer's summaries, and tools/bench_compare.py's tables printed by its
+were cut short, compute-sanitizer's summaries, and tools/bench/bench_compare.py's tables printed by its
 own code from made-up rows (so that a change of its columns shows here, not as a null target
 after a GPU run).
 
@@ -18,8 +18,8 @@ from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, ".."))
-import bench_compare  # noqa: E402  tools/bench_compare.py
+sys.path.insert(0, os.path.join(HERE, "..", "bench"))
+import bench_compare  # noqa: E402  tools/bench/bench_compare.py
 import log_parsers  # noqa: E402
 import stages  # noqa: E402
 
@@ -78,7 +78,7 @@ RACECHECK_CLEAN = """\
 
 
 def bench_compare_output(arguments, ours, theirs):
-    """What tools/bench_compare.py prints for these rows of bench and bench_pytorch.py."""
+    """What tools/bench/bench_compare.py prints for these rows of bench and bench_pytorch.py."""
     def fake_run(command, _environment):
         return theirs if "bench_pytorch.py" in " ".join(command) else ours
 

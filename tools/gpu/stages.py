@@ -7,7 +7,7 @@ environment (the kit unpacked, LD_LIBRARY_PATH, MINIDL_DATA, the GPU's architect
 test      configure and build for the GPU found; ctest -L gpu, unit, e2e (and mpi where mpirun
           is); compute-sanitizer memcheck over the CUDA test programs, racecheck over the ops
           with shared-memory kernels
-bench     tools/bench_compare.py --device cuda against PyTorch eager and torch.compile
+bench     tools/bench/bench_compare.py --device cuda against PyTorch eager and torch.compile
           (reduce-overhead, max-autotune): LeNet fp32 (the step replayed from a CUDA graph, and
           eager), ResNet-18 batch 512 bf16/fp16 channels-last and fp32 with TF32 off and on,
           with each side's peak memory over the whole run; the kernel/gap profile (--profile)
@@ -188,7 +188,7 @@ def test_steps(context):
 
 def bench_steps(context):
     bench = context.tool("bench")
-    compare = [context.python, "tools/bench_compare.py", "--bench", bench, "--device", "cuda"]
+    compare = [context.python, "tools/bench/bench_compare.py", "--bench", bench, "--device", "cuda"]
     resnet18 = ["--model", "resnet18", "--batch-size", "512"]
     # torch.compile's modes beside eager: reduce-overhead is CUDA graphs (our captured step's
     # trick), max-autotune Triton fusion and autotuned GEMMs, whose compilation is the longest,
@@ -282,15 +282,15 @@ def accuracy_steps(context):
         trainer_step("time to 0.89: train_lenet eager", lenet, [], ["--cuda-graph", "off"], 0.89,
                      60, metrics["lenet-eager"], small_lenet),
         Step("time to 0.89: train_lenet_pytorch.py", [
-            context.python, "tools/train_lenet_pytorch.py", "--device", "cuda",
+            context.python, "tools/pytorch/train_lenet_pytorch.py", "--device", "cuda",
             "--data-dir", os.path.join(context.data, "fashion-mnist"), "--target", "0.89"], 90,
             parser="pytorch_trainer", needs_gpu=True),
         trainer_step("time to 0.94: train_cifar10 resnet18", cifar, cifar_recipe, [
             "--epochs", epochs, "--precision", precision, "--cuda-graph", cuda_graph], 0.94, 180,
             metrics["resnet18"], small_resnet18),
         Step("time to 0.94: train_cifar10_pytorch.py resnet18", [
-            context.python, "tools/train_cifar10_pytorch.py", *cifar_recipe, "--epochs", epochs,
-            "--precision", precision, "--device", "cuda", "--target", "0.94"], 180,
+            context.python, "tools/pytorch/train_cifar10_pytorch.py", *cifar_recipe,
+            "--epochs", epochs, "--precision", precision, "--device", "cuda", "--target", "0.94"], 180,
             parser="pytorch_trainer", needs_gpu=True),
     ]
 

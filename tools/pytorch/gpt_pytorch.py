@@ -1,5 +1,5 @@
-"""The GPT of train_gpt's recipe (issue 28) in PyTorch, for tools/train_gpt_pytorch.py,
-tools/make_gpt_reference.py and tools/bench_pytorch.py --model gpt:
+"""The GPT of train_gpt's recipe (issue 28) in PyTorch, for tools/pytorch/train_gpt_pytorch.py,
+tools/reference/make_gpt_reference.py and tools/bench/bench_pytorch.py --model gpt:
 
     from gpt_pytorch import GPT, GPTConfig, get_lr, read_token_file
 

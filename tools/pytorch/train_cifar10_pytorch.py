@@ -2,12 +2,12 @@
 """train_cifar10's default recipe in PyTorch eager, for side-by-side epoch times and
 time-to-accuracy on the same machine:
 
-    python3 tools/train_cifar10_pytorch.py [--dataset cifar10|fashion-mnist]
+    python3 tools/pytorch/train_cifar10_pytorch.py [--dataset cifar10|fashion-mnist]
         [--model resnet20|resnet18] [--epochs 30] [--device cpu|cuda]
         [--precision fp32|bf16|fp16] [--threads N] [--target 0.94]
         [--data-dir <MINIDL_DATA or /usr/share/datasets>/cifar-10-batches-bin]
 
-ResNet-20 or CIFAR ResNet-18 (tools/bench_pytorch.py's, the same as models::ResNet20/ResNet18,
+ResNet-20 or CIFAR ResNet-18 (tools/bench/bench_pytorch.py's, the same as models::ResNet20/ResNet18,
 with a 1-channel stem on Fashion-MNIST) trained with batch 128 reshuffled every epoch (the last
 batch partial), SGD momentum 0.9, Nesterov, weight decay 5e-4, and minidl's onecycle schedule
 stepped per batch: optim::OneCycleLR's defaults, which are PyTorch's OneCycleLR with

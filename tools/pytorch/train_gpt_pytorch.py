@@ -2,12 +2,12 @@
 """train_gpt's default recipe (issue 28) in PyTorch, for side-by-side losses and speed on the
 same machine:
 
-    python3 tools/train_gpt_pytorch.py [--max-steps 2000] [--batch-size 32] [--lr 1e-3]
+    python3 tools/pytorch/train_gpt_pytorch.py [--max-steps 2000] [--batch-size 32] [--lr 1e-3]
         [--device cpu|cuda] [--precision fp32|bf16] [--compile] [--threads N] [--seed 0]
         [--data-dir ${XDG_CACHE_HOME:-~/.cache}/minidl/shakespeare]
         [--init FILE.safetensors] [--save FILE.safetensors]
 
-The model is tools/gpt_pytorch.py's nanoGPT GPT with train_gpt's defaults: bytes (vocabulary
+The model is tools/pytorch/gpt_pytorch.py's nanoGPT GPT with train_gpt's defaults: bytes (vocabulary
 256), block 128, 4 layers, 4 heads, 128 channels, no bias, no dropout (836,736 parameters).
 AdamW (betas 0.9, 0.99, eps 1e-8; weight decay 0.1 on the matrices and embeddings, none on the
 LayerNorm weights), nanoGPT's schedule (linear warm-up over 100 steps, cosine decay to lr / 10

@@ -2,10 +2,10 @@
 """train_lenet's default recipe in PyTorch eager, for side-by-side epoch times and
 time-to-accuracy on the same machine:
 
-    python3 tools/train_lenet_pytorch.py [--epochs 6] [--threads 2] [--device cpu]
+    python3 tools/pytorch/train_lenet_pytorch.py [--epochs 6] [--threads 2] [--device cpu]
         [--data-dir /usr/share/datasets/fashion-mnist] [--target 0.89]
 
-LeNet-5 (tools/bench_pytorch.py's, the same as models::LeNet) on Fashion-MNIST, normalised with
+LeNet-5 (tools/bench/bench_pytorch.py's, the same as models::LeNet) on Fashion-MNIST, normalised with
 mean 0.2860 and std 0.3530, batch 128 reshuffled every epoch, SGD lr 0.05, momentum 0.9,
 Nesterov, weight decay 5e-4, cosine schedule stepped per batch down to 0 over all steps; the
 test set evaluated after each epoch. Prints a line per epoch and, last, one JSON object with

@@ -4,7 +4,7 @@ tests/nn/multihead_attention_reference.h (nn.MultiheadAttention) on fixed inputs
 tests/ops/attention_test.cpp and tests/nn/multihead_attention_test.cpp carry so that they run
 without PyTorch.
 
-    python3 tools/make_attention_reference.py
+    python3 tools/reference/make_attention_reference.py
 
 Needs PyTorch (2.15 wrote the checked-in file). Inputs are the tests' wiggly() sequences:
 element k (row-major) of a tensor with phase p is sin(1 + p + 0.37 k), computed in double and
@@ -117,12 +117,12 @@ def mha_values():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tests", default=os.path.join(HERE, "..", "tests"),
+    parser.add_argument("--tests", default=os.path.join(HERE, "..", "..", "tests"),
                         help="the tests folder the two headers go under")
     args = parser.parse_args()
     lines = [
         "#pragma once",
-        f"// Written by tools/make_attention_reference.py with PyTorch {torch.__version__}; "
+        f"// Written by tools/reference/make_attention_reference.py with PyTorch {torch.__version__}; "
         "do not edit.",
         "// PyTorch's scaled_dot_product_attention and nn.MultiheadAttention values: see the "
         "script.",
@@ -163,7 +163,7 @@ def main():
     out, weights, causal_out = mha_values()
     lines = [
         "#pragma once",
-        f"// Written by tools/make_attention_reference.py with PyTorch {torch.__version__}; "
+        f"// Written by tools/reference/make_attention_reference.py with PyTorch {torch.__version__}; "
         "do not edit.",
         "// PyTorch's nn.MultiheadAttention on the inputs of the script's mha_values().",
         "#include <vector>",
@@ -171,7 +171,7 @@ def main():
         "namespace minidl::testing {",
         "",
         "// clang-format off",
-        "// tools/make_attention_reference.py's mha_values(): output [2, 5, 8], weights [2, 5, 6],",
+        "// tools/reference/make_attention_reference.py's mha_values(): output [2, 5, 8], weights [2, 5, 6],",
         "// and the causal self-attention output [2, 5, 8].",
         f"inline const std::vector<double> kMultiheadAttentionOut = {format_values(out)};",
         f"inline const std::vector<double> kMultiheadAttentionWeights = "

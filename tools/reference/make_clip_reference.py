@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Prints PyTorch's results for the cases of tests/nn/clip_grad_test.cpp, as C++ constants.
 
-    /root/.cache/minidl/torch-venv/bin/python tools/make_clip_reference.py
+    /root/.cache/minidl/torch-venv/bin/python tools/reference/make_clip_reference.py
 
 Every gradient is filled by the formula the test uses, exact in every dtype:
 element k of a gradient with salt s is ((37 k + 11 s) mod 101 - 50) / 16. For each case the

@@ -2,7 +2,7 @@
 """Writes tests/ops/embedding_reference.h: PyTorch's F.embedding values and weight gradients,
 which tests/ops/embedding_test.cpp carries so that it runs without PyTorch.
 
-    python3 tools/make_embedding_reference.py [--output tests/ops/embedding_reference.h]
+    python3 tools/reference/make_embedding_reference.py [--output tests/ops/embedding_reference.h]
 
 Needs PyTorch (2.15 wrote the checked-in file). The weight [5, 3] holds sin(1 + 0.37 i) and the
 upstream gradient [2, 3, 3] sin(2 + 0.37 i) (the tests' wiggly(shape) and wiggly(shape, 1.0)),
@@ -36,13 +36,13 @@ def numbers(tensor):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", default=os.path.join(HERE, "..", "tests", "ops",
+    parser.add_argument("--output", default=os.path.join(HERE, "..", "..", "tests", "ops",
                                                          "embedding_reference.h"))
     args = parser.parse_args()
     indices = torch.tensor(INDICES, dtype=torch.int64)
     lines = [
         "#pragma once",
-        f"// Written by tools/make_embedding_reference.py with PyTorch {torch.__version__}; do not edit.",
+        f"// Written by tools/reference/make_embedding_reference.py with PyTorch {torch.__version__}; do not edit.",
         "// PyTorch's F.embedding values and weight gradients (see the script).",
         "#include <cstdint>",
         "",

@@ -2,7 +2,7 @@
 """Writes tests/core/factory_reference.h: PyTorch's linspace, logspace and eye values for
 tests/core/factories_test.cpp, which the test carries so that it runs without PyTorch.
 
-    /work/venv/bin/python tools/make_factory_reference.py [--output tests/core/factory_reference.h]
+    /work/venv/bin/python tools/reference/make_factory_reference.py [--output tests/core/factory_reference.h]
 
 Needs PyTorch (2.15 wrote the checked-in file). Each case runs on the CPU and records every
 value exactly (repr of the double the dtype's value converts to). minidl's factories must
@@ -46,13 +46,13 @@ def values_of(t):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", default=os.path.join(HERE, "..", "tests", "core",
+    parser.add_argument("--output", default=os.path.join(HERE, "..", "..", "tests", "core",
                                                          "factory_reference.h"))
     args = parser.parse_args()
     torch.set_num_threads(1)
     lines = [
         "#pragma once",
-        f"// Written by tools/make_factory_reference.py with PyTorch {torch.__version__}; do not "
+        f"// Written by tools/reference/make_factory_reference.py with PyTorch {torch.__version__}; do not "
         "edit.",
         "// PyTorch's linspace, logspace and eye for tests/core/factories_test.cpp: see the "
         "script.",

@@ -2,9 +2,9 @@
 """PyTorch's numbers for train_gpt's exactness test (issue 28), written to
 tests/models/gpt_reference.h:
 
-    /work/venv/bin/python tools/make_gpt_reference.py [--output tests/models/gpt_reference.h]
+    /work/venv/bin/python tools/reference/make_gpt_reference.py [--output tests/models/gpt_reference.h]
 
-The default GPT of the recipe (tools/gpt_pytorch.py: vocab 256, block 128, 4 layers, 4 heads,
+The default GPT of the recipe (tools/pytorch/gpt_pytorch.py: vocab 256, block 128, 4 layers, 4 heads,
 128 channels, no bias, no dropout) in float32 on the CPU with one thread, its weights and its
 batches given by formulas instead of random draws, so that minidl's test builds the same ones:
 
@@ -40,9 +40,10 @@ import numpy as np
 import torch
 from torch.optim.optimizer import _default_to_fused_or_foreach
 
-from gpt_pytorch import GPT, GPTConfig, get_lr
-
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The twin's model, in tools/pytorch/.
+sys.path.insert(0, os.path.join(HERE, "..", "pytorch"))
+from gpt_pytorch import GPT, GPTConfig, get_lr  # noqa: E402
 
 STEPS = 20
 BATCH_SIZE = 32
@@ -130,7 +131,7 @@ def literal(value):
 def header(values):
     lines = [
         "#pragma once",
-        f"// Written by tools/make_gpt_reference.py with PyTorch {torch.__version__}; do not edit.",
+        f"// Written by tools/reference/make_gpt_reference.py with PyTorch {torch.__version__}; do not edit.",
         "// PyTorch's numbers for train_gpt's exactness test: the default GPT (vocab 256, block",
         "// 128, 4 layers, 4 heads, 128 channels, no bias) with formula weights and batches, 20",
         "// float32 AdamW steps with clipping and nanoGPT's schedule, on the CPU (one thread).",
@@ -172,7 +173,7 @@ def header(values):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", default=os.path.join(HERE, "..", "tests", "models",
+    parser.add_argument("--output", default=os.path.join(HERE, "..", "..", "tests", "models",
                                                          "gpt_reference.h"))
     args = parser.parse_args()
     torch.set_num_threads(1)

@@ -5,7 +5,7 @@ ops (gather, scatter, scatter_add, index_add, masked_select), which tests/ops/sc
 tests/ops/vector_norm_test.cpp and tests/ops/indexing_test.cpp carry so that they run without
 PyTorch.
 
-    python3 tools/make_indexing_reference.py [--output tests/ops/indexing_reference.h]
+    python3 tools/reference/make_indexing_reference.py [--output tests/ops/indexing_reference.h]
 
 Needs PyTorch (2.15 wrote the checked-in file). Inputs are sin(1 + phase + 0.37 i) in float64
 (the tests' wiggly(shape, phase)); the scans' input with zeros is written out too. For each
@@ -97,12 +97,12 @@ def cases():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", default=os.path.join(HERE, "..", "tests", "ops",
+    parser.add_argument("--output", default=os.path.join(HERE, "..", "..", "tests", "ops",
                                                          "indexing_reference.h"))
     args = parser.parse_args()
     lines = [
         "#pragma once",
-        f"// Written by tools/make_indexing_reference.py with PyTorch {torch.__version__}; do not edit.",
+        f"// Written by tools/reference/make_indexing_reference.py with PyTorch {torch.__version__}; do not edit.",
         "// PyTorch's scans, products and indexing ops, values and gradients (see the script).",
         "",
         "namespace minidl::testing {",

@@ -3,7 +3,7 @@
 gradients of input, weight and bias), which tests/ops/layer_norm_test.cpp carries so that it
 runs without PyTorch.
 
-    python3 tools/make_layer_norm_reference.py [--output tests/ops/layer_norm_reference.h]
+    python3 tools/reference/make_layer_norm_reference.py [--output tests/ops/layer_norm_reference.h]
 
 Needs PyTorch (2.15 wrote the checked-in file). Each case: an input of some shape and dtype (its
 values drawn with a fixed seed, then rounded to the dtype, and written as those exact values),
@@ -99,7 +99,7 @@ def case(index, what, sizes, normalized_dims, dtype, parameter_dtype, has_weight
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", default=os.path.join(HERE, "..", "tests", "ops",
+    parser.add_argument("--output", default=os.path.join(HERE, "..", "..", "tests", "ops",
                                                          "layer_norm_reference.h"))
     args = parser.parse_args()
     arrays, rows = [], []
@@ -109,7 +109,7 @@ def main():
         rows.append(row)
     out = [
         "#pragma once",
-        "// Written by tools/make_layer_norm_reference.py with PyTorch %s; do not edit." %
+        "// Written by tools/reference/make_layer_norm_reference.py with PyTorch %s; do not edit." %
         torch.__version__,
         "// PyTorch's layer_norm values (tests/ops/layer_norm_test.cpp): see the script.",
         "#include <cstdint>",

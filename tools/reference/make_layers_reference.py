@@ -3,7 +3,7 @@
 and BatchNorm1d's batch_norm in training (the output, and the gradients of input, weight and bias), which
 tests/nn/layers_reference_test.cpp carries so that it runs without PyTorch.
 
-    python3 tools/make_layers_reference.py [--output tests/nn/layers_reference.h]
+    python3 tools/reference/make_layers_reference.py [--output tests/nn/layers_reference.h]
 
 Needs PyTorch (the version that wrote the checked-in file is in its first lines; 2.15 did). Each
 case: an input, a weight and (unless absent) a bias of some shapes and dtype (values drawn with a
@@ -154,7 +154,7 @@ def case(index, what, op, dtype, input_sizes, weight_sizes, has_bias, geometry):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", default=os.path.join(HERE, "..", "tests", "nn",
+    parser.add_argument("--output", default=os.path.join(HERE, "..", "..", "tests", "nn",
                                                          "layers_reference.h"))
     args = parser.parse_args()
     arrays, rows = [], []
@@ -164,7 +164,7 @@ def main():
         rows.append(row)
     out = [
         "#pragma once",
-        "// Written by tools/make_layers_reference.py with PyTorch %s; do not edit." %
+        "// Written by tools/reference/make_layers_reference.py with PyTorch %s; do not edit." %
         torch.__version__,
         "// PyTorch's conv1d, conv_transpose2d, group_norm and batch_norm values",
         "// (tests/nn/layers_reference_test.cpp): see the script.",

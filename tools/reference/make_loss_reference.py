@@ -3,7 +3,7 @@
 the weighted nll_loss and F::normalize (tests/nn/loss_test.cpp), which the tests carry so that
 they run without PyTorch.
 
-    python3 tools/make_loss_reference.py [--output tests/nn/loss_reference.h]
+    python3 tools/reference/make_loss_reference.py [--output tests/nn/loss_reference.h]
 
 Needs PyTorch (2.15.0 wrote the checked-in file). The inputs are written out too (formulas
 below, no random numbers). Each entry is named "loss.case.reduction.dtype": the loss's output
@@ -169,7 +169,7 @@ def entry(name, numbers):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", default=os.path.join(HERE, "..", "tests", "nn",
+    parser.add_argument("--output", default=os.path.join(HERE, "..", "..", "tests", "nn",
                                                          "loss_reference.h"))
     args = parser.parse_args()
     # Broadcasting smooth_l1's target and kl_div's "mean" are deliberate here.
@@ -190,7 +190,7 @@ def main():
             entries.append(entry("%s.grad_%s.float64" % (name, argument), values(leaf.grad)))
     out = [
         "#pragma once",
-        "// Written by tools/make_loss_reference.py with PyTorch %s; do not edit." %
+        "// Written by tools/reference/make_loss_reference.py with PyTorch %s; do not edit." %
         torch.__version__,
         "// PyTorch's losses on the CPU (tests/nn/loss_test.cpp): names and inputs in the script.",
         "#include <map>",

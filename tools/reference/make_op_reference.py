@@ -2,7 +2,7 @@
 """Writes tests/ops/op_reference.h: PyTorch's values for the operator table's rows
 (tests/ops/op_table_test.cpp), which the tests carry so that they run without PyTorch.
 
-    python3 tools/make_op_reference.py [--output tests/ops/op_reference.h]
+    python3 tools/reference/make_op_reference.py [--output tests/ops/op_reference.h]
 
 Needs PyTorch (2.15 wrote the checked-in file). For each unary op: 24 inputs spread over the
 op's domain (never on an integer or a half, where floor, round and sign jump), and from PyTorch
@@ -135,7 +135,7 @@ def cpp_array(values):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", default=os.path.join(HERE, "..", "tests", "ops",
+    parser.add_argument("--output", default=os.path.join(HERE, "..", "..", "tests", "ops",
                                                          "op_reference.h"))
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -143,7 +143,7 @@ def main():
     binary_rows = [binary_row(*spec) for spec in BINARY]
     lines = [
         "#pragma once",
-        f"// Written by tools/make_op_reference.py with PyTorch {torch.__version__}; do not edit.",
+        f"// Written by tools/reference/make_op_reference.py with PyTorch {torch.__version__}; do not edit.",
         "// PyTorch's values for the operator table (tests/ops/op_table_test.cpp): see the script.",
         "#include <limits>",
         "",

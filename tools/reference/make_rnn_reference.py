@@ -3,7 +3,7 @@
 their cells) on fixed weights and inputs, which tests/nn/rnn_test.cpp carries so that it runs
 without PyTorch.
 
-    python3 tools/make_rnn_reference.py [--output tests/nn/rnn_reference.h]
+    python3 tools/reference/make_rnn_reference.py [--output tests/nn/rnn_reference.h]
 
 Needs PyTorch (2.15.0 wrote the checked-in file). Every value is a wiggly() sequence of the
 tests: element k (row-major) of a tensor with phase p is sin(1 + p + 0.37 k), computed in double,
@@ -171,12 +171,12 @@ def format_values(values, dtype_name):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", default=os.path.join(HERE, "..", "tests", "nn",
+    parser.add_argument("--output", default=os.path.join(HERE, "..", "..", "tests", "nn",
                                                          "rnn_reference.h"))
     args = parser.parse_args()
     lines = [
         "#pragma once",
-        f"// Written by tools/make_rnn_reference.py with PyTorch {torch.__version__}; do not "
+        f"// Written by tools/reference/make_rnn_reference.py with PyTorch {torch.__version__}; do not "
         "edit.",
         "// PyTorch's nn.RNN, nn.LSTM, nn.GRU and cells on the script's weights and inputs.",
         "#include <cstdint>",

@@ -5,7 +5,7 @@ indexing by a tensor (x[mask], x[indices], index_put), which tests/ops/einsum_te
 tests/ops/interpolate_test.cpp, tests/ops/rearrange_test.cpp and
 tests/ops/advanced_indexing_test.cpp carry so that they run without PyTorch.
 
-    python3 tools/make_shape_ops_reference.py [--output tests/ops/shape_ops_reference.h]
+    python3 tools/reference/make_shape_ops_reference.py [--output tests/ops/shape_ops_reference.h]
 
 Needs PyTorch (2.15.0+cu132, on the CPU, wrote the checked-in file). Inputs are
 sin(1 + phase + 0.37 i) in float64 (the tests' wiggly(shape, phase)), operand k of a case with
@@ -139,12 +139,12 @@ def cases():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", default=os.path.join(HERE, "..", "tests", "ops",
+    parser.add_argument("--output", default=os.path.join(HERE, "..", "..", "tests", "ops",
                                                          "shape_ops_reference.h"))
     args = parser.parse_args()
     lines = [
         "#pragma once",
-        f"// Written by tools/make_shape_ops_reference.py with PyTorch {torch.__version__}; do not edit.",
+        f"// Written by tools/reference/make_shape_ops_reference.py with PyTorch {torch.__version__}; do not edit.",
         "// PyTorch's einsum, interpolate, pad and tensor-indexing values and gradients (see the",
         "// script). Each entry: the values in row-major order and the shape.",
         "#include <cstdint>",

@@ -2,7 +2,7 @@
 """Writes tests/ops/sort_reference.h: PyTorch's sort and topk results for the cases of
 tests/ops/sort_test.cpp, which the test carries so that it runs without PyTorch.
 
-    /work/venv/bin/python tools/make_sort_reference.py [--output tests/ops/sort_reference.h]
+    /work/venv/bin/python tools/reference/make_sort_reference.py [--output tests/ops/sort_reference.h]
 
 Needs PyTorch (2.15 wrote the checked-in file). Each case: an input of quarters (exact in
 every dtype) with repeated values and, in floating dtypes, NaNs; PyTorch's values and int64
@@ -100,12 +100,12 @@ def literal(v):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", default=os.path.join(HERE, "..", "tests", "ops",
+    parser.add_argument("--output", default=os.path.join(HERE, "..", "..", "tests", "ops",
                                                          "sort_reference.h"))
     args = parser.parse_args()
     lines = [
         "#pragma once",
-        f"// Written by tools/make_sort_reference.py with PyTorch {torch.__version__}; do not edit.",
+        f"// Written by tools/reference/make_sort_reference.py with PyTorch {torch.__version__}; do not edit.",
         "// PyTorch's sort and topk results for tests/ops/sort_test.cpp: see the script.",
         "#include <cstdint>",
         "#include <limits>",
