@@ -98,6 +98,12 @@ class CallbackQueueScope {
   std::vector<std::function<void()>>* previous_;
 };
 
+// What autograd::grad collects at an input's node: the gradient, and the hooks to run on it.
+struct CapturedInput {
+  Tensor grad;
+  const std::vector<std::pair<int, GradHook>>* hooks = nullptr;
+};
+
 struct LaterFirst {
   bool operator()(Node* a, Node* b) const { return a->sequence_nr() < b->sequence_nr(); }
 };
@@ -117,12 +123,33 @@ Tensor initial_gradient(const Tensor& root, const Tensor& gradient, const char* 
   return gradient;
 }
 
+// The gradient an autograd::grad input is given when its node does not run: `grad` after the
+// input's own hooks (Tensor::register_hook), as PyTorch runs a captured tensor's pre-hooks.
+// A node that runs takes the raw gradient instead, and applies the hooks itself for what flows
+// on (Node::apply, whose check of a hook's result node.cpp's run_grad_hooks makes as here).
+Tensor hooked_capture(const CapturedInput& input, Tensor grad) {
+  if (!grad.defined() || input.hooks == nullptr) return grad;
+  for (const auto& [id, hook] : *input.hooks) {
+    Tensor replaced = hook(grad);
+    if (!replaced.defined()) continue;
+    MINIDL_CHECK(replaced.sizes() == grad.sizes() && replaced.dtype() == grad.dtype() &&
+                     replaced.device() == grad.device(),
+                 "register_hook: hook ", id, " on the gradient of an autograd::grad input ",
+                 "must return a gradient like the one it was given (shape ", grad.sizes(),
+                 ", dtype ", grad.dtype(), " on ", grad.device(), ") or an undefined tensor, ",
+                 "but returned shape ", replaced.sizes(), ", dtype ", replaced.dtype(), " on ",
+                 replaced.device());
+    grad = std::move(replaced);
+  }
+  return grad;
+}
+
 // One backward pass from `roots` (seeded with `root_grads`). Without `captures` every reachable
 // node runs, as for Tensor::backward. With them (autograd::grad) only the nodes that lead to a
 // captured node run, and the complete gradient arriving at each captured node is stored in
 // `captures` (an AccumulateGrad node is captured, never run).
 void run_backward(const std::vector<Node*>& roots, std::vector<Tensor> root_grads,
-                  std::unordered_map<Node*, Tensor>* captures, bool retain_graph) {
+                  std::unordered_map<Node*, CapturedInput>* captures, bool retain_graph) {
   NoGradGuard no_grad;
   amp::NoAutocastGuard no_autocast;  // each backward runs in its forward's dtypes
   std::vector<std::function<void()>> callbacks;
@@ -164,12 +191,13 @@ void run_backward(const std::vector<Node*>& roots, std::vector<Tensor> root_grad
     pending.erase(node);
     bool run = true;
     if (captures != nullptr) {
-      auto captured = captures->find(node);
-      if (captured != captures->end()) captured->second = grad_output;
       // A captured node runs only when the gradient must go on to another captured node.
       run = dynamic_cast<AccumulateGrad*>(node) == nullptr &&
             std::any_of(node->next.begin(), node->next.end(),
                         [&](const auto& next) { return next && needed.count(next.get()) != 0; });
+      auto captured = captures->find(node);
+      if (captured != captures->end())
+        captured->second.grad = run ? grad_output : hooked_capture(captured->second, grad_output);
     }
     if (!run) continue;
     visited.push_back(node);
@@ -238,20 +266,23 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
     roots.push_back(root_owners.back().get());
   }
   std::vector<std::shared_ptr<Node>> input_nodes;
-  std::unordered_map<Node*, Tensor> captures;
+  std::unordered_map<Node*, CapturedInput> captures;
   for (size_t i = 0; i < inputs.size(); ++i) {
     MINIDL_CHECK(inputs[i].defined(), "autograd::grad: input ", i, " is an undefined tensor");
     MINIDL_CHECK(inputs[i].requires_grad(), "autograd::grad: input ", i, " of shape ",
                  inputs[i].sizes(), " does not require grad");
     input_nodes.push_back(gradient_edge(inputs[i]));
-    captures.emplace(input_nodes.back().get(), Tensor());
+    // A leaf's hooks live on the tensor, a non-leaf's on its grad_fn.
+    const auto* hooks = inputs[i].is_leaf() ? &inputs[i].unsafe_impl()->autograd_meta().grad_hooks
+                                            : &input_nodes.back()->grad_hooks;
+    captures.emplace(input_nodes.back().get(), CapturedInput{Tensor(), hooks});
   }
   run_backward(roots, std::move(root_grads), &captures, retain_graph.value_or(create_graph));
 
   std::vector<Tensor> result;
   result.reserve(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const Tensor& captured = captures.at(input_nodes[i].get());
+    const Tensor& captured = captures.at(input_nodes[i].get()).grad;
     MINIDL_CHECK(captured.defined() || allow_unused, "autograd::grad: input ", i, " of shape ",
                  inputs[i].sizes(), " was not used in the graph of the outputs (or no gradient ",
                  "reaches it); pass allow_unused=true to get an undefined tensor for it");

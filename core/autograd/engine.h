@@ -18,10 +18,11 @@ void backward(const Tensor& root, const Tensor& gradient, bool retain_graph);
 // gradient is the one flowing into that tensor (the sum over every path). grad_outputs has one
 // entry per output, or is empty; an undefined entry is ones for a one-element output (an error
 // for any other). retain_graph defaults to create_graph. An input the outputs do not depend on
-// is an error unless allow_unused, which gives an undefined Tensor for it. Gradient hooks of
-// the nodes that run are applied, but the hooks of the inputs themselves are not (their
-// gradient is captured before them). create_graph=true (double backward) is not supported yet
-// and raises an error.
+// is an error unless allow_unused, which gives an undefined Tensor for it. As in PyTorch, an
+// input's own hooks (Tensor::register_hook) change the gradient returned for it when its node
+// does not run; where the gradient also flows on to another input, the input gets the gradient
+// before its hooks and what flows on gets it after them. create_graph=true (double backward)
+// is not supported yet and raises an error.
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                          const std::vector<Tensor>& grad_outputs = {},
                          std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,

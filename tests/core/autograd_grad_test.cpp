@@ -135,6 +135,27 @@ TEST(AutogradGrad, SameOutputTwiceAddsItsGradients) {
   EXPECT_EQ(to_vector<double>(grads[0]), (std::vector<double>{6.0}));  // 1.5 * 2x
 }
 
+TEST(AutogradGrad, InputHooksAsPyTorch) {
+  // PyTorch 2.15: a leaf's and a non-leaf's hook change the gradient returned for them; a
+  // non-leaf whose gradient also flows on to another input is returned before its hook, which
+  // still changes what flows on: grad(y, [h, x]) = ([6, 12], [180, 360]) below.
+  Tensor x = leaf({1.0, 2.0});
+  x.register_hook([](const Tensor& g) { return g * 10.0; });
+  EXPECT_EQ(to_vector<double>(autograd::grad({sum(x * x)}, {x})[0]),
+            (std::vector<double>{20.0, 40.0}));
+  EXPECT_FALSE(x.grad().defined());
+
+  Tensor z = leaf({1.0, 2.0});
+  Tensor h = z * 3.0;
+  h.register_hook([](const Tensor& g) { return g * 10.0; });
+  Tensor y = sum(h * h);
+  EXPECT_EQ(to_vector<double>(autograd::grad({y}, {h}, {}, true)[0]),
+            (std::vector<double>{60.0, 120.0}));
+  std::vector<Tensor> grads = autograd::grad({y}, {h, z});
+  EXPECT_EQ(to_vector<double>(grads[0]), (std::vector<double>{6.0, 12.0}));
+  EXPECT_EQ(to_vector<double>(grads[1]), (std::vector<double>{180.0, 360.0}));
+}
+
 TEST(AutogradGrad, RetainGraphDefaultsToFreeingTheGraph) {
   Tensor x = leaf({2.0});
   Tensor y = x * x * x;
