@@ -7,6 +7,7 @@
 // core/cuda/check.h, core/thread_pool.h, data/loader/) are internal to minidl.
 
 // ---- core ----
+#include "minidl/core/autograd/custom_function.h"
 #include "minidl/core/autograd/engine.h"
 #include "minidl/core/autograd/function.h"
 #include "minidl/core/autograd/grad_mode.h"

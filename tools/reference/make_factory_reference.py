@@ -2,7 +2,7 @@
 """Writes tests/core/factory_reference.h: PyTorch's linspace, logspace and eye values for
 tests/core/factories_test.cpp, which the test carries so that it runs without PyTorch.
 
-    /work/venv/bin/python tools/reference/make_factory_reference.py [--output tests/core/factory_reference.h]
+    python3 tools/reference/make_factory_reference.py [--output tests/core/factory_reference.h]
 
 Needs PyTorch (2.15 wrote the checked-in file). Each case runs on the CPU and records every
 value exactly (repr of the double the dtype's value converts to). minidl's factories must

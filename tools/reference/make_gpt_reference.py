@@ -2,7 +2,7 @@
 """PyTorch's numbers for train_gpt's exactness test (issue 28), written to
 tests/models/gpt_reference.h:
 
-    /work/venv/bin/python tools/reference/make_gpt_reference.py [--output tests/models/gpt_reference.h]
+    python3 tools/reference/make_gpt_reference.py [--output tests/models/gpt_reference.h]
 
 The default GPT of the recipe (tools/pytorch/gpt_pytorch.py: vocab 256, block 128, 4 layers, 4 heads,
 128 channels, no bias, no dropout) in float32 on the CPU with one thread, its weights and its

@@ -2,7 +2,7 @@
 """Writes tests/ops/sort_reference.h: PyTorch's sort and topk results for the cases of
 tests/ops/sort_test.cpp, which the test carries so that it runs without PyTorch.
 
-    /work/venv/bin/python tools/reference/make_sort_reference.py [--output tests/ops/sort_reference.h]
+    python3 tools/reference/make_sort_reference.py [--output tests/ops/sort_reference.h]
 
 Needs PyTorch (2.15 wrote the checked-in file). Each case: an input of quarters (exact in
 every dtype) with repeated values and, in floating dtypes, NaNs; PyTorch's values and int64
