@@ -23,7 +23,7 @@
 // Declares that Op's tables are instantiated elsewhere, except in the two files that instantiate
 // them (Note above), which define it first.
 #ifndef MINIDL_OPTIMIZER_UPDATE
-#define MINIDL_OPTIMIZER_UPDATE(Op)                                  \
+#define MINIDL_OPTIMIZER_UPDATE(Op)                                \
   extern template const UpdateKernels<Op> UpdateKernels<Op>::kCpu; \
   extern template const UpdateKernels<Op> UpdateKernels<Op>::kCuda;
 #endif

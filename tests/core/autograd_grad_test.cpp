@@ -1,6 +1,6 @@
 // autograd::grad (torch.autograd.grad): values against PyTorch (tests/core/
-// autograd_grad_reference.h, written by tools/reference/make_autograd_reference.py), that no leaf's .grad
-// changes, that only the part of the graph leading to the inputs runs, retain_graph, non-leaf
+// autograd_grad_reference.h, written by tools/reference/make_autograd_reference.py), that no leaf's
+// .grad changes, that only the part of the graph leading to the inputs runs, retain_graph, non-leaf
 // and unused inputs, and the errors a user can trigger.
 #include <gtest/gtest.h>
 

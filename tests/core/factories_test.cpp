@@ -1,5 +1,6 @@
 // linspace, logspace and eye (core/factories.h) against PyTorch's values bit for bit
-// (tests/core/factory_reference.h, from tools/reference/make_factory_reference.py), and their errors.
+// (tests/core/factory_reference.h, from tools/reference/make_factory_reference.py), and their
+// errors.
 #include "minidl/core/factories.h"
 
 #include <gtest/gtest.h>

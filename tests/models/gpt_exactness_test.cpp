@@ -1,7 +1,7 @@
 // The exactness target of issue 28: from the same weights and batches, minidl's first 20 float32
 // training steps of train_gpt's default GPT on the CPU give PyTorch's losses to 1e-4 relative.
-// Weights and batches come from formulas that tools/reference/make_gpt_reference.py uses too, so the test
-// needs no files; PyTorch's numbers are in gpt_reference.h.
+// Weights and batches come from formulas that tools/reference/make_gpt_reference.py uses too, so
+// the test needs no files; PyTorch's numbers are in gpt_reference.h.
 #include <gtest/gtest.h>
 
 #include <cmath>

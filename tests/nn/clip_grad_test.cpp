@@ -1,7 +1,7 @@
 // nn::utils::clip_grad_norm_ and clip_grad_value_ on the CPU, against PyTorch's results
-// (tools/reference/make_clip_reference.py prints them) and PyTorch's semantics: skipped parameters, the
-// coefficient clamped to 1 yet always applied, non-finite norms, the norm's dtype, and gradients
-// that are not dense. No gradient check: clipping is not differentiated.
+// (tools/reference/make_clip_reference.py prints them) and PyTorch's semantics: skipped parameters,
+// the coefficient clamped to 1 yet always applied, non-finite norms, the norm's dtype, and
+// gradients that are not dense. No gradient check: clipping is not differentiated.
 #include "minidl/nn/utils/clip_grad.h"
 
 #include <gtest/gtest.h>
@@ -21,8 +21,8 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// A gradient the test and tools/reference/make_clip_reference.py both fill: element k of one with salt s
-// is ((37 k + 11 s) mod 101 - 50) / 16, exact in every dtype.
+// A gradient the test and tools/reference/make_clip_reference.py both fill: element k of one with
+// salt s is ((37 k + 11 s) mod 101 - 50) / 16, exact in every dtype.
 struct GradSpec {
   Shape shape;
   DType dtype = kFloat32;
@@ -52,7 +52,8 @@ std::vector<Tensor> gradient_copies(const std::vector<Tensor>& parameters) {
   return grads;
 }
 
-// One case of tools/reference/make_clip_reference.py, with PyTorch 2.15's total norm and coefficient.
+// One case of tools/reference/make_clip_reference.py, with PyTorch 2.15's total norm and
+// coefficient.
 struct Reference {
   std::string name;
   std::vector<GradSpec> grads;

@@ -1,7 +1,7 @@
 // F::conv1d, F::conv_transpose2d, F::group_norm and F::batch_norm in training over BatchNorm1d's
 // [N, C] and [N, C, L] against PyTorch's values
-// (tests/nn/layers_reference.h, written by tools/reference/make_layers_reference.py): the output and the
-// gradients of input, weight and bias, float64, float32 and bfloat16 input, with groups,
+// (tests/nn/layers_reference.h, written by tools/reference/make_layers_reference.py): the output
+// and the gradients of input, weight and bias, float64, float32 and bfloat16 input, with groups,
 // strides, padding, output_padding and dilation.
 #include "layers_reference.h"
 

@@ -1,7 +1,8 @@
 // The losses of ops/pointwise_loss.h (binary_cross_entropy_with_logits, binary_cross_entropy,
 // smooth_l1_loss, huber_loss, kl_div), the weighted nll_loss and F::normalize: values and
 // gradients against PyTorch's (tests/nn/loss_reference.h, written by
-// tools/reference/make_loss_reference.py), f64 gradient checks, errors, autocast, and their modules.
+// tools/reference/make_loss_reference.py), f64 gradient checks, errors, autocast, and their
+// modules.
 #include <functional>
 #include <sstream>
 #include <string>

@@ -23,8 +23,8 @@ namespace {
 using testing::all_close;
 using testing::wiggly;
 
-// The module of tools/reference/make_attention_reference.py's mha_values(): E = 8, 2 heads, batch_first,
-// float64, wiggly weights.
+// The module of tools/reference/make_attention_reference.py's mha_values(): E = 8, 2 heads,
+// batch_first, float64, wiggly weights.
 nn::MultiheadAttention reference_module() {
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2).batch_first(true));
   mha->to(kFloat64);

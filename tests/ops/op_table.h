@@ -1,7 +1,7 @@
 #pragma once
 // The operator table: one row per op, with what the tests need to call it. Its PyTorch
-// references are in tests/ops/op_reference.h (tools/reference/make_op_reference.py); the CPU tests are
-// tests/ops/op_table_test.cpp, the CPU/CUDA parity tests tests/ops/op_table_cuda_test.cpp.
+// references are in tests/ops/op_reference.h (tools/reference/make_op_reference.py); the CPU tests
+// are tests/ops/op_table_test.cpp, the CPU/CUDA parity tests tests/ops/op_table_cuda_test.cpp.
 // Adding an op: a row here and a line in the script's table, then rerun the script.
 #include <functional>
 #include <ostream>

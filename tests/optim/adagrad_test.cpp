@@ -2,8 +2,8 @@
 // default runs): five steps of two param groups with options of their own (lr_decay, weight
 // decay, initial_accumulator_value (which, as in PyTorch, only the defaults' sets), maximize,
 // eps) in float32 and float64, the numbers printed by
-// tools/reference/make_optimizer_reference.py (tolerances in optimizer_reference.h); then the options,
-// a state_dict round trip, step_unless_found_inf, and errors.
+// tools/reference/make_optimizer_reference.py (tolerances in optimizer_reference.h); then the
+// options, a state_dict round trip, step_unless_found_inf, and errors.
 #include "minidl/optim/adagrad.h"
 
 #include <gtest/gtest.h>

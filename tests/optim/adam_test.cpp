@@ -1,8 +1,8 @@
 // Adam and AdamW on the CPU against torch.optim.Adam/AdamW (PyTorch 2.15.0, the single-tensor
 // step its CPU default runs): five steps of two param groups with options of their own (amsgrad,
 // maximize, weight decay, betas, eps) in float32 and float64, the numbers printed by
-// tools/reference/make_optimizer_reference.py (tolerances in optimizer_reference.h); then the options,
-// state_dict round trips, step_unless_found_inf, 16-bit parameters, layouts and errors.
+// tools/reference/make_optimizer_reference.py (tolerances in optimizer_reference.h); then the
+// options, state_dict round trips, step_unless_found_inf, 16-bit parameters, layouts and errors.
 #include "minidl/optim/adam.h"
 
 #include <gtest/gtest.h>

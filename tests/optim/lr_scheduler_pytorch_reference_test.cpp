@@ -1,6 +1,6 @@
 // Every scheduler against PyTorch's own lrs. The tables between BEGIN and END GENERATED are
-// the output of tools/reference/make_schedule_reference.py, run with the PyTorch it names: two param
-// groups at lrs 0.1 and 0.025, epochs 0 (after construction) to 12, including the closed-form
+// the output of tools/reference/make_schedule_reference.py, run with the PyTorch it names: two
+// param groups at lrs 0.1 and 0.025, epochs 0 (after construction) to 12, including the closed-form
 // schedulers alone, SequentialLR across its milestones, ChainedScheduler (whose lrs depend on the
 // order of the chain) and ReduceLROnPlateau with its counters. Each table's comment is the
 // PyTorch call; the test of the same name builds minidl's equivalent (LinearLR with end_factor 1

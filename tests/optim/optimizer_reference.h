@@ -1,7 +1,7 @@
 #pragma once
-// Running minidl's optimizers against the numbers tools/reference/make_optimizer_reference.py prints from
-// PyTorch (tests/optim/adam_test.cpp, rmsprop_test.cpp): the same two parameters and gradients,
-// built from the script's formulas, and the comparison with its tolerances.
+// Running minidl's optimizers against the numbers tools/reference/make_optimizer_reference.py
+// prints from PyTorch (tests/optim/adam_test.cpp, rmsprop_test.cpp): the same two parameters and
+// gradients, built from the script's formulas, and the comparison with its tolerances.
 #include <gtest/gtest.h>
 
 #include <algorithm>

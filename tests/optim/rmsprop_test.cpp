@@ -1,9 +1,9 @@
 // RMSprop on the CPU against torch.optim.RMSprop (PyTorch 2.15.0, the single-tensor step its CPU
 // default runs): five steps of two param groups with options of their own (centered, momentum,
 // maximize, weight decay, alpha, eps) in float32 and float64, the numbers printed by
-// tools/reference/make_optimizer_reference.py (tolerances in optimizer_reference.h); then the options,
-// a state_dict round trip, step_unless_found_inf, options that start keeping more state, and
-// errors.
+// tools/reference/make_optimizer_reference.py (tolerances in optimizer_reference.h); then the
+// options, a state_dict round trip, step_unless_found_inf, options that start keeping more state,
+// and errors.
 #include "minidl/optim/rmsprop.h"
 
 #include <gtest/gtest.h>

@@ -1,8 +1,8 @@
 // bench: whole training steps (forward, cross-entropy, backward, SGD step) of LeNet (batch 256),
 // ResNet-20 and CIFAR ResNet-18 (batch 512) on synthetic data of the real shapes, and of a GPT
 // (AdamW step), on the CPU or a GPU. Prints one JSON object per configuration;
-// tools/bench/bench_pytorch.py prints the same for PyTorch and tools/bench/bench_compare.py sets them side
-// by side.
+// tools/bench/bench_pytorch.py prints the same for PyTorch and tools/bench/bench_compare.py sets
+// them side by side.
 //
 //   bench [--model lenet,resnet20,resnet18,gpt] [--device cpu|cuda|auto]
 //         [--precision fp32|bf16|fp16] [--batch-size N] [--warmup 5] [--steps 20]
@@ -13,8 +13,8 @@
 // (vocabulary 256, block 128, 4 layers, 4 heads, 128 channels, no bias; 836,736 parameters;
 // batch 32), "gpt2-small" GPT-2 small as nanoGPT trains it (vocabulary 50304, block 1024, 12
 // layers, 12 heads, 768 channels, biases; batch 8); "auto" takes the first on the CPU and the
-// second on a GPU, as tools/bench/bench_pytorch.py does. Its batch is random tokens with the next ones
-// as targets; its step is zero_grad, forward with nanoGPT's loss, backward and AdamW (lr 1e-3,
+// second on a GPU, as tools/bench/bench_pytorch.py does. Its batch is random tokens with the next
+// ones as targets; its step is zero_grad, forward with nanoGPT's loss, backward and AdamW (lr 1e-3,
 // betas 0.9, 0.99, weight decay 0.1 on the matrices and embeddings, 0 on the rest), without
 // clipping. Its JSON adds "gpt_shape", "block_size" and "tokens_per_sec" ("images_per_sec"
 // counts sequences).

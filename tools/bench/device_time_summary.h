@@ -4,7 +4,8 @@
 // Pure arithmetic with no CUDA in it, so that the CPU tests check it; bench --profile fills
 // the list with CUPTI (tools/bench/cupti_activity_recorder.h).
 //
-// The fields, per step (tools/bench/bench_pytorch.py computes the same from torch.profiler's events):
+// The fields, per step (tools/bench/bench_pytorch.py computes the same from torch.profiler's
+// events):
 //   wall_ms_per_step    host time of the span (the device synchronised at both ends) / steps
 //   kernels_per_step    kernel launches / steps
 //   kernel_ms_per_step  sum of the kernels' durations / steps (overlapping kernels both count)
