@@ -22,7 +22,7 @@ struct MixedRun {
 // fn(h, f, i) with h float16 and f float32 leaves and i an int32 tensor, on `device`; the
 // result and both gradients, on the CPU.
 MixedRun run_on(Device device,
-           const std::function<Tensor(const Tensor&, const Tensor&, const Tensor&)>& fn) {
+                const std::function<Tensor(const Tensor&, const Tensor&, const Tensor&)>& fn) {
   Tensor h = wiggly({3, 4}, 0.2, kFloat16).to(device).requires_grad_();
   Tensor f = wiggly({4}, 0.9).to(device).requires_grad_();
   const Tensor i = (wiggly({3, 1}, 1.7) * 4.0).to(kInt32).to(device);
@@ -39,10 +39,8 @@ TEST(TypePromotionCuda, MixedDtypeOpsMatchTheCpu) {
           {"add", [](const Tensor& h, const Tensor& f, const Tensor& i) { return h + f + i; }},
           {"mul div",
            [](const Tensor& h, const Tensor& f, const Tensor& i) { return h * i / (f + 3.0); }},
-          {"maximum minimum",
-           [](const Tensor& h, const Tensor& f, const Tensor& i) {
-             return maximum(h, i) - minimum(f, h);
-           }},
+          {"maximum minimum", [](const Tensor& h, const Tensor& f,
+                                 const Tensor& i) { return maximum(h, i) - minimum(f, h); }},
           {"where", [](const Tensor& h, const Tensor& f,
                        const Tensor& i) { return where(i > 0.5, h, f) + where(h < 0.0, i, 0.25); }},
       };

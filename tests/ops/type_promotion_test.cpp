@@ -2,12 +2,13 @@
 // torch.result_type (tests/ops/promotion_reference.h, from tools/make_promotion_reference.py),
 // and the binary ops computing in the promoted dtype: values checked against PyTorch 2.15,
 // gradients back in each input's own dtype, and a gradient check.
+#include "minidl/core/type_promotion.h"
+
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "minidl/core/autograd/gradcheck.h"
-#include "minidl/core/type_promotion.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/reduce.h"
 #include "promotion_reference.h"
@@ -37,8 +38,7 @@ TEST(TypePromotion, ResultTypeOfTensorsMatchesPyTorch) {
 }
 
 TEST(TypePromotion, ResultTypeWithAScalarMatchesPyTorch) {
-  for (const testing::ScalarResultTypeReference& reference :
-       testing::kScalarResultTypeReferences) {
+  for (const testing::ScalarResultTypeReference& reference : testing::kScalarResultTypeReferences) {
     const Tensor t = filled(reference.dim ? Shape{2} : Shape{}, 1, reference.tensor);
     EXPECT_EQ(result_type(t, reference.scalar), reference.result)
         << reference.tensor << " (" << reference.dim << "-D) with " << reference.scalar;
@@ -77,8 +77,7 @@ TEST(TypePromotion, ArithmeticComputesInTheResultType) {
   // int32 with float16 gives float16; int32 with int64 gives int64; uint8 with int32, int32.
   const Tensor i32 = tensor({1.0, 2.0}).to(kInt32);
   EXPECT_EQ((i32 + tensor({0.5, 0.25}).to(kFloat16)).dtype(), kFloat16);
-  EXPECT_EQ(to_vector<int64_t>(i32 * tensor({3.0, 4.0}).to(kInt64)),
-            (std::vector<int64_t>{3, 8}));
+  EXPECT_EQ(to_vector<int64_t>(i32 * tensor({3.0, 4.0}).to(kInt64)), (std::vector<int64_t>{3, 8}));
   EXPECT_EQ((tensor({1.0, 2.0}).to(kUInt8) - i32).dtype(), kInt32);
   // float16 with bfloat16 gives float32; bool with int64 gives int64.
   EXPECT_EQ((ones({2}, kFloat16) + ones({2}, kBFloat16)).dtype(), kFloat32);
