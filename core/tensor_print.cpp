@@ -26,9 +26,17 @@ constexpr int64_t kEdgeItems = 3;
 constexpr int kPrecision = 4;
 constexpr size_t kLineWidth = 80;
 
-std::string printf_string(const char* format, int width, double value) {
+// `value` with `decimals` digits after the point, in fixed ("1.5000") or scientific
+// ("1.5000e+00") notation, as Python's format() writes them.
+std::string fixed_string(double value, int decimals) {
+  char buffer[400];  // the widest finite double in fixed notation fits
+  std::snprintf(buffer, sizeof(buffer), "%.*f", decimals, value);
+  return buffer;
+}
+
+std::string scientific_string(double value) {
   char buffer[64];
-  std::snprintf(buffer, sizeof(buffer), format, width, kPrecision, value);
+  std::snprintf(buffer, sizeof(buffer), "%.*e", kPrecision, value);
   return buffer;
 }
 
@@ -70,9 +78,9 @@ class ElementFormat {
     sci_mode_ = int_mode_ ? wide_range : wide_range || min_abs < 1.0e-4;
     for (double v : nonzero_finite) {
       // In integer mode the width counts the "." that format() appends.
-      const size_t length = sci_mode_   ? printf_string("%*.*e", 0, v).size()
-                            : int_mode_ ? printf_string("%*.0f", 0, v).size() + 1
-                                        : printf_string("%*.*f", 0, v).size();
+      const size_t length = sci_mode_   ? scientific_string(v).size()
+                            : int_mode_ ? fixed_string(v, 0).size() + 1
+                                        : fixed_string(v, kPrecision).size();
       width_ = std::max(width_, length);
     }
   }
@@ -88,11 +96,11 @@ class ElementFormat {
     if (!std::isfinite(v))
       text = non_finite_string(v);
     else if (sci_mode_)
-      text = printf_string("%*.*e", 0, v);
+      text = scientific_string(v);
     else if (int_mode_)
-      text = printf_string("%*.0f", 0, v) + ".";
+      text = fixed_string(v, 0) + ".";
     else
-      text = printf_string("%*.*f", 0, v);
+      text = fixed_string(v, kPrecision);
     return pad(std::move(text));
   }
 

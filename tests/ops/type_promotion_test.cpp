@@ -60,6 +60,7 @@ TEST(TypePromotion, ArithmeticComputesInTheResultType) {
   EXPECT_EQ(halves.dtype(), kFloat32);
   EXPECT_EQ(to_vector<float>(halves), (std::vector<float>{0, 0.5, 1, 1.5, 2}));
   EXPECT_EQ((ints / 2.0).dtype(), kFloat32);
+  EXPECT_EQ(to_vector<float>(2.0 / arange(1, 3)), (std::vector<float>{2, 1}));
 
   // True division of integers gives float32.
   const Tensor quotient = div(tensor({7.0, -7.0}).to(kInt32), tensor({2.0, 2.0}).to(kInt64));
