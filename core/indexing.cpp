@@ -18,7 +18,8 @@ Slice::Slice(std::optional<int64_t> start, std::optional<int64_t> stop, std::opt
       stop_(stop.value_or(std::numeric_limits<int64_t>::max())),
       step_(step.value_or(1)) {
   MINIDL_CHECK(step_ > 0, "Slice: step must be greater than zero, got ", step_,
-               " (PyTorch's tensor indexing has no negative steps either; use flip)");
+               " (PyTorch's tensor indexing has no negative steps either; reverse a dim with "
+               "x.flip({dim}), then slice it with a positive step)");
 }
 
 std::string to_string(const Slice& slice) {

@@ -129,9 +129,9 @@ BlockImpl::BlockImpl(const GPTOptions& options) : Module("Block") {
 
 Tensor BlockImpl::forward(const Tensor& x) {
   // Under autocast each branch ends in a 16-bit Linear while the residual stream stays float32
-  // (the embeddings' and LayerNorm's dtype). PyTorch's add promotes the sum to float32; minidl
-  // has no implicit promotion, so each branch is cast to the stream's dtype (exact: 16-bit values
-  // are float32 values), which is a no-op without autocast.
+  // (the embeddings' and LayerNorm's dtype). The add promotes the sum to float32, as PyTorch's
+  // does; the cast of each branch to the stream's dtype says so where it happens (exact: 16-bit
+  // values are float32 values), and is a no-op without autocast.
   const Tensor after_attention = x + attn->forward(ln_1(x)).to(x.dtype());
   return after_attention + mlp->forward(ln_2(after_attention)).to(after_attention.dtype());
 }

@@ -97,15 +97,23 @@ Tensor& Tensor::copy_(const Tensor& src) {
   return *this;
 }
 
-Tensor& Tensor::fill_(double value) {
-  const ProfileScope profile("fill_");
-  autograd::check_inplace(*this, "fill_");
-  if (numel() > 0) kernels_for<CopyKernels>(device()).fill(*this, value);
-  bump_version();
-  return *this;
+namespace {
+
+// fill_ and zero_, each named as itself in its profile entry and its errors.
+Tensor& fill_tensor(Tensor& self, double value, const char* op) {
+  const ProfileScope profile(op);
+  check_defined(self, op, "self");
+  autograd::check_inplace(self, op);
+  if (self.numel() > 0) kernels_for<CopyKernels>(self.device()).fill(self, value);
+  self.bump_version();
+  return self;
 }
 
-Tensor& Tensor::zero_() { return fill_(0); }
+}  // namespace
+
+Tensor& Tensor::fill_(double value) { return fill_tensor(*this, value, "fill_"); }
+
+Tensor& Tensor::zero_() { return fill_tensor(*this, 0, "zero_"); }
 
 Tensor Tensor::to(Device device, DType dtype) const {
   if (device == this->device() && dtype == this->dtype()) return *this;

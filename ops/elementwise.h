@@ -1,6 +1,6 @@
 #pragma once
-// Element-wise operations. Binary ones broadcast with NumPy rules and require both operands to
-// have the same dtype and device (no implicit promotion: a mismatch is an error naming the op).
+// Element-wise operations. Binary ones broadcast (NumPy rules) on one device; the arithmetic,
+// extrema, comparisons and where promote mixed dtypes as PyTorch (core/type_promotion.h).
 // Floating-point ops accept float32, float64 (CPU), float16 and bfloat16; add/sub/mul and the
 // comparisons also accept integer types. Every op here is differentiable where PyTorch's is.
 #include <optional>

@@ -7,6 +7,7 @@
 #include "minidl/core/autograd/function.h"
 #include "minidl/core/dispatch.h"
 #include "minidl/core/profiler.h"
+#include "minidl/core/type_promotion.h"
 #include "minidl/ops/broadcast.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/elementwise_kernels.h"
@@ -22,6 +23,9 @@ using elementwise::check_floating;
 using elementwise::check_numeric;
 using elementwise::check_same_dtype_and_device;
 using elementwise::check_scalar_fits;
+using elementwise::Operands;
+using elementwise::promote_operands;
+using elementwise::promoted_for;
 using elementwise::ternary_forward;
 using elementwise::TernaryOp;
 using elementwise::unary_forward;
@@ -60,9 +64,9 @@ Tensor add_scalar(const Tensor& a, double value, const char* op, const char* nod
 }
 
 // maximum and minimum: `backward_op` gives one input's share given (grad, self, other).
-Tensor extremum(const Tensor& a, const Tensor& b, BinaryOp forward_op, TernaryOp backward_op,
-                const char* op, const char* node_name) {
-  check_same_dtype_and_device(a, b, op);
+Tensor extremum(const Tensor& input, const Tensor& other, BinaryOp forward_op,
+                TernaryOp backward_op, const char* op, const char* node_name) {
+  const auto [a, b] = promote_operands(input, other, op);
   check_numeric(a, op);
   Tensor out = binary_forward(forward_op, a, b, op);
   if (autograd::needs_grad({a, b})) {
@@ -133,10 +137,25 @@ void check_inplace_target(const Tensor& self, const char* op) {
 }
 
 // self = op(self, other; scalar), after check_inplace_target and the op's own checks. `other`
-// is checked here, and viewed with self's shape.
-void binary_inplace(Tensor& self, BinaryOp op, const Tensor& other, double scalar,
+// is checked here, and viewed with self's shape. Mixed dtypes compute in their result_type, which
+// self's dtype must be able to hold (no floating result into an integer tensor), as in PyTorch.
+void binary_inplace(Tensor& self, BinaryOp op, const Tensor& other_operand, double scalar,
                     const char* name) {
   const ProfileScope profile(name);
+  check_defined(other_operand, name, "other");
+  const DType dtype = result_type(self, other_operand);
+  MINIDL_CHECK(can_cast(dtype, self.dtype()), name, ": the result type ", dtype,
+               " cannot be written into this ", self.dtype(), " tensor (in-place ops keep the ",
+               "target's dtype); convert it with to() and use the out-of-place op");
+  if (dtype != self.dtype()) {
+    // A wider result (float32 += float64) is computed in its own dtype, then rounded into self
+    // once, as PyTorch does.
+    Tensor wide = self.to(dtype);
+    binary_inplace(wide, op, other_operand, scalar, name);
+    self.copy_(wide);
+    return;
+  }
+  const Tensor other = other_operand.to(dtype);
   check_same_dtype_and_device(self, other, name);
   const Shape sizes = broadcast_shapes(self.sizes(), other.sizes(), name);
   MINIDL_CHECK(sizes == self.sizes(), name, ": the other operand of shape ", other.sizes(),
@@ -166,15 +185,17 @@ void add_inplace(Tensor& self, const Tensor& other, double alpha, const char* op
 // ---- binary ----
 
 Tensor add(const Tensor& a, const Tensor& b, double alpha) {
-  return add_with_alpha(a, b, alpha, "add", "AddBackward");
+  const Operands operands = promote_operands(a, b, "add");
+  return add_with_alpha(operands.a, operands.b, alpha, "add", "AddBackward");
 }
 
 Tensor sub(const Tensor& a, const Tensor& b, double alpha) {
-  return add_with_alpha(a, b, -alpha, "sub", "SubBackward");
+  const Operands operands = promote_operands(a, b, "sub");
+  return add_with_alpha(operands.a, operands.b, -alpha, "sub", "SubBackward");
 }
 
-Tensor mul(const Tensor& a, const Tensor& b) {
-  check_same_dtype_and_device(a, b, "mul");
+Tensor mul(const Tensor& input, const Tensor& other) {
+  const auto [a, b] = promote_operands(input, other, "mul");
   check_numeric(a, "mul");
   Tensor out = binary_forward(BinaryOp::Mul, a, b, "mul");
   if (autograd::needs_grad({a, b})) {
@@ -194,8 +215,13 @@ Tensor mul(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-Tensor div(const Tensor& a, const Tensor& b) {
-  check_same_dtype_and_device(a, b, "div");
+Tensor div(const Tensor& input, const Tensor& other) {
+  auto [a, b] = promote_operands(input, other, "div");
+  // True division: integer and bool operands divide in float32, as in PyTorch.
+  if (!a.is_floating_point()) {
+    a = a.to(kFloat32);
+    b = b.to(kFloat32);
+  }
   check_floating(a, "div");
   Tensor out = binary_forward(BinaryOp::Div, a, b, "div");
   if (autograd::needs_grad({a, b})) {
@@ -277,11 +303,18 @@ Tensor remainder(const Tensor& input, double other) {
   return remainder(input, full({}, other, input.options()));
 }
 
-Tensor add(const Tensor& a, double b) { return add_scalar(a, b, "add", "AddBackward"); }
+// An integer or bool tensor with a fractional scalar computes in float32 (promoted_for).
 
-Tensor sub(const Tensor& a, double b) { return add_scalar(a, -b, "sub", "SubBackward"); }
+Tensor add(const Tensor& a, double b) {
+  return add_scalar(promoted_for(a, b, "add"), b, "add", "AddBackward");
+}
 
-Tensor mul(const Tensor& a, double b) {
+Tensor sub(const Tensor& a, double b) {
+  return add_scalar(promoted_for(a, b, "sub"), -b, "sub", "SubBackward");
+}
+
+Tensor mul(const Tensor& input, double b) {
+  const Tensor a = promoted_for(input, b, "mul");
   check_numeric(a, "mul");
   check_scalar_fits(a, b, "mul");
   Tensor out = unary_forward(UnaryOp::MulScalar, a, "mul", b);
@@ -291,7 +324,10 @@ Tensor mul(const Tensor& a, double b) {
   return out;
 }
 
-Tensor div(const Tensor& a, double b) {
+Tensor div(const Tensor& input, double b) {
+  // True division: an integer or bool tensor divides in float32 whatever the scalar.
+  check_defined(input, "div", "input");
+  const Tensor a = input.is_floating_point() ? input : input.to(kFloat32);
   check_floating(a, "div");
   Tensor out = unary_forward(UnaryOp::DivScalar, a, "div", b);
   if (autograd::needs_grad({a}))

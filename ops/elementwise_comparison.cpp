@@ -4,6 +4,7 @@
 
 #include "minidl/core/autograd/function.h"
 #include "minidl/core/dispatch.h"
+#include "minidl/core/type_promotion.h"
 #include "minidl/ops/broadcast.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/elementwise_kernels.h"
@@ -17,8 +18,8 @@ using elementwise::CompareOp;
 using elementwise::empty_result;
 using elementwise::expand_view;
 
-Tensor compare(CompareOp op, const Tensor& a, const Tensor& b, const char* name) {
-  elementwise::check_same_dtype_and_device(a, b, name);
+Tensor compare(CompareOp op, const Tensor& input, const Tensor& other, const char* name) {
+  const auto [a, b] = elementwise::promote_operands(input, other, name);
   const Shape sizes = broadcast_shapes(a.sizes(), b.sizes(), name);
   Tensor out = empty_result(sizes, TensorOptions(kBool).device(a.device()), {&a, &b});
   if (out.numel() > 0)
@@ -50,9 +51,9 @@ Tensor le(const Tensor& a, double b) { return compare_scalar(CompareOp::Le, a, b
 Tensor gt(const Tensor& a, double b) { return compare_scalar(CompareOp::Gt, a, b, "gt"); }
 Tensor ge(const Tensor& a, double b) { return compare_scalar(CompareOp::Ge, a, b, "ge"); }
 
-Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
+Tensor where(const Tensor& condition, const Tensor& input, const Tensor& other) {
   check_defined(condition, "where", "condition");
-  elementwise::check_same_dtype_and_device(a, b, "where");
+  const auto [a, b] = elementwise::promote_operands(input, other, "where");
   MINIDL_CHECK(condition.dtype() == kBool, "where: expected the condition to be a bool tensor, ",
                "got ", condition.dtype());
   MINIDL_CHECK(condition.device() == a.device(), "where: expected the condition on ", a.device(),
@@ -80,14 +81,16 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   return out;
 }
 
+// The scalar becomes a 0-dimensional tensor of the promoted dtype (result_type(tensor, scalar)),
+// so that it is not rounded to a narrower dtype first.
 Tensor where(const Tensor& condition, const Tensor& a, double b) {
   check_defined(a, "where", "input");
-  return where(condition, a, full({}, b, a.options()));
+  return where(condition, a, full({}, b, TensorOptions(result_type(a, b)).device(a.device())));
 }
 
 Tensor where(const Tensor& condition, double a, const Tensor& b) {
   check_defined(b, "where", "other");
-  return where(condition, full({}, a, b.options()), b);
+  return where(condition, full({}, a, TensorOptions(result_type(b, a)).device(b.device())), b);
 }
 
 }  // namespace minidl

@@ -4,6 +4,7 @@
 
 #include "minidl/core/dispatch.h"
 #include "minidl/core/profiler.h"
+#include "minidl/core/type_promotion.h"
 #include "minidl/ops/broadcast.h"
 #include "minidl/ops/dense_layout.h"
 #include "minidl/ops/elementwise_kernels.h"
@@ -32,10 +33,25 @@ void check_same_dtype_and_device(const Tensor& a, const Tensor& b, const char* o
                a.device(), " and ", b.device());
 }
 
+Operands promote_operands(const Tensor& a, const Tensor& b, const char* op) {
+  check_defined(a, op, "input");
+  check_defined(b, op, "other");
+  MINIDL_CHECK(a.device() == b.device(), op, ": expected both operands on the same device, got ",
+               a.device(), " and ", b.device());
+  const DType dtype = result_type(a, b);
+  return {a.to(dtype), b.to(dtype)};
+}
+
+Tensor promoted_for(const Tensor& x, double scalar, const char* op) {
+  check_defined(x, op, "input");
+  return x.to(result_type(x, scalar));
+}
+
 void check_scalar_fits(const Tensor& x, double value, const char* op) {
   MINIDL_CHECK(x.is_floating_point() || std::trunc(value) == value, op, ": the scalar ", value,
-               " is not an integer and cannot be applied to a ", x.dtype(), " tensor (no ",
-               "implicit type promotion); convert the tensor to a floating-point dtype first");
+               " is not an integer and cannot be applied to a ", x.dtype(), " tensor (alpha ",
+               "and in-place ops keep the tensor's dtype); convert the tensor to a floating-point ",
+               "dtype first");
 }
 
 Tensor empty_result(const Shape& sizes, TensorOptions options,

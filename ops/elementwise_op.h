@@ -23,8 +23,21 @@ namespace minidl::elementwise {
 void check_floating(const Tensor& x, const char* op);
 void check_numeric(const Tensor& x, const char* op);
 void check_same_dtype_and_device(const Tensor& a, const Tensor& b, const char* op);
-// Integer tensors take integral scalars only: there is no promotion to floating point.
+// Integer tensors take integral scalars only (callers promote them first: promoted_for).
 void check_scalar_fits(const Tensor& x, double value, const char* op);
+
+// ---- type promotion (core/type_promotion.h) ----
+
+// Both operands checked (defined, one device) and converted to their result_type, as PyTorch's
+// binary ops do. The conversion (to()) is differentiable, so each input's gradient comes back
+// in its own dtype.
+struct Operands {
+  Tensor a, b;
+};
+Operands promote_operands(const Tensor& a, const Tensor& b, const char* op);
+// `x` converted to result_type(x, scalar): an integer or bool tensor with a fractional scalar
+// becomes float32.
+Tensor promoted_for(const Tensor& x, double scalar, const char* op);
 
 // ---- results and operands ----
 

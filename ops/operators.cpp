@@ -15,7 +15,11 @@ Tensor operator/(const Tensor& a, double b) { return div(a, b); }
 Tensor operator+(double a, const Tensor& b) { return add(b, a); }
 Tensor operator-(double a, const Tensor& b) { return add(neg(b), a); }
 Tensor operator*(double a, const Tensor& b) { return mul(b, a); }
-Tensor operator/(double a, const Tensor& b) { return mul(pow(b, -1.0), a); }
+// True division: an integer or bool divisor gives float32, as div does.
+Tensor operator/(double a, const Tensor& b) {
+  check_defined(b, "div", "other");
+  return mul(pow(b.is_floating_point() ? b : b.to(kFloat32), -1.0), a);
+}
 Tensor operator==(const Tensor& a, const Tensor& b) { return eq(a, b); }
 Tensor operator!=(const Tensor& a, const Tensor& b) { return ne(a, b); }
 Tensor operator<(const Tensor& a, const Tensor& b) { return lt(a, b); }

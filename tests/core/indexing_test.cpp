@@ -152,7 +152,9 @@ TEST(Indexing, MalformedIndexListsAreErrors) {
                         "index, but got \"..\"");
   EXPECT_ERROR_CONTAINS(Slice(0, 2, 0), "Slice: step must be greater than zero, got 0");
   EXPECT_ERROR_CONTAINS(x.index({Slice(None, None, -1)}),
-                        "Slice: step must be greater than zero, got -1");
+                        "Slice: step must be greater than zero, got -1 (PyTorch's tensor indexing "
+                        "has no negative steps either; reverse a dim with x.flip({dim}), then "
+                        "slice it with a positive step)");
 }
 
 TEST(Indexing, PrintsIndicesAsPython) {

@@ -128,11 +128,20 @@ TEST(Tensor, CopyConvertsDtypesAndBroadcasts) {
   EXPECT_ERROR_CONTAINS(dst.copy_(zeros({4})), "copy_: shapes [2, 3] and [4] cannot be broadcast");
 }
 
+TEST(Tensor, FillAndZeroNameThemselvesInTheirErrors) {
+  Tensor leaf = zeros({2}).requires_grad_();
+  EXPECT_ERROR_CONTAINS(leaf.zero_(), "zero_: in-place operation on a tensor of shape [2]");
+  EXPECT_ERROR_CONTAINS(leaf.fill_(1), "fill_: in-place operation on a tensor of shape [2]");
+  Tensor undefined;
+  EXPECT_ERROR_CONTAINS(undefined.zero_(), "zero_: argument 'self' is an undefined tensor");
+  Tensor plain = ones({3});
+  EXPECT_EQ(to_vector<float>(plain.zero_()), (std::vector<float>{0, 0, 0}));
+}
+
 TEST(Tensor, PrintsLikePyTorch) {
-  EXPECT_EQ(arange(4, kFloat32).view({2, 2}).str(),
-            "tensor([[0.0000, 1.0000],\n        [2.0000, 3.0000]])");
+  EXPECT_EQ(arange(4, kFloat32).view({2, 2}).str(), "tensor([[0., 1.],\n        [2., 3.]])");
   EXPECT_EQ(arange(3).str(), "tensor([0, 1, 2])");
-  EXPECT_EQ(tensor({1.5}, kFloat64).str(), "tensor([1.5000], dtype=float64)");
+  EXPECT_EQ(tensor({1.5}, kFloat64).str(), "tensor([1.5000], dtype=torch.float64)");
 }
 
 TEST(Tensor, DeviceParsing) {
