@@ -40,7 +40,9 @@ Tensor add_with_alpha(const Tensor& a, const Tensor& b, double alpha, const char
   check_scalar_fits(a, alpha, op);
   Tensor out = binary_forward(BinaryOp::Add, a, b, op, alpha);
   if (autograd::needs_grad({a, b})) {
-    const Shape a_sizes = a.sizes(), b_sizes = b.sizes();
+    // The lambda keeps copies of the sizes.
+    const Shape& a_sizes = a.sizes();
+    const Shape& b_sizes = b.sizes();
     const bool b_needs_grad = b.requires_grad();
     autograd::record(out, node_name, {a, b},
                      [a_sizes, b_sizes, b_needs_grad, alpha](const Tensor& grad) {
