@@ -9,7 +9,7 @@ an exception, so that one odd log cannot lose the whole summary.
     bench_compare    tools/bench/bench_compare.py's markdown tables, one row per model and PyTorch mode
     bench_json       tools/bench's JSON lines
     trainer          train_lenet/train_cifar10: the summary line, and from the --metrics file the
-                     time to the target accuracy, counted as tools/time_to_accuracy.py counts it
+                     time to the target accuracy, counted as tools/pytorch/time_to_accuracy.py counts it
     pytorch_trainer  the JSON line the PyTorch twins (tools/pytorch/train_*_pytorch.py) print last
 """
 import json
@@ -148,7 +148,7 @@ def bench_json(text, _options):
 
 def time_to_target(epochs, target):
     """The seconds of the epochs up to the first whose test accuracy reached `target` (None when
-    none did), each epoch's seconds including its evaluation, as tools/time_to_accuracy.py."""
+    none did), each epoch's seconds including its evaluation, as tools/pytorch/time_to_accuracy.py."""
     total = 0.0
     for epoch in epochs:
         total += epoch.get("seconds") or 0.0

@@ -37,14 +37,17 @@ import argparse
 import dataclasses
 import json
 import os
+import sys
 
 import torch
 import torch.nn.functional as F
 
-from bench_pytorch import AUTOCAST_DTYPES, EXPECTED_PARAMETERS, make_model
-from pytorch_datasets import (CIFAR10_FOLDER, FASHION_MNIST_FOLDER, data_root,
+# The models are bench_pytorch.py's (tools/bench/): the twin trains what the benchmark times.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+from bench_pytorch import AUTOCAST_DTYPES, EXPECTED_PARAMETERS, make_model  # noqa: E402
+from pytorch_datasets import (CIFAR10_FOLDER, FASHION_MNIST_FOLDER, data_root,  # noqa: E402
                               read_cifar10_split, read_idx_split)
-from time_to_accuracy import TimeToAccuracy
+from time_to_accuracy import TimeToAccuracy  # noqa: E402
 
 
 @dataclasses.dataclass(frozen=True)

@@ -13,14 +13,18 @@ the epoch seconds and the seconds until the test accuracy first reached --target
 """
 import argparse
 import json
+import os
+import sys
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from bench_pytorch import LeNet
-from pytorch_datasets import read_idx_split
-from time_to_accuracy import TimeToAccuracy
+# The model is bench_pytorch.py's (tools/bench/): the twin trains what the benchmark times.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+from bench_pytorch import LeNet  # noqa: E402
+from pytorch_datasets import read_idx_split  # noqa: E402
+from time_to_accuracy import TimeToAccuracy  # noqa: E402
 
 
 def load_split(directory, prefix):
