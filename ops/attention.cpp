@@ -154,7 +154,9 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
     autograd::SavedTensor saved_q(q, kOp), saved_k(k, kOp), saved_v(v, kOp), saved_out(out, kOp);
     autograd::SavedTensor saved_mask;  // kept with a version check too: backward rereads it
     if (mask.defined()) saved_mask = autograd::SavedTensor(mask, kOp);
-    const Shape key_sizes = key.sizes(), value_sizes = value.sizes(), query_shape = query.sizes();
+    const Shape& key_sizes = key.sizes();
+    const Shape& value_sizes = value.sizes();
+    const Shape& query_shape = query.sizes();
     autograd::record(
         result, "ScaledDotProductAttentionBackward", {query, key, value}, [=](const Tensor& grad) {
           const Tensor &q4 = saved_q.get(), &k4 = saved_k.get(), &v4 = saved_v.get();

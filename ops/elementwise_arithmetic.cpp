@@ -205,7 +205,8 @@ Tensor mul(const Tensor& input, const Tensor& other) {
     // Each input's gradient needs the other input only.
     autograd::SavedTensor saved_a(b_needs_grad ? a : Tensor(), "mul");
     autograd::SavedTensor saved_b(a_needs_grad ? b : Tensor(), "mul");
-    const Shape a_sizes = a.sizes(), b_sizes = b.sizes();
+    const Shape& a_sizes = a.sizes();
+    const Shape& b_sizes = b.sizes();
     autograd::record(out, "MulBackward", {a, b},
                      [saved_a, saved_b, a_sizes, b_sizes](const Tensor& grad) {
                        Tensor grad_a, grad_b;
@@ -230,7 +231,8 @@ Tensor div(const Tensor& input, const Tensor& other) {
     const bool a_needs_grad = a.requires_grad(), b_needs_grad = b.requires_grad();
     autograd::SavedTensor saved_a(b_needs_grad ? a : Tensor(), "div");
     autograd::SavedTensor saved_b(b, "div");
-    const Shape a_sizes = a.sizes(), b_sizes = b.sizes();
+    const Shape& a_sizes = a.sizes();
+    const Shape& b_sizes = b.sizes();
     autograd::record(out, "DivBackward", {a, b},
                      [saved_a, saved_b, a_needs_grad, a_sizes, b_sizes](const Tensor& grad) {
                        Tensor grad_a, grad_b;

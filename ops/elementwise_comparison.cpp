@@ -67,7 +67,8 @@ Tensor where(const Tensor& condition, const Tensor& input, const Tensor& other) 
   if (autograd::needs_grad({a, b})) {
     autograd::SavedTensor saved_condition(condition, "where");
     const bool a_needs_grad = a.requires_grad(), b_needs_grad = b.requires_grad();
-    const Shape a_sizes = a.sizes(), b_sizes = b.sizes();
+    const Shape& a_sizes = a.sizes();
+    const Shape& b_sizes = b.sizes();
     autograd::record(
         out, "WhereBackward", {a, b},
         [saved_condition, a_needs_grad, b_needs_grad, a_sizes, b_sizes](const Tensor& grad) {

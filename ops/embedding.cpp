@@ -81,7 +81,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int6
   }
   if (autograd::needs_grad({weight})) {
     autograd::SavedTensor saved_indices(indices_contiguous, "embedding");
-    const Shape weight_sizes = weight.sizes();
+    const Shape& weight_sizes = weight.sizes();
     autograd::record(out, "EmbeddingBackward", {weight},
                      [saved_indices, weight_sizes, padding](const Tensor& grad) {
                        Tensor grad_weight = empty(weight_sizes, grad.options());

@@ -153,7 +153,7 @@ Tensor scatter_with(const Tensor& x, int64_t dim, const Tensor& index, const Ten
   if (autograd::needs_grad({x, src})) {
     autograd::SavedTensor saved_index(index, op);
     const bool assign = reduction == ScatterReduction::Assign;
-    const Shape src_sizes = src.sizes();
+    const Shape& src_sizes = src.sizes();
     autograd::record(out, assign ? "ScatterBackward" : "ScatterAddBackward", {x, src},
                      [saved_index, d, assign, src_sizes](const Tensor& grad) {
                        const Tensor& index = saved_index.get();
@@ -191,7 +191,7 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
   Tensor out = gather_values(x, d, index);
   if (autograd::needs_grad({x})) {
     autograd::SavedTensor saved_index(index, "gather");
-    const Shape x_sizes = x.sizes();
+    const Shape& x_sizes = x.sizes();
     autograd::record(out, "GatherBackward", {x}, [saved_index, d, x_sizes](const Tensor& grad) {
       return std::vector<Tensor>{scatter_values(zeros(x_sizes, grad.options()), d,
                                                 saved_index.get(), grad.contiguous(),

@@ -232,7 +232,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     // grad_a needs b and grad_b needs a: save each only when the other needs a gradient.
     autograd::SavedTensor saved_a(b_needs_grad ? a : Tensor(), "matmul");
     autograd::SavedTensor saved_b(a_needs_grad ? b : Tensor(), "matmul");
-    const Shape a_sizes = a.sizes(), b_sizes = b.sizes();
+    const Shape& a_sizes = a.sizes();
+    const Shape& b_sizes = b.sizes();
     autograd::record(
         out, "MatmulBackward", {a, b},
         [saved_a, saved_b, a_sizes, b_sizes, a_needs_grad, b_needs_grad](const Tensor& grad) {
@@ -311,7 +312,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     // grad_x needs the weight and grad_weight needs x: save each only when needed.
     autograd::SavedTensor saved_x(weight_needs_grad ? x : Tensor(), "linear");
     autograd::SavedTensor saved_weight(x_needs_grad ? weight : Tensor(), "linear");
-    const Shape x_sizes = x.sizes();
+    const Shape& x_sizes = x.sizes();
     autograd::record(out, "LinearBackward", {x, weight, bias},
                      [saved_x, saved_weight, x_needs_grad, weight_needs_grad, bias_needs_grad,
                       x_sizes, rows, in_features, out_features](const Tensor& grad) {

@@ -230,7 +230,7 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reducti
   Tensor out = reduce_losses(losses, reduction, counted, x.dtype());
   if (autograd::needs_grad({log_probs})) {
     autograd::SavedTensor saved_target(t, "nll_loss");
-    const Shape input_sizes = x.sizes();
+    const Shape& input_sizes = x.sizes();
     const TensorOptions input_options = x.options();
     autograd::record(out, "NllLossBackward", {log_probs},
                      [saved_target, input_sizes, input_options, reduction, ignore_index,

@@ -82,7 +82,7 @@ Tensor max_pool2d_4d(const Tensor& input, const pool::Window2d& window) {
     kernels_for<PoolKernels>(input.device()).max_pool2d(out, indices, input, window);
   if (autograd::needs_grad({input})) {
     // The argmax positions are all backward needs: the input is not kept.
-    const Shape input_sizes = input.sizes();
+    const Shape& input_sizes = input.sizes();
     const TensorOptions input_options = input.options();
     autograd::record(out, "MaxPool2dBackward", {input},
                      [indices, window, input_sizes, input_options, format](const Tensor& grad) {
@@ -103,7 +103,7 @@ Tensor avg_pool2d_4d(const Tensor& input, const pool::Window2d& window, bool cou
   if (out.numel() > 0)
     kernels_for<PoolKernels>(input.device()).avg_pool2d(out, input, window, count_include_pad);
   if (autograd::needs_grad({input})) {
-    const Shape input_sizes = input.sizes();
+    const Shape& input_sizes = input.sizes();
     const TensorOptions input_options = input.options();
     autograd::record(
         out, "AvgPool2dBackward", {input},
@@ -125,7 +125,7 @@ Tensor adaptive_avg_pool2d_4d(const Tensor& input, const pool::Adaptive2d& windo
   if (out.numel() > 0)
     kernels_for<PoolKernels>(input.device()).adaptive_avg_pool2d(out, input, window);
   if (autograd::needs_grad({input})) {
-    const Shape input_sizes = input.sizes();
+    const Shape& input_sizes = input.sizes();
     const TensorOptions input_options = input.options();
     autograd::record(out, "AdaptiveAvgPool2dBackward", {input},
                      [window, input_sizes, input_options, format](const Tensor& grad) {

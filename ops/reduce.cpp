@@ -161,7 +161,8 @@ Tensor sum_impl(const Tensor& x, const std::vector<bool>& reduced, bool keepdim)
   Tensor out = empty(plan.result_sizes, TensorOptions(out_dtype).device(x.device()));
   kernels_for<ReduceKernels>(x.device()).sum(out, plan.input);
   if (autograd::needs_grad({x})) {
-    const Shape input_sizes = x.sizes(), keepdim_sizes = plan.keepdim_sizes;
+    const Shape& input_sizes = x.sizes();
+    const Shape& keepdim_sizes = plan.keepdim_sizes;
     autograd::record(out, "SumBackward", {x}, [input_sizes, keepdim_sizes](const Tensor& grad) {
       return std::vector<Tensor>{grad.reshape(keepdim_sizes).expand(input_sizes)};
     });
@@ -176,7 +177,8 @@ Tensor mean_impl(const Tensor& x, const std::vector<bool>& reduced, bool keepdim
   Tensor out = empty(plan.result_sizes, x.options());
   kernels_for<ReduceKernels>(x.device()).mean(out, plan.input);
   if (autograd::needs_grad({x})) {
-    const Shape input_sizes = x.sizes(), keepdim_sizes = plan.keepdim_sizes;
+    const Shape& input_sizes = x.sizes();
+    const Shape& keepdim_sizes = plan.keepdim_sizes;
     const double count = static_cast<double>(plan.reduce);
     autograd::record(
         out, "MeanBackward", {x}, [input_sizes, keepdim_sizes, count](const Tensor& grad) {
@@ -212,7 +214,8 @@ std::tuple<Tensor, Tensor> extreme_impl(const Tensor& x, const std::vector<bool>
     // and the scattered gradient needs no permute back. The indices may be the caller's too:
     // saving them makes a later in-place change to them an error at backward, not a wrong
     // gradient.
-    const Shape input_sizes = x.sizes(), layout = plan.input.sizes();
+    const Shape& input_sizes = x.sizes();
+    const Shape& layout = plan.input.sizes();
     autograd::SavedTensor saved_indices(indices, op);
     autograd::record(values, kLargest ? "MaxBackward" : "MinBackward", {x},
                      [input_sizes, layout, saved_indices](const Tensor& grad) {
@@ -245,9 +248,9 @@ Tensor var_impl(const Tensor& x, const std::vector<bool>& reduced, int64_t corre
   if (autograd::needs_grad({x})) {
     // d var / d x_i = 2 (x_i - mean) / (n - correction)
     autograd::SavedTensor saved_x(x, "var");
-    const Shape keepdim_sizes = plan.keepdim_sizes;
+    const Shape& keepdim_sizes = plan.keepdim_sizes;
     const double scale = 2.0 / static_cast<double>(std::max<int64_t>(plan.reduce - correction, 0));
-    std::vector<bool> dims = reduced;
+    const std::vector<bool>& dims = reduced;
     autograd::record(
         out, "VarBackward", {x}, [saved_x, keepdim_sizes, scale, dims](const Tensor& grad) {
           const Tensor& input = saved_x.get();

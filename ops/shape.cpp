@@ -134,7 +134,7 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   }
   if (autograd::needs_grad({x})) {
     autograd::SavedTensor saved_index(index_contiguous, "index_select");
-    const Shape x_sizes = x.sizes();
+    const Shape& x_sizes = x.sizes();
     autograd::record(out, "IndexSelectBackward", {x},
                      [saved_index, x_sizes, d](const Tensor& grad) {
                        Tensor grad_x = zeros(x_sizes, grad.options());

@@ -87,7 +87,7 @@ std::tuple<Tensor, Tensor> sorted_prefix(const Tensor& x, int64_t k, int64_t dim
     // Saving the [rows, k] indices (which the caller's may alias) makes an in-place change to
     // them an error at backward, not a wrong gradient.
     autograd::SavedTensor saved_indices(index_rows, op);
-    const Shape input_sizes = x.sizes();
+    const Shape& input_sizes = x.sizes();
     const Shape swapped_sizes = layout.swapped_sizes;
     const int64_t sorted_dim = layout.dim, last = layout.last, rows = layout.rows,
                   size = layout.size;

@@ -67,7 +67,7 @@ std::optional<Shape> view_strides(const Shape& old_sizes, const Shape& old_strid
 }
 
 Tensor reshape_backward_view(const Tensor& self, Tensor out, const char* op) {
-  const Shape input_sizes = self.sizes();
+  const Shape& input_sizes = self.sizes();
   autograd::record(out, op, {self}, [input_sizes](const Tensor& grad) {
     return std::vector<Tensor>{grad.reshape(input_sizes)};
   });

@@ -5,10 +5,10 @@
 #
 #   tools/tidy.sh [--build DIR] [--all | --since REV]
 #
-# Default: the .cpp files that the last commit changed (HEAD against its first parent), which is
-# what tools/test.sh runs in CI; the whole tree (--all) takes longer than CI's budget for it on 2
-# cores (CONTRIBUTING.md, "Testing"). --since REV: the files changed since REV. --build: the
-# build directory whose compile_commands.json is used (default build/).
+# Default: the .cpp files that the last commit changed (HEAD against its first parent), a quick
+# check while working. --since REV: the files changed since REV. --all: every .cpp file the build
+# compiles, what tools/test.sh runs in CI (about 5 minutes on 2 cores). --build: the build
+# directory whose compile_commands.json is used (default build/).
 set -euo pipefail
 # shellcheck source=tools/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -53,7 +53,7 @@ for file in "${files[@]}"; do
   grep -q "\"file\": \"${MINIDL_ROOT}/${file}\"" "${build_dir}/compile_commands.json" &&
     checked+=("${file}")
 done
-echo "tidy.sh: ${#checked[@]} of ${#files[@]} changed .cpp files are compiled in ${build_dir}; checking them with $(clang-tidy --version | grep -o 'version [0-9.]*')"
+echo "tidy.sh: ${#checked[@]} of ${#files[@]} .cpp files selected are compiled in ${build_dir}; checking them with $(clang-tidy --version | grep -o 'version [0-9.]*')"
 ((${#checked[@]} > 0)) || exit 0
 # One clang-tidy per file, MINIDL_JOBS at a time; a finding fails its file.
 printf '%s\n' "${checked[@]}" |

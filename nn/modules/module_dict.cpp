@@ -43,6 +43,7 @@ void ModuleDictImpl::update(
 
 void ModuleDictImpl::update(const ModuleDictImpl& other) {
   // Copied first: updating a dict from itself must not iterate what it changes.
+  // NOLINTNEXTLINE(performance-unnecessary-copy-initialization)
   const std::vector<Item> items = other.items();
   for (const Item& item : items) insert(item.key(), item.value());
 }

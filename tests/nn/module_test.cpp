@@ -238,6 +238,7 @@ TEST(Module, FormatCountGroupsThousands) {
 
 TEST(ModuleHolder, CopiesAliasTheSameModule) {
   nn::Linear first(3, 2);
+  // NOLINTNEXTLINE(performance-unnecessary-copy-initialization): the copy is what is tested
   nn::Linear copy = first;
   EXPECT_EQ(copy.get(), first.get());
   nn::init::ones_(copy->weight);

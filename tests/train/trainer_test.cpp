@@ -625,7 +625,7 @@ TEST(MetricsLog, AFileThatHoldsAnythingElseIsRefusedAndLeftAsItWas) {
   const fs::path directory = scratch_directory();
   const std::vector<std::pair<std::string, std::string>> files = {
       {"notes.txt", "remember the milk\n"},
-      {"checkpoint.safetensors", std::string("\x10\x00\x00\x00\x00\x00\x00\x00{\"a\":1}", 16)},
+      {"checkpoint.safetensors", std::string("\x10\x00\x00\x00\x00\x00\x00\x00{\"a\":1}", 15)},
       {"other.json", "{\"epoch\": 1, \"loss\": 0.5}\n"},
       {"half-ours.jsonl", to_json(EpochMetrics{.epoch = 1}) + "\nnot ours\n"}};
   for (const auto& [name, bytes] : files) {
