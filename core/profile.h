@@ -10,6 +10,11 @@
 //   std::cout << profile.table();                  // by op: calls, total, self, mean, % of wall
 //   profile.export_chrome_trace("trace.json");     // open in https://ui.perfetto.dev
 //
+// With `Profile profile({.record_shapes = true});` each op also keeps its inputs' shapes and
+// dtypes: in the trace (each span's "Input Dims" and "Input type", PyTorch's names) and in
+// `key_averages(true)` / `table(rows, true)`, a row per op and input shapes (PyTorch's
+// group_by_input_shape).
+//
 // It records the spans of minidl's ops on the thread that made it (every op's forward, each
 // autograd node's backward, the optimizer's step: the scopes of core/profiler.h) and the events
 // of any thread (oneDNN's reorders), with their nesting. On a GPU the spans are the host's: the
@@ -27,15 +32,20 @@ namespace minidl::profiler {
 // One op's totals over a profile, as a row of torch.profiler's key_averages().
 struct OpAverage {
   std::string name;
+  std::string input_shapes;  // grouped by input shape only: "[[64, 1, 28, 28], [6, 1, 5, 5]]"
   int64_t calls = 0;
   double total_ms = 0;  // its spans, nested ops included
   double self_ms = 0;   // less the nested ops
 };
 
+struct ProfileOptions {
+  bool record_shapes = false;  // keep each op's input shapes and dtypes (torch.profiler's)
+};
+
 class Profile {
  public:
   // Starts recording; at most one Profile (or OpProfiler) at a time.
-  Profile();
+  explicit Profile(ProfileOptions options = {});
   ~Profile();
   Profile(const Profile&) = delete;
   Profile& operator=(const Profile&) = delete;
@@ -44,10 +54,11 @@ class Profile {
   // Ends recording (the destructor does, if not called); the results below read what it kept.
   void stop();
 
-  // The ops by self time, longest first.
-  std::vector<OpAverage> key_averages() const;
+  // The ops by self time, longest first; with group_by_input_shape a row per op and input
+  // shapes (which needs record_shapes).
+  std::vector<OpAverage> key_averages(bool group_by_input_shape = false) const;
   // key_averages() as a table of at most `rows` rows, with the wall time recorded.
-  std::string table(size_t rows = 25) const;
+  std::string table(size_t rows = 25, bool group_by_input_shape = false) const;
   // The wall time from construction to stop().
   double wall_ms() const { return wall_ms_; }
   // The spans, in the order they ended.
@@ -59,10 +70,10 @@ class Profile {
 
  private:
   std::unique_ptr<OpProfiler> recorder_;
+  bool record_shapes_;
   std::chrono::steady_clock::time_point start_;
   double wall_ms_ = 0;
   std::vector<ProfileSpan> spans_;
-  std::vector<OpProfiler::Record> ops_;
 };
 
 // A span named by the program (torch.profiler.record_function), recorded like an op while a

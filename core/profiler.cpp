@@ -8,6 +8,7 @@
 
 #include "minidl/core/cuda/build.h"
 #include "minidl/core/error.h"
+#include "minidl/core/tensor.h"
 
 #if MINIDL_WITH_CUDA
 #include <nvtx3/nvToolsExt.h>
@@ -28,8 +29,9 @@ struct Session {
   std::mutex mutex;
   bool active = false;
   std::map<std::string, Totals, std::less<>> ops, events;
-  // The timeline, when kept.
+  // The timeline, when kept, and the ops' inputs in it, when recorded.
   bool keep_timeline = false;
+  bool record_shapes = false;
   std::chrono::steady_clock::time_point start;
   std::vector<ProfileSpan> spans;
   std::map<std::thread::id, int> event_threads;  // other threads' numbers, 1, 2, ...
@@ -46,6 +48,7 @@ std::atomic<bool> nvtx_on{[] {
   return nvtx_available() && value != nullptr && std::string_view(value) == "1";
 }()};
 thread_local bool profiling_thread = false;  // this thread made the profiler
+thread_local bool recording_shapes = false;  // ... and it records the ops' inputs
 thread_local ProfileScope* innermost_scope = nullptr;
 
 void add(std::map<std::string, Totals, std::less<>>& totals, std::string_view name, int64_t ns) {
@@ -74,17 +77,25 @@ int64_t nanoseconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 // Under the session's mutex: a span from `start`, `span_ns` long, kept when the timeline is.
-void keep_span(Session& s, std::string_view name, std::chrono::steady_clock::time_point start,
-               int64_t span_ns, int depth, bool event) {
-  if (!s.keep_timeline) return;
+ProfileSpan* keep_span(Session& s, std::string_view name,
+                       std::chrono::steady_clock::time_point start, int64_t span_ns,
+                       int64_t self_ns, int depth, bool event) {
+  if (!s.keep_timeline) return nullptr;
   int thread = 0;
   if (!profiling_thread) {
     const auto [found, added] = s.event_threads.emplace(
         std::this_thread::get_id(), static_cast<int>(s.event_threads.size()) + 1);
     thread = found->second;
   }
-  s.spans.push_back(
-      {std::string(name), nanoseconds_between(s.start, start), span_ns, thread, depth, event});
+  ProfileSpan& span = s.spans.emplace_back();
+  span.name = std::string(name);
+  span.start_ns = nanoseconds_between(s.start, start);
+  span.duration_ns = span_ns;
+  span.thread = thread;
+  span.depth = depth;
+  span.event = event;
+  span.self_ns = self_ns;
+  return &span;
 }
 
 void push_nvtx_range(std::string_view name) {
@@ -115,7 +126,10 @@ void set_nvtx_enabled(bool enabled) {
 
 bool nvtx_enabled() { return nvtx_on.load(std::memory_order_relaxed); }
 
-OpProfiler::OpProfiler(bool keep_timeline) {
+OpProfiler::OpProfiler(bool keep_timeline, bool record_shapes) {
+  MINIDL_CHECK(keep_timeline || !record_shapes,
+               "OpProfiler: record_shapes keeps each op's inputs with its span, so it needs "
+               "keep_timeline=true");
   Session& s = session();
   const std::lock_guard<std::mutex> lock(s.mutex);
   MINIDL_CHECK(!s.active,
@@ -125,10 +139,12 @@ OpProfiler::OpProfiler(bool keep_timeline) {
   s.ops.clear();
   s.events.clear();
   s.keep_timeline = keep_timeline;
+  s.record_shapes = record_shapes;
   s.start = std::chrono::steady_clock::now();
   s.spans.clear();
   s.event_threads.clear();
   profiling_thread = true;
+  recording_shapes = record_shapes;
   any_profiler.store(true, std::memory_order_release);
 }
 
@@ -137,6 +153,7 @@ OpProfiler::~OpProfiler() {
   const std::lock_guard<std::mutex> lock(s.mutex);
   s.active = false;
   profiling_thread = false;
+  recording_shapes = false;
   any_profiler.store(false, std::memory_order_release);
 }
 
@@ -172,6 +189,18 @@ ProfileScope::ProfileScope(std::string_view name)
   start_ = Clock::now();
 }
 
+ProfileScope::ProfileScope(std::string_view name,
+                           std::initializer_list<std::reference_wrapper<const Tensor>> inputs)
+    : ProfileScope(name) {
+  if (!recording_ || !recording_shapes) return;
+  input_dims_.reserve(inputs.size());
+  input_types_.reserve(inputs.size());
+  for (const Tensor& input : inputs) {
+    input_dims_.emplace_back(input.defined() ? input.sizes() : std::vector<int64_t>{});
+    input_types_.emplace_back(input.defined() ? dtype_name(input.dtype()) : std::string_view());
+  }
+}
+
 ProfileScope::~ProfileScope() {
   if (nvtx_range_) pop_nvtx_range();
   if (!recording_) return;
@@ -182,7 +211,11 @@ ProfileScope::~ProfileScope() {
   Session& s = session();
   const std::lock_guard<std::mutex> lock(s.mutex);
   add(s.ops, name_, span - nested_ns_);
-  keep_span(s, name_, start_, span, depth_, /*event=*/false);
+  ProfileSpan* kept = keep_span(s, name_, start_, span, span - nested_ns_, depth_, /*event=*/false);
+  if (kept != nullptr) {
+    kept->input_dims = std::move(input_dims_);
+    kept->input_types = std::move(input_types_);
+  }
 }
 
 ProfileEvent::ProfileEvent(const char* name)
@@ -197,7 +230,7 @@ ProfileEvent::~ProfileEvent() {
   const std::lock_guard<std::mutex> lock(s.mutex);
   if (!s.active) return;
   add(s.events, name_, span);
-  keep_span(s, name_, start_, span, 0, /*event=*/true);
+  keep_span(s, name_, start_, span, span, 0, /*event=*/true);
 }
 
 }  // namespace minidl

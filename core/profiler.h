@@ -23,11 +23,15 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace minidl {
+
+class Tensor;
 
 // One span of the timeline an OpProfiler keeps when asked to (core/profile.h exports it).
 struct ProfileSpan {
@@ -37,6 +41,12 @@ struct ProfileSpan {
   int thread = 0;  // 0: the profiling thread; an event's other threads 1, 2, ... as first seen
   int depth = 0;   // an op's nesting among the profiling thread's scopes (0: outermost); events 0
   bool event = false;
+  int64_t self_ns = 0;  // an op's span less its nested scopes'; an event's whole span
+  // With record_shapes, an op's inputs as it named them: sizes ({} for an undefined tensor,
+  // such as a missing bias) and dtype names ("" for an undefined one), as PyTorch's
+  // "Input Dims" and "Input type". Empty otherwise, and for events.
+  std::vector<std::vector<int64_t>> input_dims;
+  std::vector<std::string> input_types;
 };
 
 class OpProfiler {
@@ -47,8 +57,9 @@ class OpProfiler {
     double self_ms = 0.0;  // ops: time less the nested scopes'; events: summed over threads
   };
 
-  // With keep_timeline, every span is kept too (timeline()), not only the totals.
-  explicit OpProfiler(bool keep_timeline = false);
+  // With keep_timeline, every span is kept too (timeline()), not only the totals; with
+  // record_shapes (which needs the timeline) each op's span keeps its inputs' shapes and dtypes.
+  explicit OpProfiler(bool keep_timeline = false, bool record_shapes = false);
   ~OpProfiler();
   OpProfiler(const OpProfiler&) = delete;
   OpProfiler& operator=(const OpProfiler&) = delete;
@@ -76,6 +87,10 @@ bool nvtx_enabled();
 class ProfileScope {
  public:
   explicit ProfileScope(std::string_view name);
+  // An op's scope with its inputs, whose shapes and dtypes a profiler that records shapes keeps
+  // with the span; otherwise they cost a branch, and nothing is read from them.
+  ProfileScope(std::string_view name,
+               std::initializer_list<std::reference_wrapper<const Tensor>> inputs);
   ~ProfileScope();
   ProfileScope(const ProfileScope&) = delete;
   ProfileScope& operator=(const ProfileScope&) = delete;
@@ -88,7 +103,9 @@ class ProfileScope {
   int64_t nested_ns_ = 0;  // spans of the scopes closed inside this one
   ProfileScope* outer_ = nullptr;
   int depth_ = 0;
-  bool nvtx_range_ = false;  // pushed an NVTX range, to pop
+  bool nvtx_range_ = false;                       // pushed an NVTX range, to pop
+  std::vector<std::vector<int64_t>> input_dims_;  // with record_shapes only
+  std::vector<std::string> input_types_;
 };
 
 // Records the span from its construction to its destruction as event `name` (a literal), on any

@@ -196,7 +196,7 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
   if (amp::AutocastCall cast{amp::AutocastOp::ConvTranspose2d, {input, weight, bias}})
     return conv_transpose2d(cast[0], cast[1], cast[2], stride, padding, output_padding, groups,
                             dilation);
-  const ProfileScope profile(kOp);
+  const ProfileScope profile(kOp, {input, weight, bias});
   const TransposedGeometry geometry{Conv2dParams{stride, padding, dilation, groups},
                                     output_padding};
   check_arguments(input, weight, bias, geometry);

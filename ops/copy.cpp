@@ -87,7 +87,7 @@ Tensor copy_in_layout(const Tensor& self, MemoryFormat format, const char* node_
 }  // namespace
 
 Tensor& Tensor::copy_(const Tensor& src) {
-  const ProfileScope profile("copy_");
+  const ProfileScope profile("copy_", {*this, src});
   check_defined(*this, "copy_", "self");
   check_defined(src, "copy_", "src");
   autograd::check_inplace(*this, "copy_");
@@ -101,7 +101,7 @@ namespace {
 
 // fill_ and zero_, each named as itself in its profile entry and its errors.
 Tensor& fill_tensor(Tensor& self, double value, const char* op) {
-  const ProfileScope profile(op);
+  const ProfileScope profile(op, {self});
   check_defined(self, op, "self");
   autograd::check_inplace(self, op);
   if (self.numel() > 0) kernels_for<CopyKernels>(self.device()).fill(self, value);

@@ -143,7 +143,7 @@ void check_inplace_target(const Tensor& self, const char* op) {
 // self's dtype must be able to hold (no floating result into an integer tensor), as in PyTorch.
 void binary_inplace(Tensor& self, BinaryOp op, const Tensor& other_operand, double scalar,
                     const char* name) {
-  const ProfileScope profile(name);
+  const ProfileScope profile(name, {self, other_operand});
   check_defined(other_operand, name, "other");
   const DType dtype = result_type(self, other_operand);
   MINIDL_CHECK(can_cast(dtype, self.dtype()), name, ": the result type ", dtype,
@@ -170,7 +170,7 @@ void binary_inplace(Tensor& self, BinaryOp op, const Tensor& other_operand, doub
 
 // self = op(self; value), after check_inplace_target and the op's own checks.
 void unary_inplace(Tensor& self, UnaryOp op, double value, const char* name) {
-  const ProfileScope profile(name);
+  const ProfileScope profile(name, {self});
   if (self.numel() > 0) kernels_for<ElementwiseKernels>(self.device()).unary(op, self, self, value);
   self.bump_version();
 }

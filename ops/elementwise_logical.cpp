@@ -19,7 +19,7 @@ using elementwise::PredicateOp;
 
 Tensor predicate(PredicateOp op, const Tensor& x, const char* name) {
   check_defined(x, name, "input");
-  const ProfileScope profile(name);
+  const ProfileScope profile(name, {x});
   Tensor out = empty_result(x.sizes(), TensorOptions(kBool).device(x.device()), {&x});
   if (out.numel() > 0) kernels_for<ElementwiseKernels>(out.device()).predicate(op, out, x);
   return out;
@@ -33,7 +33,7 @@ Tensor logical(CompareOp op, const Tensor& a, const Tensor& b, const char* name)
   MINIDL_CHECK(a.device() == b.device(), name, ": expected both operands on the same device, got ",
                a.device(), " and ", b.device());
   if (a.dtype() != b.dtype()) return logical(op, ne(a, 0.0), ne(b, 0.0), name);
-  const ProfileScope profile(name);
+  const ProfileScope profile(name, {a, b});
   const Shape sizes = broadcast_shapes(a.sizes(), b.sizes(), name);
   Tensor out = empty_result(sizes, TensorOptions(kBool).device(a.device()), {&a, &b});
   if (out.numel() > 0)

@@ -72,7 +72,7 @@ Tensor expand_view(const Tensor& t, const Shape& sizes) {
 // Each forward skips its kernel for an empty result: a CUDA launch needs at least one block.
 
 Tensor unary_forward(UnaryOp op, const Tensor& x, const char* name, Scalars scalars) {
-  const ProfileScope profile(name);
+  const ProfileScope profile(name, {x});
   Tensor out = empty_result(x.sizes(), x.options(), {&x});
   if (out.numel() > 0) kernels_for<ElementwiseKernels>(out.device()).unary(op, out, x, scalars);
   return out;
@@ -80,7 +80,7 @@ Tensor unary_forward(UnaryOp op, const Tensor& x, const char* name, Scalars scal
 
 Tensor binary_forward(BinaryOp op, const Tensor& a, const Tensor& b, const char* name,
                       Scalars scalars) {
-  const ProfileScope profile(name);
+  const ProfileScope profile(name, {a, b});
   const Shape sizes = broadcast_shapes(a.sizes(), b.sizes(), name);
   Tensor out = empty_result(sizes, a.options(), {&a, &b});
   if (out.numel() > 0)
@@ -91,7 +91,7 @@ Tensor binary_forward(BinaryOp op, const Tensor& a, const Tensor& b, const char*
 
 Tensor ternary_forward(TernaryOp op, const Tensor& a, const Tensor& b, const Tensor& c,
                        const char* name) {
-  const ProfileScope profile(name);
+  const ProfileScope profile(name, {a, b, c});
   const Shape sizes =
       broadcast_shapes(broadcast_shapes(a.sizes(), b.sizes(), name), c.sizes(), name);
   Tensor out = empty_result(sizes, a.options(), {&a, &b, &c});

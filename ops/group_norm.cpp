@@ -121,7 +121,7 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight,
                   double eps) {
   if (amp::AutocastCall cast{amp::AutocastOp::GroupNorm, {input, weight, bias}})
     return group_norm(cast[0], num_groups, cast[1], cast[2], eps);
-  const ProfileScope profile(kOp);
+  const ProfileScope profile(kOp, {input, weight, bias});
   check_arguments(input, num_groups, weight, bias, eps);
   const DType acc = acc_dtype(input.dtype());
   Tensor x;

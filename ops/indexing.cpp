@@ -145,7 +145,7 @@ int64_t check_scatter_arguments(const Tensor& x, int64_t dim, const Tensor& inde
 
 Tensor scatter_with(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src,
                     ScatterReduction reduction, const char* op, DescribeIndexError describe) {
-  const ProfileScope profile(op);
+  const ProfileScope profile(op, {x, index, src});
   const int64_t d = check_scatter_arguments(x, dim, index, src, op);
   if (reduction == ScatterReduction::Add)
     MINIDL_CHECK(x.dtype() != kBool, op, ": expected a numeric tensor, got bool");
@@ -183,7 +183,7 @@ Tensor scatter_with(const Tensor& x, int64_t dim, const Tensor& index, const Ten
 }  // namespace
 
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
-  const ProfileScope profile("gather");
+  const ProfileScope profile("gather", {x, index});
   check_defined(x, "gather", "input");
   check_index(x, index, "gather");
   const int64_t d = wrap_dim(dim, std::max<int64_t>(1, x.dim()), "gather");

@@ -122,7 +122,7 @@ Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tens
                   const Tensor& bias, double eps) {
   if (amp::AutocastCall cast{amp::AutocastOp::LayerNorm, {input, weight, bias}})
     return layer_norm(cast[0], normalized_shape, cast[1], cast[2], eps);
-  const ProfileScope profile("layer_norm");
+  const ProfileScope profile("layer_norm", {input, weight, bias});
   check_arguments(input, normalized_shape, weight, bias, eps);
   const DType acc = acc_dtype(input.dtype());
   Tensor x;

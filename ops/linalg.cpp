@@ -67,7 +67,7 @@ Tensor blas_compatible(const Tensor& matrices) {
 
 // c = a @ b + beta * c on 3-D views (the contract of LinalgKernels::gemm), on c's device.
 void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double beta) {
-  const ProfileScope profile("gemm");
+  const ProfileScope profile("gemm", {a, b, c});
   const Tensor a_ready = blas_compatible(a), b_ready = blas_compatible(b);
   kernels_for<LinalgKernels>(c.device()).gemm(a_ready, b_ready, c, beta);
 }

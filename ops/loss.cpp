@@ -172,7 +172,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduc
                      double label_smoothing, int64_t ignore_index) {
   if (amp::AutocastCall cast{amp::AutocastOp::CrossEntropy, {logits}})
     return cross_entropy(cast[0], target, reduction, label_smoothing, ignore_index);
-  const ProfileScope profile("cross_entropy");
+  const ProfileScope profile("cross_entropy", {logits, target});
   const CountedRows counted =
       check_class_target("cross_entropy", logits, "logits", target, ignore_index, reduction);
   MINIDL_CHECK(label_smoothing >= 0.0 && label_smoothing <= 1.0, "cross_entropy: expected ",
@@ -215,7 +215,7 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reducti
                 int64_t ignore_index) {
   if (amp::AutocastCall cast{amp::AutocastOp::NllLoss, {log_probs}})
     return nll_loss(cast[0], target, reduction, ignore_index);
-  const ProfileScope profile("nll_loss");
+  const ProfileScope profile("nll_loss", {log_probs, target});
   const CountedRows counted =
       check_class_target("nll_loss", log_probs, "log_probs", target, ignore_index, reduction);
   Tensor x, t;

@@ -239,7 +239,7 @@ std::vector<Tensor> batch_norm_backward(const BackwardState& state, const Tensor
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                   const Tensor& weight, const Tensor& bias, bool training, double momentum,
                   double eps) {
-  const ProfileScope profile("batch_norm");
+  const ProfileScope profile("batch_norm", {input, running_mean, running_var, weight, bias});
   check_arguments(input, running_mean, running_var, weight, bias, training, momentum, eps);
   const DType acc = acc_dtype(input.dtype());
   const MemoryFormat format =

@@ -126,7 +126,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
                              {input, target, weight, pos_weight}})
     return binary_cross_entropy_with_logits(cast[0], cast[1], cast[2], cast[3], reduction);
   const char* op = "binary_cross_entropy_with_logits";
-  const ProfileScope profile(op);
+  const ProfileScope profile(op, {input, target});
   check_defined(input, op, "input");
   check_defined(target, op, "target");
   check_floating_input(input, op);
@@ -163,7 +163,7 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
                "is safe, or leave autocast for this op");
   if (amp::AutocastCall cast{amp::AutocastOp::BinaryCrossEntropy, {input, target, weight}})
     return binary_cross_entropy(cast[0], cast[1], cast[2], reduction);
-  const ProfileScope profile(op);
+  const ProfileScope profile(op, {input, target});
   check_defined(target, op, "target");
   check_floating_input(input, op);
   check_like_input(target, input, op, "target");
@@ -183,7 +183,7 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduc
   if (amp::AutocastCall cast{amp::AutocastOp::SmoothL1Loss, {input, target}})
     return smooth_l1_loss(cast[0], cast[1], reduction, beta);
   const char* op = "smooth_l1_loss";
-  const ProfileScope profile(op);
+  const ProfileScope profile(op, {input, target});
   check_defined(input, op, "input");
   check_defined(target, op, "target");
   check_floating_input(input, op);
@@ -203,7 +203,7 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction
   if (amp::AutocastCall cast{amp::AutocastOp::HuberLoss, {input, target}})
     return huber_loss(cast[0], cast[1], reduction, delta);
   const char* op = "huber_loss";
-  const ProfileScope profile(op);
+  const ProfileScope profile(op, {input, target});
   check_defined(input, op, "input");
   check_defined(target, op, "target");
   check_floating_input(input, op);
@@ -222,7 +222,7 @@ Tensor kl_div(const Tensor& input, const Tensor& target, KLDivReduction reductio
   if (amp::AutocastCall cast{amp::AutocastOp::KlDiv, {input, target}})
     return kl_div(cast[0], cast[1], reduction, log_target);
   const char* op = "kl_div";
-  const ProfileScope profile(op);
+  const ProfileScope profile(op, {input, target});
   check_defined(input, op, "input");
   check_defined(target, op, "target");
   check_floating_input(input, op);

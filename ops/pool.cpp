@@ -73,7 +73,7 @@ Tensor on_batched(const Tensor& input, const Pool4& pool4) {
 }
 
 Tensor max_pool2d_4d(const Tensor& input, const pool::Window2d& window) {
-  const ProfileScope profile("max_pool2d");
+  const ProfileScope profile("max_pool2d", {input});
   const MemoryFormat format = input.suggest_memory_format();
   const Shape out_sizes = pooled_sizes(input, window.h.out, window.w.out);
   Tensor out = empty(out_sizes, input.options(), format);
@@ -97,7 +97,7 @@ Tensor max_pool2d_4d(const Tensor& input, const pool::Window2d& window) {
 }
 
 Tensor avg_pool2d_4d(const Tensor& input, const pool::Window2d& window, bool count_include_pad) {
-  const ProfileScope profile("avg_pool2d");
+  const ProfileScope profile("avg_pool2d", {input});
   const MemoryFormat format = input.suggest_memory_format();
   Tensor out = empty(pooled_sizes(input, window.h.out, window.w.out), input.options(), format);
   if (out.numel() > 0)
@@ -119,7 +119,7 @@ Tensor avg_pool2d_4d(const Tensor& input, const pool::Window2d& window, bool cou
 }
 
 Tensor adaptive_avg_pool2d_4d(const Tensor& input, const pool::Adaptive2d& window) {
-  const ProfileScope profile("adaptive_avg_pool2d");
+  const ProfileScope profile("adaptive_avg_pool2d", {input});
   const MemoryFormat format = input.suggest_memory_format();
   Tensor out = empty(pooled_sizes(input, window.h.out, window.w.out), input.options(), format);
   if (out.numel() > 0)

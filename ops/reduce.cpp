@@ -155,7 +155,7 @@ void check_floating(const Tensor& x, const char* op) {
 }
 
 Tensor sum_impl(const Tensor& x, const std::vector<bool>& reduced, bool keepdim) {
-  const ProfileScope profile("sum");
+  const ProfileScope profile("sum", {x});
   ReductionPlan plan = plan_reduction(x, reduced, keepdim, VisitOrder::Any);
   const DType out_dtype = x.is_floating_point() ? x.dtype() : kInt64;
   Tensor out = empty(plan.result_sizes, TensorOptions(out_dtype).device(x.device()));
@@ -171,7 +171,7 @@ Tensor sum_impl(const Tensor& x, const std::vector<bool>& reduced, bool keepdim)
 }
 
 Tensor mean_impl(const Tensor& x, const std::vector<bool>& reduced, bool keepdim) {
-  const ProfileScope profile("mean");
+  const ProfileScope profile("mean", {x});
   check_floating(x, "mean");
   ReductionPlan plan = plan_reduction(x, reduced, keepdim, VisitOrder::Any);
   Tensor out = empty(plan.result_sizes, x.options());
@@ -199,7 +199,7 @@ std::tuple<Tensor, Tensor> extreme_impl(const Tensor& x, const std::vector<bool>
                                         bool keepdim, std::optional<int64_t> dim,
                                         bool want_indices) {
   const char* op = kLargest ? "max" : "min";
-  const ProfileScope profile(op);
+  const ProfileScope profile(op, {x});
   ReductionPlan plan = plan_reduction(x, reduced, keepdim, VisitOrder::Logical);
   check_nonempty(x, plan, op, dim);
   Tensor values = empty(plan.result_sizes, x.options());

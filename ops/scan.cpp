@@ -44,7 +44,7 @@ Tensor cumsum_of(const Tensor& input, const AroundDim& lines, bool reverse) {
 }  // namespace
 
 Tensor cumsum(const Tensor& x, int64_t dim) {
-  const ProfileScope profile("cumsum");
+  const ProfileScope profile("cumsum", {x});
   const int64_t d = scan_dim(x, dim, "cumsum");
   Tensor out;
   AroundDim lines;
@@ -63,7 +63,7 @@ Tensor cumsum(const Tensor& x, int64_t dim) {
 }
 
 Tensor cumprod(const Tensor& x, int64_t dim) {
-  const ProfileScope profile("cumprod");
+  const ProfileScope profile("cumprod", {x});
   const int64_t d = scan_dim(x, dim, "cumprod");
   Tensor input, out;
   AroundDim lines;

@@ -65,7 +65,7 @@ Tensor from_rows(const Tensor& rows, const RowLayout& layout, int64_t k, bool ze
 // (ops/sort_math.h), with their indices; the values' gradient is scattered back to x.
 std::tuple<Tensor, Tensor> sorted_prefix(const Tensor& x, int64_t k, int64_t dim, bool descending,
                                          const char* op) {
-  const ProfileScope profile(op);
+  const ProfileScope profile(op, {x});
   RowLayout layout;
   Tensor value_rows, index_rows;
   {

@@ -66,7 +66,7 @@ Tensor norm_gradient(const Tensor& grad, const Tensor& wide, const Tensor& value
 }  // namespace
 
 Tensor norm(const Tensor& x, double p, const Shape& dims, bool keepdim) {
-  const ProfileScope profile("norm");
+  const ProfileScope profile("norm", {x});
   check_defined(x, "norm", "input");
   MINIDL_CHECK(is_floating_point(x.dtype()), "norm: expected a floating-point tensor, got ",
                x.dtype());

@@ -679,7 +679,8 @@ bool Trainer::end_epoch(FitRun& run, const EpochPass& pass) {
 
 void Trainer::start_profile_if_due(FitRun& run) const {
   const auto [first, last] = options_.profile_steps();
-  if (is_main_rank() && !run.profile && last > first && step_ == first) run.profile.emplace();
+  if (is_main_rank() && !run.profile && last > first && step_ == first)
+    run.profile.emplace(profiler::ProfileOptions{.record_shapes = true});  // shapes in the trace
 }
 
 void Trainer::end_profile_if_due(FitRun& run, bool force) const {

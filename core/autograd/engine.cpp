@@ -205,7 +205,7 @@ void run_backward(const std::vector<Node*>& roots, std::vector<Tensor> root_grad
     // which may get gradients along other paths.
     std::vector<Tensor> grads;
     if (grad_output.defined()) {
-      const ProfileScope profile(node->name());
+      const ProfileScope profile(node->name(), {grad_output});
       grads = node->apply(grad_output);
     } else {
       grads.resize(node->next.size());

@@ -392,7 +392,7 @@ Tensor conv2d_forward(const Tensor& input, const Tensor& weight, const Tensor& b
                       const Conv2dParams& params) {
   if (std::optional<Tensor> output = onednn_conv2d_forward(input, weight, bias, params))
     return *output;
-  const ProfileScope profile("conv2d forward (im2col)");
+  const ProfileScope profile("conv2d forward (im2col)", {input, weight, bias});
   const ConvGeometry g = geometry_of(input.sizes(), weight.sizes(), params);
   const Tensor input_ready = compute_operand(input), weight_ready = compute_operand(weight);
   const Tensor bias_ready = bias.defined() ? compute_operand(bias) : Tensor();
@@ -425,7 +425,7 @@ Conv2dGrads conv2d_backward(const Tensor& grad_output, const Tensor& input, cons
     }
   }
   if (!request.input && !request.weight && !request.bias) return grads;
-  const ProfileScope profile("conv2d backward (im2col)");
+  const ProfileScope profile("conv2d backward (im2col)", {grad_output, input, weight});
   const ConvGeometry g = geometry_of(input.sizes(), weight.sizes(), params);
   const Tensor grad_output_ready = compute_operand(grad_output);
   const DType dtype = grad_output_ready.dtype();

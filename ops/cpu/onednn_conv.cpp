@@ -482,7 +482,7 @@ std::optional<Tensor> onednn_conv2d_forward(const Tensor& input, const Tensor& w
   const auto plans =
       plans_for(shares, key_for(Direction::Forward, input, weight, params, *dtype, bias.defined()));
   if (!plans) return std::nullopt;
-  const ProfileScope profile("conv2d forward (oneDNN)");
+  const ProfileScope profile("conv2d forward (oneDNN)", {input, weight, bias});
 
   const MemoryFormat format = format_of(input);
   const Tensor input_ready = converted(input, *dtype, format);
@@ -520,7 +520,7 @@ std::optional<Tensor> onednn_conv2d_input_grad(const Tensor& grad_output, const 
   const auto plans =
       plans_for(shares, key_for(Direction::BackwardData, input, weight, params, *dtype, false));
   if (!plans) return std::nullopt;
-  const ProfileScope profile("conv2d input grad (oneDNN)");
+  const ProfileScope profile("conv2d input grad (oneDNN)", {grad_output, input, weight});
   const MemoryFormat format = format_of(input);
   const Tensor weight_ready = prepared_weights(plans->front().second->operands[1],
                                                converted(weight, *dtype, MemoryFormat::Contiguous));
@@ -563,7 +563,7 @@ std::optional<OnednnConvWeightGrads> onednn_conv2d_weight_grad(const Tensor& gra
   const auto plans = plans_for(
       chunks, key_for(Direction::BackwardWeights, input, weight, params, kBFloat16, bias));
   if (!plans) return std::nullopt;
-  const ProfileScope profile("conv2d weight grad (oneDNN)");
+  const ProfileScope profile("conv2d weight grad (oneDNN)", {grad_output, input, weight});
   const MemoryFormat format = format_of(input);
   const Tensor input_ready = converted(input, kBFloat16, format);
   const Tensor grad_output_ready = converted(grad_output, kBFloat16, format);

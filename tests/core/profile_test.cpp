@@ -1,14 +1,17 @@
 // profiler::Profile (core/profile.h): a LeNet training step on the CPU recorded op by op, whose
 // ops' spans cover the step's time within 10% (the target for the trace), the summary
-// table, the Chrome trace's JSON, RecordFunction, one profile at a time, and NVTX's switch.
+// table, the Chrome trace's JSON, RecordFunction, one profile at a time, NVTX's switch, and the
+// ops' input shapes and dtypes (record_shapes).
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "minidl/minidl.h"
 #include "test_util.h"
@@ -19,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Three LeNet training steps on a batch of 64, each inside RecordFunction("step").
-profiler::Profile profile_lenet_steps() {
+profiler::Profile profile_lenet_steps(profiler::ProfileOptions options = {}) {
   manual_seed(1);
   models::LeNet model;
   optim::SGD optimizer(model->parameters(), optim::SGDOptions(0.01).momentum(0.9));
@@ -31,7 +34,7 @@ profiler::Profile profile_lenet_steps() {
     optimizer.step();
   };
   step();  // the first step allocates; not profiled
-  profiler::Profile profile;
+  profiler::Profile profile(options);
   for (int i = 0; i < 3; ++i) {
     profiler::RecordFunction scope("step");
     step();
@@ -96,6 +99,83 @@ TEST(Profile, TheTableAndTheChromeTrace) {
     EXPECT_DOUBLE_EQ(event.at("ts").get<double>(), static_cast<double>(span.start_ns) / 1e3);
     EXPECT_DOUBLE_EQ(event.at("dur").get<double>(), static_cast<double>(span.duration_ns) / 1e3);
   }
+}
+
+TEST(Profile, RecordShapesKeepsEachOpsInputsAsItNamedThem) {
+  const Tensor x = randn({2, 3}), row = randn({3});
+  const Tensor counts = arange(4);
+  profiler::Profile profile({.record_shapes = true});
+  (void)add(x, row);
+  (void)sum(counts);
+  (void)layer_norm(x, {3}, Tensor(), Tensor());  // no weight, no bias: undefined inputs
+  profile.stop();
+  std::map<std::string, const ProfileSpan*> first;
+  for (const ProfileSpan& span : profile.spans()) first.emplace(span.name, &span);
+  ASSERT_TRUE(first.count("add") && first.count("sum") && first.count("layer_norm"));
+  const ProfileSpan& added = *first.at("add");
+  EXPECT_EQ(added.input_dims, (std::vector<std::vector<int64_t>>{{2, 3}, {3}}));
+  EXPECT_EQ(added.input_types, (std::vector<std::string>{"float32", "float32"}));
+  EXPECT_EQ(first.at("sum")->input_dims, (std::vector<std::vector<int64_t>>{{4}}));
+  EXPECT_EQ(first.at("sum")->input_types, (std::vector<std::string>{"int64"}));
+  const ProfileSpan& normed = *first.at("layer_norm");
+  EXPECT_EQ(normed.input_dims, (std::vector<std::vector<int64_t>>{{2, 3}, {}, {}}));
+  EXPECT_EQ(normed.input_types, (std::vector<std::string>{"float32", "", ""}));
+}
+
+TEST(Profile, ALeNetStepGroupedByInputShapeAndItsTraceArgs) {
+  const profiler::Profile profile = profile_lenet_steps({.record_shapes = true});
+  // Each convolution's forward once per step, with its own shapes: conv1's and conv2's.
+  const std::vector<profiler::OpAverage> grouped = profile.key_averages(true);
+  std::map<std::string, int64_t> conv_calls;
+  for (const auto& op : grouped)
+    if (op.name.rfind("conv2d forward", 0) == 0) conv_calls[op.input_shapes] += op.calls;
+  EXPECT_EQ(conv_calls["[[64, 1, 28, 28], [6, 1, 5, 5], [6]]"], 3) << profile.table(100, true);
+  EXPECT_EQ(conv_calls["[[64, 6, 14, 14], [16, 6, 5, 5], [16]]"], 3) << profile.table(100, true);
+  EXPECT_EQ(conv_calls.size(), 2u) << profile.table(100, true);
+  // Grouping splits rows, never calls or time.
+  std::map<std::string, int64_t> calls_by_name;
+  std::map<std::string, double> self_by_name;
+  for (const auto& op : grouped) {
+    calls_by_name[op.name] += op.calls;
+    self_by_name[op.name] += op.self_ms;
+  }
+  for (const auto& op : profile.key_averages()) {
+    EXPECT_TRUE(op.input_shapes.empty()) << op.name;
+    EXPECT_EQ(calls_by_name[op.name], op.calls) << op.name;
+    EXPECT_NEAR(self_by_name[op.name], op.self_ms, 1e-9 + 1e-12 * op.self_ms) << op.name;
+  }
+  EXPECT_NE(profile.table(100, true).find("[[64, 1, 28, 28], [6, 1, 5, 5], [6]]"),
+            std::string::npos);
+
+  const fs::path path = fs::temp_directory_path() / "minidl-profile-test" / "shapes.json";
+  profile.export_chrome_trace(path);
+  std::ifstream in(path);
+  const nlohmann::json events = nlohmann::json::parse(in).at("traceEvents");
+  ASSERT_EQ(events.size(), profile.spans().size());
+  int64_t with_args = 0;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const ProfileSpan& span = profile.spans()[i];
+    if (span.event) {
+      EXPECT_FALSE(events[i].contains("args"));
+      continue;
+    }
+    EXPECT_EQ(events[i].at("args").at("Input Dims").get<std::vector<std::vector<int64_t>>>(),
+              span.input_dims);
+    EXPECT_EQ(events[i].at("args").at("Input type").get<std::vector<std::string>>(),
+              span.input_types);
+    if (!span.input_dims.empty()) ++with_args;
+  }
+  EXPECT_GT(with_args, 0);
+}
+
+TEST(Profile, WithoutRecordShapesNoInputsAndNoGroupingByThem) {
+  const profiler::Profile profile = profile_lenet_steps();
+  for (const ProfileSpan& span : profile.spans()) {
+    EXPECT_TRUE(span.input_dims.empty()) << span.name;
+    EXPECT_TRUE(span.input_types.empty()) << span.name;
+  }
+  EXPECT_ERROR_CONTAINS((void)profile.key_averages(true), "record_shapes");
+  EXPECT_THROW(OpProfiler(/*keep_timeline=*/false, /*record_shapes=*/true), Error);
 }
 
 TEST(Profile, OneAtATimeAndNothingRecordedWithoutOne) {

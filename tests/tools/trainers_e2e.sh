@@ -227,6 +227,10 @@ assert len(steps) == 2, len(steps)
 assert all(e["ph"] == "X" and e["dur"] > 0 and "ts" in e and "tid" in e for e in events)
 names = {e["name"] for e in events}
 assert {"relu", "max_pool2d", "cross_entropy", "Conv2dBackward"} <= names, names
+# The trainers record shapes: conv1's forward with its input, weight and bias.
+conv1 = [e for e in events if e["name"].startswith("conv2d forward")
+         and e["args"]["Input Dims"] == [[64, 1, 28, 28], [6, 1, 5, 5], [6]]]
+assert len(conv1) == 2 and conv1[0]["args"]["Input type"] == ["float32"] * 3, conv1
 print(f"trace: {len(events)} spans of 2 steps")
 PYTHON
   expect_status 2 "$tools/train_lenet" --profile-steps 6:4
