@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "minidl/core/cuda/build.h"
+#include "minidl/core/cupti_activity_recorder.h"
 #include "minidl/core/error.h"
 #include "minidl/core/tensor.h"
 
@@ -47,8 +48,10 @@ std::atomic<bool> nvtx_on{[] {
   const char* value = std::getenv("MINIDL_NVTX");
   return nvtx_available() && value != nullptr && std::string_view(value) == "1";
 }()};
-thread_local bool profiling_thread = false;  // this thread made the profiler
-thread_local bool recording_shapes = false;  // ... and it records the ops' inputs
+thread_local bool profiling_thread = false;      // this thread made the profiler
+thread_local bool recording_shapes = false;      // ... and it records the ops' inputs
+thread_local bool pushing_external_ids = false;  // ... and its ops' ids go to CUPTI
+thread_local uint64_t last_span_id = 0;          // the id of the scope opened last
 thread_local ProfileScope* innermost_scope = nullptr;
 
 void add(std::map<std::string, Totals, std::less<>>& totals, std::string_view name, int64_t ns) {
@@ -79,7 +82,7 @@ int64_t nanoseconds_since(std::chrono::steady_clock::time_point start) {
 // Under the session's mutex: a span from `start`, `span_ns` long, kept when the timeline is.
 ProfileSpan* keep_span(Session& s, std::string_view name,
                        std::chrono::steady_clock::time_point start, int64_t span_ns,
-                       int64_t self_ns, int depth, bool event) {
+                       int64_t self_ns, int depth, bool event, uint64_t id) {
   if (!s.keep_timeline) return nullptr;
   int thread = 0;
   if (!profiling_thread) {
@@ -95,6 +98,7 @@ ProfileSpan* keep_span(Session& s, std::string_view name,
   span.depth = depth;
   span.event = event;
   span.self_ns = self_ns;
+  span.id = id;
   return &span;
 }
 
@@ -126,7 +130,7 @@ void set_nvtx_enabled(bool enabled) {
 
 bool nvtx_enabled() { return nvtx_on.load(std::memory_order_relaxed); }
 
-OpProfiler::OpProfiler(bool keep_timeline, bool record_shapes) {
+OpProfiler::OpProfiler(bool keep_timeline, bool record_shapes, bool push_external_ids) {
   MINIDL_CHECK(keep_timeline || !record_shapes,
                "OpProfiler: record_shapes keeps each op's inputs with its span, so it needs "
                "keep_timeline=true");
@@ -145,6 +149,8 @@ OpProfiler::OpProfiler(bool keep_timeline, bool record_shapes) {
   s.event_threads.clear();
   profiling_thread = true;
   recording_shapes = record_shapes;
+  pushing_external_ids = push_external_ids;
+  last_span_id = 0;
   any_profiler.store(true, std::memory_order_release);
 }
 
@@ -154,6 +160,7 @@ OpProfiler::~OpProfiler() {
   s.active = false;
   profiling_thread = false;
   recording_shapes = false;
+  pushing_external_ids = false;
   any_profiler.store(false, std::memory_order_release);
 }
 
@@ -172,6 +179,11 @@ std::vector<ProfileSpan> OpProfiler::timeline() const {
   return session().spans;
 }
 
+std::chrono::steady_clock::time_point OpProfiler::start_time() const {
+  const std::lock_guard<std::mutex> lock(session().mutex);
+  return session().start;
+}
+
 ProfileScope::ProfileScope(std::string_view name)
     : name_(name),
       // A scope just inside one of the same name is part of it (an autograd node's kernel named
@@ -185,7 +197,12 @@ ProfileScope::ProfileScope(std::string_view name)
   if (!recording_) return;
   outer_ = innermost_scope;
   depth_ = outer_ != nullptr ? outer_->depth_ + 1 : 0;
+  id_ = ++last_span_id;
   innermost_scope = this;
+  if (pushing_external_ids) {
+    CuptiActivityRecorder::push_external_id(id_);
+    external_id_pushed_ = true;
+  }
   start_ = Clock::now();
 }
 
@@ -205,13 +222,15 @@ ProfileScope::~ProfileScope() {
   if (nvtx_range_) pop_nvtx_range();
   if (!recording_) return;
   const int64_t span = nanoseconds_since(start_);
+  if (external_id_pushed_) CuptiActivityRecorder::pop_external_id();
   innermost_scope = outer_;
   if (outer_ != nullptr) outer_->nested_ns_ += span;
   if (!profiling_thread) return;  // the profiler ended inside this scope
   Session& s = session();
   const std::lock_guard<std::mutex> lock(s.mutex);
   add(s.ops, name_, span - nested_ns_);
-  ProfileSpan* kept = keep_span(s, name_, start_, span, span - nested_ns_, depth_, /*event=*/false);
+  ProfileSpan* kept =
+      keep_span(s, name_, start_, span, span - nested_ns_, depth_, /*event=*/false, id_);
   if (kept != nullptr) {
     kept->input_dims = std::move(input_dims_);
     kept->input_types = std::move(input_types_);
@@ -230,7 +249,7 @@ ProfileEvent::~ProfileEvent() {
   const std::lock_guard<std::mutex> lock(s.mutex);
   if (!s.active) return;
   add(s.events, name_, span);
-  keep_span(s, name_, start_, span, span, 0, /*event=*/true);
+  keep_span(s, name_, start_, span, span, 0, /*event=*/true, /*id=*/0);
 }
 
 }  // namespace minidl

@@ -47,6 +47,9 @@ struct ProfileSpan {
   // "Input Dims" and "Input type". Empty otherwise, and for events.
   std::vector<std::vector<int64_t>> input_dims;
   std::vector<std::string> input_types;
+  // An op's id, 1, 2, ... in the order the profiling thread's scopes opened (0 for events): the
+  // external id its GPU launches carry when the profiler correlates them.
+  uint64_t id = 0;
 };
 
 class OpProfiler {
@@ -58,8 +61,11 @@ class OpProfiler {
   };
 
   // With keep_timeline, every span is kept too (timeline()), not only the totals; with
-  // record_shapes (which needs the timeline) each op's span keeps its inputs' shapes and dtypes.
-  explicit OpProfiler(bool keep_timeline = false, bool record_shapes = false);
+  // record_shapes (which needs the timeline) each op's span keeps its inputs' shapes and dtypes;
+  // with push_external_ids each op's id is CUPTI's external id for the GPU work launched while
+  // it is the innermost open scope (core/cupti_activity_recorder.h).
+  explicit OpProfiler(bool keep_timeline = false, bool record_shapes = false,
+                      bool push_external_ids = false);
   ~OpProfiler();
   OpProfiler(const OpProfiler&) = delete;
   OpProfiler& operator=(const OpProfiler&) = delete;
@@ -69,6 +75,8 @@ class OpProfiler {
   std::vector<Record> events() const;
   // The spans so far, in the order they ended (empty without keep_timeline).
   std::vector<ProfileSpan> timeline() const;
+  // The time the spans' start_ns count from.
+  std::chrono::steady_clock::time_point start_time() const;
 };
 
 // NVTX ranges for Nsight Systems (`nsys profile`): while on, every ProfileScope (each op, each
@@ -103,7 +111,9 @@ class ProfileScope {
   int64_t nested_ns_ = 0;  // spans of the scopes closed inside this one
   ProfileScope* outer_ = nullptr;
   int depth_ = 0;
+  uint64_t id_ = 0;
   bool nvtx_range_ = false;                       // pushed an NVTX range, to pop
+  bool external_id_pushed_ = false;               // pushed id_ as CUPTI's external id, to pop
   std::vector<std::vector<int64_t>> input_dims_;  // with record_shapes only
   std::vector<std::string> input_types_;
 };

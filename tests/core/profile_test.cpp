@@ -178,6 +178,81 @@ TEST(Profile, WithoutRecordShapesNoInputsAndNoGroupingByThem) {
   EXPECT_THROW(OpProfiler(/*keep_timeline=*/false, /*record_shapes=*/true), Error);
 }
 
+// What CUPTI hands a profile on a GPU, made up here: the kernel launched inside add, the copy
+// inside mul, and a memset launched outside any op; the ops' ids are their spans'.
+TEST(Profile, DeviceActivitiesGoUnderTheOpThatLaunchedThem) {
+  const Tensor x = randn({4, 3});
+  profiler::Profile profile({.record_shapes = true});
+  (void)add(x, x);
+  (void)mul(x, x);
+  profile.stop();
+  uint64_t add_id = 0, mul_id = 0;
+  for (const ProfileSpan& span : profile.spans()) {
+    if (span.name == "add") add_id = span.id;
+    if (span.name == "mul") mul_id = span.id;
+  }
+  ASSERT_NE(add_id, 0u);
+  ASSERT_NE(mul_id, 0u);
+  ASSERT_NE(add_id, mul_id);
+  const int64_t offset = -1'000'000'000;  // the profile's clock less the device's
+  const std::vector<DeviceActivity> activities = {
+      {"memcpy HtoD", 1'000'030'000, 1'000'032'000, DeviceActivityKind::kMemcpy, 7, 12},
+      {"vectorized_add", 1'000'010'000, 1'000'013'000, DeviceActivityKind::kKernel, 7, 11},
+      {"memset", 1'000'040'000, 1'000'041'000, DeviceActivityKind::kMemset, 9, 13}};
+  profile.add_device_activities(activities, {{11, add_id}, {12, mul_id}}, offset);
+
+  const std::vector<profiler::DeviceSpan>& device = profile.device_spans();
+  ASSERT_EQ(device.size(), 3u);
+  EXPECT_EQ(device[0].name, "vectorized_add");  // by start time
+  EXPECT_EQ(device[0].start_ns, 10'000);
+  EXPECT_EQ(device[0].duration_ns, 3'000);
+  EXPECT_EQ(device[0].stream, 7u);
+  EXPECT_EQ(device[0].op_id, add_id);
+  EXPECT_EQ(device[1].op_id, mul_id);
+  EXPECT_EQ(device[2].op_id, 0u);  // launched under no op
+
+  std::map<std::string, double> device_ms;
+  for (const auto& op : profile.key_averages()) device_ms[op.name] = op.device_ms;
+  EXPECT_DOUBLE_EQ(device_ms["add"], 0.003);
+  EXPECT_DOUBLE_EQ(device_ms["mul"], 0.002);
+  const std::string table = profile.table();
+  EXPECT_NE(table.find("device ms"), std::string::npos) << table;
+  EXPECT_NE(table.find("3 device activities, 0.006 ms of device time (0.001 ms launched outside "
+                       "any op)"),
+            std::string::npos)
+      << table;
+
+  const fs::path path = fs::temp_directory_path() / "minidl-profile-test" / "device.json";
+  profile.export_chrome_trace(path);
+  std::ifstream in(path);
+  const nlohmann::json events = nlohmann::json::parse(in).at("traceEvents");
+  std::vector<nlohmann::json> on_device, flows_out, flows_in;
+  for (const auto& event : events) {
+    if (event.at("ph") == "s") flows_out.push_back(event);
+    if (event.at("ph") == "f") flows_in.push_back(event);
+    if (event.at("ph") == "X" && event.at("pid") == 1) on_device.push_back(event);
+    if (event.at("ph") == "X" && event.at("pid") == 0 && event.at("name") == "add")
+      EXPECT_EQ(event.at("args").at("External id"), add_id);
+  }
+  ASSERT_EQ(on_device.size(), 3u);
+  EXPECT_EQ(on_device[0].at("name"), "vectorized_add");
+  EXPECT_EQ(on_device[0].at("cat"), "kernel");
+  EXPECT_EQ(on_device[0].at("tid"), 7);
+  EXPECT_DOUBLE_EQ(on_device[0].at("ts").get<double>(), 10.0);
+  EXPECT_DOUBLE_EQ(on_device[0].at("dur").get<double>(), 3.0);
+  EXPECT_EQ(on_device[0].at("args").at("op"), "add");
+  EXPECT_EQ(on_device[1].at("cat"), "gpu_memcpy");
+  EXPECT_EQ(on_device[1].at("args").at("External id"), mul_id);
+  EXPECT_EQ(on_device[2].at("cat"), "gpu_memset");
+  EXPECT_FALSE(on_device[2].contains("args"));
+  // One arrow per activity launched under an op: from the op's start to the activity's.
+  ASSERT_EQ(flows_out.size(), 2u);
+  ASSERT_EQ(flows_in.size(), 2u);
+  EXPECT_EQ(flows_out[0].at("id"), flows_in[0].at("id"));
+  EXPECT_EQ(flows_in[0].at("pid"), 1);
+  EXPECT_DOUBLE_EQ(flows_in[0].at("ts").get<double>(), 10.0);
+}
+
 TEST(Profile, OneAtATimeAndNothingRecordedWithoutOne) {
   {
     profiler::RecordFunction unrecorded("outside");  // no profile: nothing, no error

@@ -1,4 +1,4 @@
-// bench --profile's CUPTI recorder (tools/bench/cupti_activity_recorder.h) on a GPU: it sees
+// bench --profile's CUPTI recorder (core/cupti_activity_recorder.h) on a GPU: it sees
 // exactly the element-wise kernels and the copy that ran while it recorded, with names and
 // device timestamps whose union fits inside the host's wall time; discard_recorded() forgets
 // earlier work; and only one recorder may exist at a time.
@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "minidl/core/cuda/device.h"
+#include "minidl/core/cupti_activity_recorder.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/random.h"
-#include "minidl/tools/bench/cupti_activity_recorder.h"
 #include "minidl/tools/bench/device_time_summary.h"
 #include "test_util.h"
 

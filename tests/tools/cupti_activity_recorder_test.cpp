@@ -1,6 +1,6 @@
 // bench --profile's CUPTI recorder in a build without CUDA: it says that it cannot record.
 // (tests/tools/cupti_activity_recorder_cuda_test.cpp tests the recording itself on a GPU.)
-#include "minidl/tools/bench/cupti_activity_recorder.h"
+#include "minidl/core/cupti_activity_recorder.h"
 
 #include <gtest/gtest.h>
 

@@ -1,21 +1,31 @@
 #!/usr/bin/env bash
 # e2e.trainers.tensorboard: train_lenet --tensorboard writes event files that TensorBoard's own
 # reader (the tensorboard package's EventAccumulator) loads, and every scalar of each epoch
-# equals the metrics file's value, rounded to float32 as TensorBoard stores it; histograms too.
+# equals the metrics file's value, rounded to float32 as TensorBoard stores it; histograms too;
+# and tools/draw_tensorboard_scalars.py and tools/draw_trace.py draw the run's files.
 #   tensorboard_e2e.sh <folder of train_lenet> <work dir> <venv dir>
-# tensorboard comes from PyPI into <venv dir> (created once); without network access the test
+# tensorboard and matplotlib come from PyPI into <venv dir> (created once); without network access the test
 # reports itself skipped (exit 77).
 set -uo pipefail
 tools=$1 work=$2 venv=$3
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 "$tools/train_lenet" --limit-train 2048 --limit-test 512 --batch-size 64 --epochs 2 --workers 1 \
   --checkpoint-dir "" --no-progress --log-every 8 --metrics metrics.jsonl --tensorboard tb \
-  --tensorboard-histograms 1 >out.txt 2>err.txt || { cat err.txt; echo "FAIL: train_lenet"; exit 1; }
+  --tensorboard-histograms 1 --profile-steps 4:6 --profile-trace trace.json >out.txt 2>err.txt || { cat err.txt; echo "FAIL: train_lenet"; exit 1; }
 [[ $(find tb -name 'events.out.tfevents.*' | wc -l) == 1 ]] || { echo "FAIL: not one event file in tb/"; exit 1; }
-if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c "import tensorboard" 2>/dev/null; then
+if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c "import tensorboard, matplotlib" 2>/dev/null; then
   python3 -m venv "$venv" && "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    tensorboard || { echo "SKIPPED: cannot pip install tensorboard into $venv"; exit 77; }
+    tensorboard matplotlib || { echo "SKIPPED: cannot pip install tensorboard matplotlib into $venv"; exit 77; }
 fi
+# The docs' pictures are drawn by these two scripts: both draw this run's files.
+source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+"$venv/bin/python" "$source_dir/tools/draw_tensorboard_scalars.py" tb -o scalars.png \
+  --tags step/train_loss,loss/test,accuracy/test | grep -q "step/train_loss (" ||
+  { echo "FAIL: draw_tensorboard_scalars.py"; exit 1; }
+"$venv/bin/python" "$source_dir/tools/draw_trace.py" trace.json -o trace.png | grep -q "host spans" ||
+  { echo "FAIL: draw_trace.py"; exit 1; }
+[[ $(stat -c %s scalars.png) -gt 10000 && $(stat -c %s trace.png) -gt 10000 ]] ||
+  { echo "FAIL: the pictures are (nearly) empty"; exit 1; }
 "$venv/bin/python" - <<'PYTHON' || exit 1
 import json
 import struct

@@ -60,7 +60,7 @@
 // work not under a named op) and events (name, calls_per_step, thread_ms_per_step: oneDNN's
 // reorders, timed on whichever threads ran them and added up). On a GPU, the steps (replays, under
 // --cuda-graph on) run while CUPTI records every kernel, memory copy and memset
-// (tools/bench/cupti_activity_recorder.h), and the JSON gains a "profile" object: steps,
+// (core/cupti_activity_recorder.h), and the JSON gains a "profile" object: steps,
 // wall_ms_per_step, kernels_per_step, kernel_ms_per_step, busy_ms_per_step (the union of the
 // device's activity intervals), gap_ms_per_step (wall - busy: the device idle, waiting for the
 // host), memcpy_ms_per_step (copies and memsets) and top_kernels (the 10 kernels with the most
@@ -79,9 +79,9 @@
 #include <string>
 #include <vector>
 
+#include "minidl/core/cupti_activity_recorder.h"
 #include "minidl/minidl.h"
 #include "minidl/ops/flop_counter.h"
-#include "minidl/tools/bench/cupti_activity_recorder.h"
 #include "minidl/tools/bench/device_time_summary.h"
 
 namespace {
@@ -189,7 +189,7 @@ nlohmann::ordered_json profile_host_time(const std::function<void()>& step, int 
 // --profile on a GPU: `steps` more steps with CUPTI recording the device's work.
 tools::DeviceTimeSummary profile_device_time(const std::function<void()>& step, int steps) {
   cuda::synchronize();
-  tools::CuptiActivityRecorder recorder;
+  CuptiActivityRecorder recorder;
   // One step first, recorded and thrown away, so that whatever starting the trace costs once
   // (CUPTI sets itself up lazily) stays out of the profiled steps.
   step();

@@ -2,7 +2,7 @@
 // Where a profiled span of training steps spent its time on the device, from a plain list of
 // device activities (kernels, memory copies, memsets) with their start and end timestamps.
 // Pure arithmetic with no CUDA in it, so that the CPU tests check it; bench --profile fills
-// the list with CUPTI (tools/bench/cupti_activity_recorder.h).
+// the list with CUPTI (core/cupti_activity_recorder.h).
 //
 // The fields, per step (tools/bench/bench_pytorch.py computes the same from torch.profiler's
 // events):
@@ -21,16 +21,9 @@
 #include <string>
 #include <vector>
 
+#include "minidl/core/device_activity.h"
+
 namespace minidl::tools {
-
-enum class DeviceActivityKind { kKernel, kMemcpy, kMemset };
-
-struct DeviceActivity {
-  std::string name;   // a kernel's (demangled) name; "memcpy HtoD", "memset", ... otherwise
-  uint64_t start_ns;  // device timestamps, in ns on one clock
-  uint64_t end_ns;    // >= start_ns
-  DeviceActivityKind kind;
-};
 
 struct KernelTime {
   std::string name;
