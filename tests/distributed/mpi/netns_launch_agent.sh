@@ -6,7 +6,8 @@
 #
 # HOST is an address of the host list; MINIDL_NETNS_HOSTS ("ADDRESS=NAMESPACE ...", set by the
 # test) says which namespace holds it. The command runs there in a UTS namespace of its own whose
-# hostname is the namespace's name (so each "host" has its own name, as real ones do), with a
+# hostname is the namespace's name (each "host" has its own name, as real ones do: Open MPI names
+# its shared-memory files after the host, and two "hosts" of one name crash in the vader BTL), with a
 # clean environment as after an ssh login: PATH and LD_LIBRARY_PATH only (a login shell on
 # machines with the same installation gives the same). Whatever else the ranks need mpirun must
 # forward (-x), as on real machines.

@@ -14,6 +14,8 @@
 #     run's (the same training, the same reductions in the same order);
 #   host_killed: SIGKILL to the second host's ranks mid-training ends the whole job, non-zero,
 #     within 30 s, with mpirun naming a rank of that host and the survivors saying why they end;
+#   host_lost: the second host drops off the network mid-training (its veth end goes down): the
+#     job ends within 30 s, mpirun naming the lost node, and nothing is left on either host;
 #   host_unreachable: a host list with a third address that no host answers is a clear error
 #     within 30 s, not a hang.
 # Every case also checks that no process of the job is left in either namespace. The namespaces
@@ -102,9 +104,15 @@ export OMP_NUM_THREADS=1 MINIDL_COLLECTIVE_TIMEOUT_S=${MINIDL_COLLECTIVE_TIMEOUT
 forward=(-x OMP_NUM_THREADS -x MINIDL_COLLECTIVE_TIMEOUT_S)
 for name in $(compgen -e | grep '^OPENBLAS_'); do forward+=(-x "${name}"); done
 export MINIDL_NETNS_HOSTS="${address[0]}=${namespace[0]} ${address[1]}=${namespace[1]}"
+# The keepalive settings: mpirun notices a daemon whose host has gone (no RST, no FIN: a cut
+# cable, a machine switched off) after 5 + 3 x 2 s of silence and ends the job; with Open MPI's
+# defaults (300 s before the first probe) mpirun hung past the test's 2-minute limit, and the
+# lost host's daemon stayed behind.
 network=(--mca plm_rsh_agent "${here}/netns_launch_agent.sh" --mca plm_rsh_no_tree_spawn 1
          --mca oob_tcp_if_include "${subnet}" --mca btl self,vader,tcp
-         --mca btl_tcp_if_include "${subnet}" --mca btl_vader_single_copy_mechanism none)
+         --mca btl_tcp_if_include "${subnet}" --mca btl_vader_single_copy_mechanism none
+         --mca oob_tcp_keepalive_time 5 --mca oob_tcp_keepalive_intvl 2
+         --mca oob_tcp_keepalive_probes 3)
 training=(--data-dir "${scratch}/data" --dataset fashion-mnist --device cpu --batch-size 16
           --workers 0 --no-progress)
 tag="minidl-multihost-$$"
@@ -122,10 +130,14 @@ on_two_hosts() {
     "${forward[@]}" "$@" >"${log}" 2>&1
 }
 
-# No process of the job in either namespace, and none with the tag anywhere.
+# No process of the job in either namespace, and none with the tag anywhere. The daemons exit
+# on mpirun's word when it ends: they get 5 s for that.
 check_nothing_left() {
-  sleep 1  # let the launcher reap its children
   local ns left
+  for _ in $(seq 50); do
+    [[ -z $(ip netns pids "${namespace[0]}")$(ip netns pids "${namespace[1]}") ]] && break
+    sleep 0.1
+  done
   for ns in "${namespace[@]}"; do
     left=$(ip netns pids "${ns}" | tr '\n' ' ')
     [[ -z ${left} ]] || { ps -o pid,args -p "${left// /,}" >&2; fail "processes left in ${ns}"; }
@@ -198,6 +210,32 @@ host_killed)
       { show killed.log; fail "rank ${r} did not report its end"; }
   done
   grep -E "process rank|terminated by|\[(error|critical)\]" killed.log
+  ;;
+host_lost)
+  # The second host drops off the network mid-training (its end of the veth pair goes down):
+  # the first host's ranks time out in their collective (MINIDL_COLLECTIVE_TIMEOUT_S, 10 s) and
+  # mpirun loses its daemon there; the job must end, naming that node, within 30 s, and the lost
+  # host's daemon and ranks must end too (they lose mpirun the same way).
+  on_two_hosts lost.log 4 "" "${trainer}" "${training[@]}" --epochs 1000 \
+    --checkpoint-dir "${scratch}/lost" --checkpoint-every 50 --metrics "${scratch}/${tag}.jsonl" &
+  job=$!
+  for _ in $(seq 600); do grep -q "^epoch 1/" lost.log 2>/dev/null && break; sleep 0.1; done
+  grep -q "^epoch 1/" lost.log || { kill -KILL "${job}"; show lost.log; fail "no training"; }
+  cut_at=$(date +%s.%N)
+  ip -n "${namespace[1]}" link set "${veth[1]}" down || fail "cannot take ${veth[1]} down"
+  wait "${job}"
+  status=$?
+  end=$(date +%s.%N)
+  after=$(seconds_between "${cut_at}" "${end}")
+  echo "mpirun exit status ${status}, ${after} s after the cut"
+  [[ ${status} != 0 ]] || { show lost.log; fail "mpirun exited 0"; }
+  [[ ${status} != 124 ]] || { show lost.log; fail "the job hung (stopped by the timeout)"; }
+  awk -v t="${after}" 'BEGIN { exit !(t < 30) }' || fail "the job took ${after} s to end"
+  check_nothing_left
+  grep -q "ORTE has lost communication with a remote daemon" lost.log &&
+    grep -qE "Remote daemon: .* on node ${address[1]}" lost.log ||
+    { show lost.log; fail "mpirun did not say that it lost ${address[1]}"; }
+  grep -E "lost communication|Remote daemon|timed out after" lost.log | cut -c1-200
   ;;
 host_unreachable)
   start=$(date +%s.%N)
