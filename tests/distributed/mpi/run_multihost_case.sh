@@ -54,12 +54,25 @@ teardown() {
   done
 }
 trap teardown EXIT
+# Bash runs the EXIT trap on a signal only when the signal has a trap of its own.
+trap 'exit 143' TERM
+trap 'exit 130' INT
 
 [[ $(id -u) == 0 ]] || skip "network namespaces need root (this is uid $(id -u))"
 command -v ip >/dev/null || skip "no ip command (iproute2)"
 command -v unshare >/dev/null || skip "no unshare command (util-linux)"
 why=$(ip netns add "${namespace[0]}" 2>&1) || skip "cannot make a network namespace: ${why}"
 ip netns add "${namespace[1]}" || fail "cannot make the second namespace"
+# The namespaces of an earlier run that was killed outright (SIGKILL: no teardown), whose
+# script is gone: remove them.
+for stale in $(ip netns list | grep -oE '^mdl[0-9]+h[01]'); do
+  pid=${stale#mdl}
+  pid=${pid%h[01]}
+  if ! kill -0 "${pid}" 2>/dev/null; then
+    for leftover in $(ip netns pids "${stale}" 2>/dev/null); do kill -KILL "${leftover}"; done
+    ip netns del "${stale}" 2>/dev/null
+  fi
+done
 why=$(ip netns exec "${namespace[0]}" unshare --uts true 2>&1) ||
   skip "cannot make a UTS namespace inside a network namespace: ${why}"
 ip link add "mdl$$a" type veth peer name "mdl$$b" || fail "cannot make a veth pair"
