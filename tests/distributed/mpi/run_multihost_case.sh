@@ -52,6 +52,8 @@ teardown() {
       ip netns del "${ns}" 2>/dev/null
     fi
   done
+  # A veth pair that failed to move into the namespaces is still here.
+  ip link del "mdl$$a" 2>/dev/null || true
 }
 trap teardown EXIT
 # Bash runs the EXIT trap on a signal only when the signal has a trap of its own.
