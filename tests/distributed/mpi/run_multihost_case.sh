@@ -161,6 +161,17 @@ check_nothing_left() {
   [[ -z ${left} ]] || fail "processes left behind: ${left}"
 }
 
+# A fault case's verdict on mpirun: it failed (not 0), was not stopped by the timeout (124), ended
+# within 30 s of the fault, and left nothing behind.
+#   expect_failed_fast LOG STATUS SECONDS_AFTER_THE_FAULT
+expect_failed_fast() {
+  local log=$1 status=$2 after=$3
+  [[ ${status} != 0 ]] || { show "${log}"; fail "mpirun exited 0"; }
+  [[ ${status} != 124 ]] || { show "${log}"; fail "the job hung (stopped by the timeout)"; }
+  awk -v t="${after}" 'BEGIN { exit !(t < 30) }' || fail "the job took ${after} s to end"
+  check_nothing_left
+}
+
 show() {
   echo "---- $1 ----"
   cat "$1"
@@ -212,10 +223,7 @@ host_killed)
   end=$(date +%s.%N)
   after=$(seconds_between "${killed_at}" "${end}")
   echo "mpirun exit status ${status}, ${after} s after the kill"
-  [[ ${status} != 0 ]] || { show killed.log; fail "mpirun exited 0"; }
-  [[ ${status} != 124 ]] || { show killed.log; fail "the job hung (stopped by the timeout)"; }
-  awk -v t="${after}" 'BEGIN { exit !(t < 30) }' || fail "the job took ${after} s to end"
-  check_nothing_left
+  expect_failed_fast killed.log "${status}" "${after}"
   grep -qE "process rank [23] with PID [0-9]+ on node ${address[1]} exited on signal 9" \
     killed.log || { show killed.log; fail "mpirun did not name a rank of ${address[1]}"; }
   # Each survivor says why it ends: mpirun's SIGTERM, or (when its collective saw the broken
@@ -243,10 +251,7 @@ host_lost)
   end=$(date +%s.%N)
   after=$(seconds_between "${cut_at}" "${end}")
   echo "mpirun exit status ${status}, ${after} s after the cut"
-  [[ ${status} != 0 ]] || { show lost.log; fail "mpirun exited 0"; }
-  [[ ${status} != 124 ]] || { show lost.log; fail "the job hung (stopped by the timeout)"; }
-  awk -v t="${after}" 'BEGIN { exit !(t < 30) }' || fail "the job took ${after} s to end"
-  check_nothing_left
+  expect_failed_fast lost.log "${status}" "${after}"
   grep -q "ORTE has lost communication with a remote daemon" lost.log &&
     grep -qE "Remote daemon: .* on node ${address[1]}" lost.log ||
     { show lost.log; fail "mpirun did not say that it lost ${address[1]}"; }
@@ -261,10 +266,7 @@ host_unreachable)
   end=$(date +%s.%N)
   after=$(seconds_between "${start}" "${end}")
   echo "mpirun exit status ${status} after ${after} s"
-  [[ ${status} != 0 ]] || { show unreachable.log; fail "mpirun exited 0"; }
-  [[ ${status} != 124 ]] || { show unreachable.log; fail "the job hung (stopped by the timeout)"; }
-  awk -v t="${after}" 'BEGIN { exit !(t < 30) }' || fail "the job took ${after} s to end"
-  check_nothing_left
+  expect_failed_fast unreachable.log "${status}" "${after}"
   grep -q "connect to host ${unreachable} port 22: No route to host" unreachable.log &&
     grep -q "ORTE was unable to reliably start one or more daemons" unreachable.log ||
     { show unreachable.log; fail "no clear error naming ${unreachable}"; }
