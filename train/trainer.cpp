@@ -16,6 +16,7 @@
 #include "minidl/core/profile.h"
 #include "minidl/core/profiler.h"
 #include "minidl/distributed/init.h"
+#include "minidl/distributed/zero_redundancy_optimizer.h"
 #include "minidl/nn/utils/clip_grad.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/reduce.h"
@@ -271,6 +272,10 @@ fs::path Trainer::save_checkpoint() {
   if (ddp_) ddp_->sync_buffers();  // collective, as is the loss sum below
   const auto [loss_sum, samples] = check_finite_loss();
   const fs::path path = checkpoint_path(options_.checkpoint_dir(), step_);
+  // A ZeRO-1 optimizer holds its state in shards: gather the whole state on rank 0, which
+  // saves it (collective).
+  if (auto* sharded = dynamic_cast<distributed::ZeroRedundancyOptimizer*>(&optimizer_))
+    sharded->consolidate_state_dict(0);
   if (!is_main_rank()) return path;
   TrainingCheckpoint checkpoint;
   checkpoint.model = options_.model_name();
