@@ -372,6 +372,10 @@ void Trainer::optimizer_step() {
 bool Trainer::cuda_graph_applies() const {
   const Device device = device_of(model_);
   if (!options_.cuda_graph() || !device.is_cuda() || world_size_ > 1) return false;
+  // ZeRO-1's step copies the groups' options (a schedule's lr) into its wrapped optimizer on the
+  // host, which a replay would skip.
+  if (dynamic_cast<const distributed::ZeroRedundancyOptimizer*>(&optimizer_) != nullptr)
+    return false;
   // Modules that draw random numbers each step (dropout) cannot be replayed (nn/module.h).
   for (const auto& item : model_.ptr()->named_modules()) {
     if (!item.value()->is_cuda_graph_safe()) {

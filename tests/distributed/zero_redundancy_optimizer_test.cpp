@@ -8,6 +8,7 @@
 #include <set>
 #include <vector>
 
+#include "distributed/stand_in_group.h"
 #include "minidl/distributed/distributed.h"
 #include "minidl/ops/random.h"
 #include "minidl/optim/optim.h"
@@ -19,35 +20,7 @@ namespace {
 using distributed::ZeroRedundancyOptimizer;
 using distributed::ZeroRedundancyOptimizerOptions;
 
-// Rank `rank` of `size`, for what needs no communication: any collective is an error.
-class StandInGroup final : public distributed::ProcessGroup {
- public:
-  StandInGroup(int rank, int size) : rank_(rank), size_(size) {}
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
-  std::string backend_name() const override { return "stand-in"; }
-  std::shared_ptr<distributed::Work> all_reduce_async(const Tensor&,
-                                                      distributed::ReduceOp) override {
-    return refuse();
-  }
-  std::shared_ptr<distributed::Work> broadcast_async(const Tensor&, int) override {
-    return refuse();
-  }
-  std::shared_ptr<distributed::Work> all_gather_async(const Tensor&, const Tensor&) override {
-    return refuse();
-  }
-  std::shared_ptr<distributed::Work> reduce_scatter_async(const Tensor&, const Tensor&,
-                                                          distributed::ReduceOp) override {
-    return refuse();
-  }
-  std::shared_ptr<distributed::Work> barrier_async() override { return refuse(); }
-
- private:
-  static std::shared_ptr<distributed::Work> refuse() {
-    throw Error("StandInGroup: no collective expected");
-  }
-  int rank_, size_;
-};
+using testing::StandInGroup;
 
 std::unique_ptr<optim::Optimizer> make_sgd(std::vector<optim::OptimizerParamGroup> groups) {
   return std::make_unique<optim::SGD>(std::move(groups),
