@@ -1,8 +1,9 @@
-// ZeroRedundancyOptimizer's memory on a GPU, from the caching allocator's statistics: a rank that
-// loads its shard of a whole AdamW state allocates at most 1/N of it plus one parameter's state
-// (Note [ZeRO shards whole parameters]), and the ranks' shards add up to the whole. Each rank's
-// side is taken in one process through a stand-in group (loading a shard needs no collective).
-// Skips, with the reason, without a GPU.
+// ZeroRedundancyOptimizer on a GPU. On a group of one it is the wrapped optimizer bit for bit,
+// with the GradScaler's device flag too. Its memory, from the caching allocator's statistics: a
+// rank that loads its shard of a whole AdamW state allocates at most 1/N of it plus one parameter's
+// state (Note [ZeRO shards whole parameters]), and the ranks' shards add up to the whole. Each
+// rank's side is taken in one process through a stand-in group (loading a shard needs no
+// collective). Skips, with the reason, without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "minidl/core/cuda/caching_allocator.h"
 #include "minidl/core/cuda/device.h"
 #include "minidl/distributed/distributed.h"
+#include "minidl/ops/elementwise.h"
 #include "minidl/optim/optim.h"
 #include "test_util.h"
 
@@ -21,6 +23,40 @@ namespace {
 
 std::unique_ptr<optim::Optimizer> make_adamw(std::vector<optim::OptimizerParamGroup> groups) {
   return std::make_unique<optim::AdamW>(std::move(groups), optim::AdamWOptions(1e-3));
+}
+
+TEST(ZeroRedundancyOptimizerCuda, OnOneGpuIsTheWrappedOptimizerWithTheScaler) {
+  SKIP_WITHOUT_CUDA();
+  const Device gpu(kCUDA, 0);
+  std::vector<Tensor> sharded_params, plain_params;
+  for (const Shape& shape : std::vector<Shape>{{64, 32}, {32}, {10, 64}}) {
+    sharded_params.push_back(testing::wiggly(shape, 0.2).to(gpu).requires_grad_());
+    plain_params.push_back(testing::wiggly(shape, 0.2).to(gpu).requires_grad_());
+  }
+  distributed::ZeroRedundancyOptimizer sharded(
+      sharded_params, make_adamw,
+      distributed::ZeroRedundancyOptimizerOptions().process_group(
+          std::make_shared<distributed::SingleProcessGroup>()));
+  const auto plain = make_adamw({optim::OptimizerParamGroup(plain_params)});
+  amp::GradScaler sharded_scaler, plain_scaler;
+  for (int step = 0; step < 3; ++step) {
+    // Step 1 overflows: both scalers skip it and back off alike.
+    const double overflow = step == 1 ? 1e38 : 1.0;
+    for (size_t i = 0; i < sharded_params.size(); ++i) {
+      const Tensor loss_like = testing::wiggly(sharded_params[i].sizes(), 0.3 * step).to(gpu);
+      Tensor a = sharded_params[i], b = plain_params[i];
+      a.set_grad(loss_like * (sharded_scaler.get_scale() * overflow));
+      b.set_grad(loss_like * (plain_scaler.get_scale() * overflow));
+    }
+    sharded_scaler.step(sharded);
+    plain_scaler.step(*plain);
+    sharded_scaler.update();
+    plain_scaler.update();
+  }
+  for (size_t i = 0; i < plain_params.size(); ++i)
+    EXPECT_TRUE(testing::bitwise_equal(sharded_params[i].cpu(), plain_params[i].cpu()))
+        << "parameter " << i;
+  EXPECT_EQ(sharded_scaler.get_scale(), plain_scaler.get_scale());
 }
 
 TEST(ZeroRedundancyOptimizerCuda, EachRankAllocatesItsShareOfTheState) {
