@@ -160,6 +160,38 @@ TEST(MpiZeroRedundancyOptimizer, EachRankHoldsItsShareOfTheState) {
   EXPECT_EQ(to_vector<int64_t>(total)[0], static_cast<int64_t>(whole));
 }
 
+// Parameters in the channels-last layout (not contiguous) travel through a contiguous copy.
+TEST(MpiZeroRedundancyOptimizer, ChannelsLastParametersAreBroadcastInTheirLayout) {
+  const auto make_parameters = [] {
+    std::vector<Tensor> params;
+    for (int i = 0; i < 4; ++i)
+      params.push_back(testing::wiggly({8, 3, 3, 3}, 0.1 * i)
+                           .contiguous(MemoryFormat::ChannelsLast)
+                           .requires_grad_());
+    return params;
+  };
+  const std::vector<Tensor> sharded_params = make_parameters(), plain_params = make_parameters();
+  ZeroRedundancyOptimizer sharded(sharded_params, make_sgd);
+  const auto plain = make_sgd({optim::OptimizerParamGroup(plain_params)});
+  for (int step = 0; step < 2; ++step) {
+    for (size_t i = 0; i < plain_params.size(); ++i) {
+      // The same gradient on every rank, as DDP's average is.
+      const Tensor grad = testing::wiggly({8, 3, 3, 3}, 0.3 * step + static_cast<double>(i))
+                              .contiguous(MemoryFormat::ChannelsLast);
+      Tensor a = sharded_params[i], b = plain_params[i];
+      a.set_grad(grad.clone());
+      b.set_grad(grad.clone());
+    }
+    sharded.step();
+    plain->step();
+  }
+  for (size_t i = 0; i < plain_params.size(); ++i) {
+    EXPECT_TRUE(sharded_params[i].is_contiguous(MemoryFormat::ChannelsLast)) << "parameter " << i;
+    EXPECT_TRUE(testing::bitwise_equal(sharded_params[i], plain_params[i])) << "parameter " << i;
+    expect_same_on_every_rank(sharded_params[i].contiguous().reshape({-1}));
+  }
+}
+
 // A checkpoint through a file, as the trainers write it: rank 0 writes the whole state, every
 // rank reads it.
 optim::OptimizerStateDict through_a_file(optim::Optimizer& optimizer) {
