@@ -187,7 +187,7 @@ nn::AnyModule make_model(const std::string& name, int64_t in_channels, int64_t n
   return models::ResNet18(options);
 }
 
-// The optimizer over `groups`, as --optimizer says; with --zero 1 its state sharded over the
+// The optimizer over `parameters`, as --optimizer says; with --zero 1 its state sharded over the
 // ranks (distributed/zero_redundancy_optimizer.h).
 std::unique_ptr<optim::Optimizer> make_optimizer(const CommandLine& line,
                                                  std::vector<Tensor> parameters) {
