@@ -8,3 +8,4 @@
 #include "minidl/distributed/nccl_process_group.h"
 #include "minidl/distributed/process_group.h"
 #include "minidl/distributed/single_process_group.h"
+#include "minidl/distributed/zero_redundancy_optimizer.h"

@@ -89,13 +89,14 @@ class Optimizer {
 
   // A snapshot: state tensors are copies (on the parameters' device), so later steps do not
   // change it. See optimizer_state_dict.h for the layout and the flat form for files.
-  OptimizerStateDict state_dict() const;
+  // Virtual for optimizers that keep their state elsewhere (distributed::ZeroRedundancyOptimizer).
+  virtual OptimizerStateDict state_dict() const;
   // Replaces the options of every group and the state of every parameter, matching them by
   // position as PyTorch does. The groups must hold as many parameters as the state's, the
   // options the same names, and state tensors their parameter's shape; they are copied to their
   // parameter's device, dtype and layout. All of that is checked before anything changes. Option
   // values are checked by the next step(), as everywhere options change (see check_options).
-  void load_state_dict(const OptimizerStateDict& state_dict);
+  virtual void load_state_dict(const OptimizerStateDict& state_dict);
 
  protected:
   explicit Optimizer(std::unique_ptr<OptimizerOptions> defaults);

@@ -16,6 +16,7 @@
 #include "minidl/core/profile.h"
 #include "minidl/core/profiler.h"
 #include "minidl/distributed/init.h"
+#include "minidl/distributed/zero_redundancy_optimizer.h"
 #include "minidl/nn/utils/clip_grad.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/reduce.h"
@@ -271,6 +272,10 @@ fs::path Trainer::save_checkpoint() {
   if (ddp_) ddp_->sync_buffers();  // collective, as is the loss sum below
   const auto [loss_sum, samples] = check_finite_loss();
   const fs::path path = checkpoint_path(options_.checkpoint_dir(), step_);
+  // A ZeRO-1 optimizer holds its state in shards: gather the whole state on rank 0, which
+  // saves it (collective).
+  if (auto* sharded = dynamic_cast<distributed::ZeroRedundancyOptimizer*>(&optimizer_))
+    sharded->consolidate_state_dict(0);
   if (!is_main_rank()) return path;
   TrainingCheckpoint checkpoint;
   checkpoint.model = options_.model_name();
@@ -367,6 +372,10 @@ void Trainer::optimizer_step() {
 bool Trainer::cuda_graph_applies() const {
   const Device device = device_of(model_);
   if (!options_.cuda_graph() || !device.is_cuda() || world_size_ > 1) return false;
+  // ZeRO-1's step copies the groups' options (a schedule's lr) into its wrapped optimizer on the
+  // host, which a replay would skip.
+  if (dynamic_cast<const distributed::ZeroRedundancyOptimizer*>(&optimizer_) != nullptr)
+    return false;
   // Modules that draw random numbers each step (dropout) cannot be replayed (nn/module.h).
   for (const auto& item : model_.ptr()->named_modules()) {
     if (!item.value()->is_cuda_graph_safe()) {

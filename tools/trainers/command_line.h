@@ -76,6 +76,7 @@ CLI::Validator finite_in_range(double min, double max);
 struct RunOptions {
   double clip_grad_norm = 0;
   int64_t accumulate = 1;
+  int64_t zero = 0;  // ZeRO stage: 1 shards the optimizer's state over the ranks
   std::string device = "auto";
   std::string precision = "fp32";
   std::string cuda_graph = "on";

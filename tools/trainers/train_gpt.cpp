@@ -126,7 +126,7 @@ void define_options(CLI::App& app, CommandLine& line) {
        .seeded = "the initial weights, the training windows, dropout and the sample",
        .resumable = "--checkpoint-dir, --metrics, --tensorboard, --tensorboard-histograms, "
                     "--profile-steps, --profile-trace, "
-                    "--workers, --device, --cuda-graph, --deterministic, --log-every, "
+                    "--workers, --device, --zero, --cuda-graph, --deterministic, --log-every, "
                     "--log-level, --no-progress, --sample-tokens (--max-steps may not: it sets "
                     "the schedule)",
        .metrics = "per evaluation (every --eval-interval steps)",
@@ -177,8 +177,9 @@ std::vector<uint16_t> read_tokens(const CommandLine& line, const char* name) {
 }
 
 // nanoGPT's configure_optimizers: the parameters of 2 or more dimensions (matrices and
-// embeddings) decay, the others (biases, LayerNorm weights) do not; decayed group first.
-std::unique_ptr<optim::AdamW> make_optimizer(const CommandLine& line, const nn::Module& model) {
+// embeddings) decay, the others (biases, LayerNorm weights) do not; decayed group first. With
+// --zero 1 its state is sharded over the ranks (distributed/zero_redundancy_optimizer.h).
+std::unique_ptr<optim::Optimizer> make_optimizer(const CommandLine& line, const nn::Module& model) {
   std::vector<Tensor> decayed, undecayed;
   for (const auto& item : model.named_parameters())
     (item.value().dim() >= 2 ? decayed : undecayed).push_back(item.value());
@@ -187,7 +188,13 @@ std::unique_ptr<optim::AdamW> make_optimizer(const CommandLine& line, const nn::
   groups.emplace_back(decayed, optim::AdamWOptions(options).weight_decay(line.weight_decay));
   if (!undecayed.empty())
     groups.emplace_back(undecayed, optim::AdamWOptions(options).weight_decay(0));
-  return std::make_unique<optim::AdamW>(std::move(groups), options);
+  const auto make = [&options](std::vector<optim::OptimizerParamGroup> local_groups)
+      -> std::unique_ptr<optim::Optimizer> {
+    return std::make_unique<optim::AdamW>(std::move(local_groups), options);
+  };
+  if (line.zero == 1)
+    return std::make_unique<distributed::ZeroRedundancyOptimizer>(std::move(groups), make);
+  return make(std::move(groups));
 }
 
 // Random windows; under mpirun each rank takes its share of every epoch's samples.
@@ -300,7 +307,7 @@ int train(const CommandLine& line) {
   data::DataLoader train_loader = make_train_loader(train_set, loader_options, line.seed);
   data::DataLoader val_loader(val_set, loader_options);
 
-  const std::unique_ptr<optim::AdamW> optimizer = make_optimizer(line, *model.ptr());
+  const std::unique_ptr<optim::Optimizer> optimizer = make_optimizer(line, *model.ptr());
   optim::WarmupCosineLR schedule(*optimizer, line.warmup_steps, line.max_steps, line.lr / 10);
 
   const int64_t epochs = (line.max_steps + line.eval_interval - 1) / line.eval_interval;
@@ -328,7 +335,8 @@ int train(const CommandLine& line) {
       // accumulation), so --accumulate > 1 trains eagerly, as on the CPU; and a replay cannot
       // draw new dropout masks, which the attention's functional dropout draws inside
       // scaled_dot_product_attention.
-      .cuda_graph(line.cuda_graph == "on" && line.accumulate == 1 && line.dropout == 0)
+      .cuda_graph(line.cuda_graph == "on" && line.accumulate == 1 && line.dropout == 0 &&
+                  line.zero == 0)
       .precision(line.precision == "fp16"   ? kFloat16
                  : line.precision == "bf16" ? kBFloat16
                                             : kFloat32);

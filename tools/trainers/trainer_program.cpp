@@ -111,7 +111,7 @@ void define_options(CLI::App& app, CommandLine& line, const TrainerProgram& prog
        .seeded = "the initial weights, the shuffle and the augmentation",
        .resumable = "--epochs, --max-steps, --checkpoint-dir, --checkpoint-every, --metrics, "
                     "--tensorboard, --tensorboard-histograms, --profile-steps, --profile-trace, "
-                    "--workers, --device, "
+                    "--workers, --device, --zero, "
                     "--cuda-graph, --deterministic, --log-every, --log-level, --no-progress",
        .metrics = "per epoch",
        .progress = "inside an epoch (the line after each epoch stays)"});
@@ -187,18 +187,27 @@ nn::AnyModule make_model(const std::string& name, int64_t in_channels, int64_t n
   return models::ResNet18(options);
 }
 
+// The optimizer over `parameters`, as --optimizer says; with --zero 1 its state sharded over the
+// ranks (distributed/zero_redundancy_optimizer.h).
 std::unique_ptr<optim::Optimizer> make_optimizer(const CommandLine& line,
                                                  std::vector<Tensor> parameters) {
-  if (line.optimizer == "adam")
-    return std::make_unique<optim::Adam>(
-        std::move(parameters), optim::AdamOptions(line.lr).weight_decay(line.weight_decay));
-  if (line.optimizer == "adamw")
-    return std::make_unique<optim::AdamW>(
-        std::move(parameters), optim::AdamWOptions(line.lr).weight_decay(line.weight_decay));
-  return std::make_unique<optim::SGD>(std::move(parameters), optim::SGDOptions(line.lr)
-                                                                 .momentum(line.momentum)
-                                                                 .nesterov(line.nesterov)
-                                                                 .weight_decay(line.weight_decay));
+  const auto make =
+      [&line](std::vector<optim::OptimizerParamGroup> groups) -> std::unique_ptr<optim::Optimizer> {
+    if (line.optimizer == "adam")
+      return std::make_unique<optim::Adam>(
+          std::move(groups), optim::AdamOptions(line.lr).weight_decay(line.weight_decay));
+    if (line.optimizer == "adamw")
+      return std::make_unique<optim::AdamW>(
+          std::move(groups), optim::AdamWOptions(line.lr).weight_decay(line.weight_decay));
+    return std::make_unique<optim::SGD>(std::move(groups), optim::SGDOptions(line.lr)
+                                                               .momentum(line.momentum)
+                                                               .nesterov(line.nesterov)
+                                                               .weight_decay(line.weight_decay));
+  };
+  std::vector<optim::OptimizerParamGroup> groups{optim::OptimizerParamGroup(std::move(parameters))};
+  if (line.zero == 1)
+    return std::make_unique<distributed::ZeroRedundancyOptimizer>(std::move(groups), make);
+  return make(std::move(groups));
 }
 
 // The plateau schedule: stepped by the Trainer after each epoch on the test loss.
@@ -426,7 +435,8 @@ int train(const TrainerProgram& program, const CommandLine& line) {
       .clip_grad_norm(line.clip_grad_norm)
       // A captured step is one whole optimizer step on one batch (the Trainer refuses it with
       // accumulation), so --accumulate > 1 trains eagerly, as on the CPU.
-      .cuda_graph(line.cuda_graph == "on" && line.accumulate == 1)
+      // ZeRO's step copies the schedule's lr into its wrapped optimizer, which a replay skips.
+      .cuda_graph(line.cuda_graph == "on" && line.accumulate == 1 && line.zero == 0)
       .precision(line.precision == "fp16"   ? kFloat16
                  : line.precision == "bf16" ? kBFloat16
                                             : kFloat32);

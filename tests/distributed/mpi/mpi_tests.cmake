@@ -46,3 +46,17 @@ foreach(case_np exit0:2 exit1:2 abort:2 sigkill:2 sigterm:2 desync:2 sigkill:4 e
   set_tests_properties(mpi.fault_${fault}_np${np} PROPERTIES LABELS mpi TIMEOUT 120
                        ENVIRONMENT "${mpi_test_environment}")
 endforeach()
+
+# ZeRO-1 (distributed/zero_redundancy_optimizer.h) against DDP, and in the Trainer, in a program of
+# its own.
+add_executable(minidl_zero_mpi_tests ${mpi_test_dir}/main_mpi.cpp ${mpi_test_dir}/zero_mpi.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/train/trainer_zero_mpi.cpp)
+target_link_libraries(minidl_zero_mpi_tests PRIVATE minidl::minidl GTest::gtest)
+target_include_directories(minidl_zero_mpi_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+foreach(np 2 4)
+  add_test(NAME mpi.zero_np${np}
+           COMMAND ${MPIEXEC_EXECUTABLE} --oversubscribe -np ${np}
+                   $<TARGET_FILE:minidl_zero_mpi_tests>)
+  set_tests_properties(mpi.zero_np${np} PROPERTIES LABELS mpi TIMEOUT 600
+                       ENVIRONMENT "${mpi_test_environment};MINIDL_COLLECTIVE_TIMEOUT_S=60")
+endforeach()
