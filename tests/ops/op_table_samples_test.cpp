@@ -1,7 +1,7 @@
 // The operator table's sample-input rows (tests/ops/op_table_samples.h) on the CPU: for every
 // sample of every row, PyTorch's outputs in each dtype the script computed them in and its
 // float64 gradients (tests/ops/op_sample_reference.h), a central-difference gradient check,
-// the same values from strided (transposed) views of the inputs, and the row's error cases.
+// the same values from strided (transposed) and channels-last inputs, and the row's error cases.
 #include "op_table_samples.h"
 
 #include <gtest/gtest.h>
@@ -147,18 +147,27 @@ TEST_P(SampleOpTable, GradientsMatchPyTorchAndCentralDifferences) {
   }
 }
 
-TEST_P(SampleOpTable, StridedInputsGiveTheSameValues) {
+// The same values in a channels-last layout, for 4-D inputs.
+Tensor channels_last(const Tensor& x) {
+  return x.dim() == 4 ? x.contiguous(MemoryFormat::ChannelsLast) : x;
+}
+
+TEST_P(SampleOpTable, StridedAndChannelsLastInputsGiveTheSameValues) {
   for (const SampleReference* r : references()) {
     for (DType dtype : {kFloat64, kFloat32}) {
-      SCOPED_TRACE(std::string(dtype_name(dtype)));
-      const SampleInputs inputs = sample_inputs(*r, dtype);
-      SampleInputs views;
-      for (const Tensor& x : inputs) views.push_back(strided(x));
-      const SampleOutputTensors want = op(inputs), got = op(views);
-      ASSERT_EQ(got.size(), want.size());
-      for (size_t k = 0; k < got.size(); ++k) {
-        const Tolerance t = tolerance(dtype, GetParam().tolerance_scale);
-        EXPECT_TRUE(all_close(got[k].to(kFloat64), want[k].to(kFloat64), t.atol, t.rtol));
+      for (const auto layout : {&strided, &channels_last}) {
+        SCOPED_TRACE(std::string(dtype_name(dtype)) +
+                     (layout == &strided ? ", strided" : ", channels-last"));
+        const SampleInputs inputs = sample_inputs(*r, dtype);
+        SampleInputs views;
+        for (const Tensor& x : inputs) views.push_back(layout(x));
+        const SampleOutputTensors want = op(inputs), got = op(views);
+        ASSERT_EQ(got.size(), want.size());
+        for (size_t k = 0; k < got.size(); ++k) {
+          EXPECT_EQ(got[k].sizes(), want[k].sizes());
+          const Tolerance t = tolerance(dtype, GetParam().tolerance_scale);
+          EXPECT_TRUE(all_close(got[k].to(kFloat64), want[k].to(kFloat64), t.atol, t.rtol));
+        }
       }
     }
   }
