@@ -97,7 +97,8 @@ inline const std::vector<SampleRow>& sample_rows() {
       {"any", MINIDL_SAMPLE_OP({any(t[0], Shape{1})}), {{[] { any(m, Shape{2}); }, "any: dimension out of range"}}},
       {"all", MINIDL_SAMPLE_OP({all(t[0], Shape{-1}, true)}), {{[] { all(m, Shape{-3}); }, "all: dimension out of range"}}},
       {"cumsum", MINIDL_SAMPLE_OP({cumsum(t[0], 1)}), {{[] { cumsum(m, 2); }, "cumsum: dimension out of range"}}},
-      {"cumsum_negative_dim", MINIDL_SAMPLE_OP({cumsum(t[0], -1)}), {{[] { cumsum(m, -3); }, "cumsum: dimension out of range"}}},
+      // The Tensor method, x.cumsum(dim).
+      {"cumsum_negative_dim", MINIDL_SAMPLE_OP({t[0].cumsum(-1)}), {{[] { m.cumsum(-3); }, "cumsum: dimension out of range"}}},
       {"cumprod", MINIDL_SAMPLE_OP({cumprod(t[0], -1)}), {{[] { cumprod(m, 2); }, "cumprod: dimension out of range"}}},
       {"softmax", MINIDL_SAMPLE_OP({softmax(t[0], 1)}),
        {{[] { softmax(m, 2); }, "softmax: dimension out of range"}, {[] { softmax(ints, 1); }, "softmax: expected the input to be floating-point"}}},
