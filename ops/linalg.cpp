@@ -260,7 +260,12 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
 namespace {
 
 // beta * input + alpha * product, with PyTorch's shortcuts (beta 0 ignores input, NaN included).
-Tensor scaled_sum(const Tensor& input, const Tensor& product, double beta, double alpha) {
+// beta input + alpha product; input must broadcast to the product's shape, as PyTorch's.
+Tensor scaled_sum(const Tensor& input, const Tensor& product, double beta, double alpha,
+                  const char* op) {
+  MINIDL_CHECK(broadcast_shapes(input.sizes(), product.sizes(), op) == product.sizes(), op,
+               ": the input of shape ", input.sizes(),
+               " does not broadcast to the product's shape ", product.sizes());
   const Tensor scaled_product = alpha == 1 ? product : product * alpha;
   if (beta == 0) return scaled_product;
   return (beta == 1 ? input : input * beta) + scaled_product;
@@ -274,12 +279,19 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, double beta,
   check_defined(b, "addmm", "mat2");
   MINIDL_CHECK(a.dim() == 2 && b.dim() == 2, "addmm: expected 2-D matrices, got shapes ", a.sizes(),
                " and ", b.sizes());
-  return scaled_sum(input, matmul(a, b), beta, alpha);
+  MINIDL_CHECK(a.size(1) == b.size(0), "addmm: shapes ", a.sizes(), " and ", b.sizes(),
+               " cannot be multiplied (", a.size(1), " != ", b.size(0), ")");
+  return scaled_sum(input, matmul(a, b), beta, alpha, "addmm");
 }
 
 Tensor baddbmm(const Tensor& input, const Tensor& a, const Tensor& b, double beta, double alpha) {
   check_defined(input, "baddbmm", "input");
-  return scaled_sum(input, bmm(a, b), beta, alpha);
+  check_defined(a, "baddbmm", "batch1");
+  check_defined(b, "baddbmm", "batch2");
+  MINIDL_CHECK(a.dim() == 3 && b.dim() == 3 && a.size(0) == b.size(0) && a.size(2) == b.size(1),
+               "baddbmm: expected [b, n, k] and [b, k, m] batches, got shapes ", a.sizes(), " and ",
+               b.sizes());
+  return scaled_sum(input, bmm(a, b), beta, alpha, "baddbmm");
 }
 
 Tensor outer(const Tensor& a, const Tensor& b) {

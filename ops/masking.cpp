@@ -48,6 +48,9 @@ void check_mask(const Tensor& x, const Tensor& mask, const char* op) {
 
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
   check_mask(x, mask, "masked_fill");
+  // The mask and x broadcast together, as torch.masked_fill's (checked here, so that the error
+  // names masked_fill rather than the where below).
+  broadcast_shapes(x.sizes(), mask.sizes(), "masked_fill");
   return where(mask, value, x);
 }
 

@@ -89,10 +89,22 @@ Tensor logsumexp(const Tensor& x, const Shape& dims, bool keepdim) {
   return unfold_result(out, folded, keepdim);
 }
 
+// std's own checks first, so that its errors name std rather than the var inside it.
+void check_std_input(const Tensor& x, const Shape& dims) {
+  check_defined(x, "std", "input");
+  MINIDL_CHECK(x.is_floating_point(), "std: expected a floating-point tensor (float32, float64, ",
+               "float16 or bfloat16), got ", dtype_name(x.dtype()));
+  for (int64_t dim : dims) wrap_dim(dim, x.dim(), "std");
+}
+
 Tensor std(const Tensor& x, const Shape& dims, int64_t correction, bool keepdim) {
+  check_std_input(x, dims);
   return sqrt(var(x, dims, correction, keepdim));
 }
-Tensor std(const Tensor& x) { return sqrt(var(x)); }
+Tensor std(const Tensor& x) {
+  check_std_input(x, {});
+  return sqrt(var(x));
+}
 
 Tensor any(const Tensor& x, const Shape& dims, bool keepdim) {
   const Folded folded = fold_reduced(x, dims, "any");

@@ -8,6 +8,7 @@
 #include "minidl/core/parallel.h"
 #include "minidl/ops/cpu/avx512.h"
 #include "minidl/ops/cpu/loops.h"
+#include "minidl/ops/cpu/vectorisable_math.h"
 #include "minidl/ops/dense_layout.h"
 #include "minidl/ops/elementwise_kernels.h"
 
@@ -36,6 +37,16 @@ template <class Out, class... In>
 constexpr bool reads_or_writes_bfloat16 = (std::is_same_v<Out, BFloat16> || ... ||
                                            std::is_same_v<In, BFloat16>);
 
+// Whether the flat loop's functor is one of vectorisable_math.h's, which gain from AVX-512's
+// 16 lanes (and give the same bits there: no FMA either way, see Note [bfloat16 loops on
+// AVX-512]).
+template <class Op>
+constexpr bool uses_vectorisable_math = false;
+template <class Out, class Functor, class... In>
+constexpr bool uses_vectorisable_math<Computing<Out, Functor, In...>> =
+    std::is_same_v<Functor, VectorisableExp> || std::is_same_v<Functor, VectorisableSigmoid> ||
+    std::is_same_v<Functor, VectorisableSilu> || std::is_same_v<Functor, VectorisableGelu>;
+
 // out[i] = op(inputs[0][i], ...) over every element of out's shape. When all operands share one
 // dense layout the elements are walked as flat arrays in memory order; otherwise through
 // strided_loop with each operand's own strides.
@@ -50,7 +61,7 @@ void elementwise_loop(const Op& op, const Tensor& out,
     const std::tuple<const In*...> in_data{static_cast<const In*>(inputs[I].data_ptr())...};
     if (flat) {
       parallel_for(0, out.numel(), kDefaultGrain, [&](int64_t begin, int64_t end) {
-        if constexpr (reads_or_writes_bfloat16<Out, In...>) {
+        if constexpr (reads_or_writes_bfloat16<Out, In...> || uses_vectorisable_math<Op>) {
           if (has_avx512())
             return flat_range_avx512(op, begin, end, out_data, std::get<I>(in_data)...);
         }
@@ -66,9 +77,28 @@ void elementwise_loop(const Op& op, const Tensor& out,
   walk(std::index_sequence_for<In...>{});
 }
 
+// Calls fn with the CPU's vectorisable float functor of `op` and returns true, where it has one
+// (Note [Vectorisable exp and erf on the CPU]); returns false otherwise.
+template <class Fn>
+bool with_vectorisable_functor(UnaryOp op, Fn&& fn) {
+  switch (op) {
+    case UnaryOp::Exp: fn(VectorisableExp{}); return true;
+    case UnaryOp::Sigmoid: fn(VectorisableSigmoid{}); return true;
+    case UnaryOp::Silu: fn(VectorisableSilu{}); return true;
+    case UnaryOp::Gelu: fn(VectorisableGelu{}); return true;
+    default: return false;
+  }
+}
+
 void unary_kernel(UnaryOp op, const Tensor& out, const Tensor& x, Scalars scalars) {
   visit_dtype(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
+    if constexpr (std::is_same_v<compute_t<T>, float>) {
+      const bool done = with_vectorisable_functor(op, [&](auto functor) {
+        elementwise_loop<T, T>(Computing<T, decltype(functor), T>{functor}, out, {x});
+      });
+      if (done) return;
+    }
     with_unary_functor<T>(op, scalars, [&](auto functor) {
       elementwise_loop<T, T>(Computing<T, decltype(functor), T>{functor}, out, {x});
     });

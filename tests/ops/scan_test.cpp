@@ -1,6 +1,7 @@
-// cumsum, cumprod and prod on the CPU: values and gradients against PyTorch's
-// (tests/ops/indexing_reference.h), zeros in cumprod's and prod's input, f64 gradient checks,
-// integer promotion, 0-d and empty tensors, 16-bit dtypes, thread counts, and errors.
+// cumsum, cumprod and prod on the CPU: cumprod's and prod's values and gradients against
+// PyTorch's (tests/ops/indexing_reference.h; cumsum's are the operator table's), zeros in cumprod's
+// and prod's input, f64 gradient checks, integer promotion, 0-d and empty tensors, 16-bit dtypes,
+// thread counts, and errors.
 #include "minidl/ops/scan.h"
 
 #include <gtest/gtest.h>
@@ -46,17 +47,8 @@ void expect_matches_pytorch(Fn fn, const Tensor& x, const double (&output)[NOut]
   EXPECT_TRUE(all_close(leaf.grad(), reference(grad, x.sizes()), tolerance, tolerance));
 }
 
-TEST(Scan, CumsumMatchesPyTorch) {
-  for (DType dtype : {kFloat64, kFloat32}) {
-    SCOPED_TRACE(dtype_name(dtype));
-    const double tolerance = dtype == kFloat64 ? 1e-12 : 1e-5;
-    const Tensor x = wiggly({3, 4}, 0.0, dtype);
-    expect_matches_pytorch([](const Tensor& t) { return cumsum(t, 0); }, x,
-                           testing::kCumsumDim0Output, {3, 4}, testing::kCumsumDim0Grad, tolerance);
-    expect_matches_pytorch([](const Tensor& t) { return t.cumsum(-1); }, x,
-                           testing::kCumsumDim1Output, {3, 4}, testing::kCumsumDim1Grad, tolerance);
-  }
-}
+// cumsum's values and gradients against PyTorch's are rows of the operator table
+// (tests/ops/op_table_samples.h: cumsum, cumsum_negative_dim).
 
 TEST(Scan, CumprodMatchesPyTorchWithAndWithoutZeros) {
   for (DType dtype : {kFloat64, kFloat32}) {

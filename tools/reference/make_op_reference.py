@@ -11,6 +11,13 @@ in float16 (of the inputs rounded to those), and the float64 gradient of sum(out
 the upstream 0.5 + i / 24. The binary ops likewise, with a second operand of the same shape and
 the float64 gradients of both operands. Adding a row: a line in UNARY or BINARY below and one in
 the test's table (tests/ops/op_table.h).
+
+The sample-input rows (SAMPLE below; OpInfo's sample inputs) go to tests/ops/op_sample_reference.h:
+for any op over a list of tensors, each sample's inputs (drawn here with a fixed seed and written
+out, so the test needs no generator of its own), the outputs (every piece of a multi-output op)
+in each dtype the row lists, computed by PyTorch on the CPU from the float64 inputs rounded to
+that dtype, and the float64 gradients of sum_k sum(out_k * w_k) for the fixed weights
+upstream_weights() gives, which the test computes alike.
 """
 import argparse
 import os
@@ -133,10 +140,309 @@ def cpp_array(values):
     return "{" + ", ".join(repr(v) if v == v else "kNaN" for v in values) + "}"
 
 
+# ---- The sample-input rows (OpInfo's "sample inputs"): any op over a list of tensors. ----
+# Each sample is a list of input specs; the row's PyTorch call takes the list of tensors and
+# returns a tensor or a tuple/list of them (each piece of chunk, values and indices of sort).
+# Input kinds: "x" a floating input the gradient flows to, "c" a floating constant (a target),
+# "i" int64 (indices, class targets), "b" bool. Floating inputs take the dtype under test.
+def T(*shape, kind="x", lo=-2.0, hi=2.0, values=None):
+    return {"shape": list(shape), "kind": kind, "lo": lo, "hi": hi, "values": values}
+
+
+def I(*shape, hi, values=None):  # noqa: E743 - int64 in [0, hi)
+    return T(*shape, kind="i", lo=0, hi=hi, values=values)
+
+
+def B(*shape, values=None):
+    return T(*shape, kind="b", values=values)
+
+
+def P(*shape, kind="x"):  # probabilities, away from 0 and 1
+    return T(*shape, kind=kind, lo=0.05, hi=0.95)
+
+
+FLOATS = ("float64", "float32", "bfloat16", "float16")
+WIDE = ("float64", "float32", "bfloat16")  # ops without a float16 CPU kernel in PyTorch
+ONCE = ("float64",)  # bool or integer-valued: the dtype does not matter
+
+
+def log_probs(t):
+    return t.log_softmax(1)
+
+
+# name as in minidl's table (tests/ops/op_table.h), PyTorch's call, samples, dtypes
+SAMPLE = [
+    ("sum", lambda t: t[0].sum(), [[T(2, 3, 4)], [T(0, 3)]], FLOATS),
+    ("sum_dims", lambda t: t[0].sum((0, -1)), [[T(2, 3, 4)], [T(3, 0)]], FLOATS),
+    ("sum_keepdim", lambda t: t[0].sum(1, keepdim=True), [[T(2, 3, 4)]], FLOATS),
+    ("mean", lambda t: t[0].mean(), [[T(2, 3, 4)]], FLOATS),
+    ("mean_dims", lambda t: t[0].mean((-2,), keepdim=True), [[T(2, 3, 4)]], FLOATS),
+    ("prod", lambda t: t[0].prod(), [[T(2, 3, lo=0.5, hi=1.5)]], FLOATS),
+    ("prod_dim", lambda t: t[0].prod(-1, keepdim=True), [[T(2, 3, 4, lo=0.5, hi=1.5)]], FLOATS),
+    ("amax", lambda t: t[0].amax((0, 2)), [[T(2, 3, 4)]], FLOATS),
+    ("amin", lambda t: t[0].amin(-1, keepdim=True), [[T(2, 3, 4)]], FLOATS),
+    ("max_dim", lambda t: t[0].max(1), [[T(2, 3, 4)]], FLOATS),
+    ("min_dim", lambda t: t[0].min(-1, keepdim=True), [[T(2, 3, 4)]], FLOATS),
+    ("var", lambda t: t[0].var(), [[T(2, 3, 4)]], FLOATS),
+    ("var_correction0", lambda t: t[0].var((0, -1), correction=0), [[T(2, 3, 4)]], FLOATS),
+    ("std", lambda t: t[0].std(1, keepdim=True), [[T(2, 3, 4)]], FLOATS),
+    ("std_correction0", lambda t: t[0].std((-1,), correction=0), [[T(2, 3, 4)]], FLOATS),
+    ("logsumexp", lambda t: t[0].logsumexp((1,)), [[T(2, 3, 4, lo=-5, hi=5)]], FLOATS),
+    ("logsumexp_keepdim", lambda t: t[0].logsumexp((0, -1), keepdim=True), [[T(2, 3, 4)]],
+     FLOATS),
+    ("norm_1", lambda t: torch.norm(t[0], 1, (-1,)), [[T(2, 3, 4)]], FLOATS),
+    ("norm_2", lambda t: torch.norm(t[0], 2), [[T(2, 3, 4)]], FLOATS),
+    ("norm_inf", lambda t: torch.norm(t[0], float("inf"), (0, 2), keepdim=True), [[T(2, 3, 4)]],
+     FLOATS),
+    ("any", lambda t: t[0].any(1),
+     [[B(2, 3, values=[1, 0, 0, 0, 0, 0])], [B(2, 0)]], ONCE),
+    ("all", lambda t: t[0].all(-1, keepdim=True),
+     [[B(2, 3, values=[1, 1, 1, 1, 0, 1])], [B(2, 0)]], ONCE),
+    ("cumsum", lambda t: t[0].cumsum(1), [[T(2, 5, 3)], [T(0, 4)]], FLOATS),
+    ("cumsum_negative_dim", lambda t: t[0].cumsum(-1), [[T(2, 5, 3)]], FLOATS),
+    ("cumprod", lambda t: t[0].cumprod(-1), [[T(2, 3, 5, lo=0.5, hi=1.5)]], FLOATS),
+    ("softmax", lambda t: t[0].softmax(1), [[T(2, 5, 3, lo=-4, hi=4)]], FLOATS),
+    ("softmax_last", lambda t: t[0].softmax(-1), [[T(3, 7)], [T(0, 7)]], FLOATS),
+    ("log_softmax", lambda t: t[0].log_softmax(-1), [[T(2, 3, 7, lo=-4, hi=4)]], FLOATS),
+    ("log_softmax_dim0", lambda t: t[0].log_softmax(0), [[T(4, 3)]], FLOATS),
+    ("sort", lambda t: t[0].sort(-1), [[T(3, 6)]], FLOATS),
+    ("sort_descending", lambda t: t[0].sort(0, descending=True), [[T(5, 3)]], FLOATS),
+    ("argsort", lambda t: t[0].argsort(-1, descending=True), [[T(3, 6, kind="c")]], FLOATS),
+    ("topk", lambda t: t[0].topk(3, -1), [[T(3, 6)]], FLOATS),
+    ("topk_smallest", lambda t: t[0].topk(2, 0, largest=False), [[T(5, 3)]], FLOATS),
+    ("matmul", lambda t: torch.matmul(t[0], t[1]),
+     [[T(4), T(4)], [T(3, 4), T(4)], [T(4), T(4, 5)], [T(3, 4), T(4, 5)],
+      [T(2, 3, 4), T(4, 5)], [T(2, 1, 3, 4), T(3, 4, 2)], [T(0, 4), T(4, 5)]], WIDE),
+    ("bmm", lambda t: torch.bmm(t[0], t[1]), [[T(2, 3, 4), T(2, 4, 5)]], WIDE),
+    ("baddbmm", lambda t: torch.baddbmm(t[0], t[1], t[2], beta=0.5, alpha=2.0),
+     [[T(2, 3, 5), T(2, 3, 4), T(2, 4, 5)], [T(3, 1), T(2, 3, 4), T(2, 4, 5)]], WIDE),
+    ("addmm", lambda t: torch.addmm(t[0], t[1], t[2], beta=0.5, alpha=2.0),
+     [[T(3, 5), T(3, 4), T(4, 5)], [T(5), T(3, 4), T(4, 5)]], WIDE),
+    ("outer", lambda t: torch.outer(t[0], t[1]), [[T(3), T(4)]], FLOATS),
+    ("einsum_matmul", lambda t: torch.einsum("ij,jk->ik", t[0], t[1]), [[T(3, 4), T(4, 5)]],
+     WIDE),
+    ("einsum_batch", lambda t: torch.einsum("bij,bkj->bik", t[0], t[1]),
+     [[T(2, 3, 4), T(2, 5, 4)]], WIDE),
+    ("einsum_trace_sum", lambda t: torch.einsum("ii->", t[0]), [[T(4, 4)]], WIDE),
+    ("einsum_outer", lambda t: torch.einsum("i,j->ij", t[0], t[1]), [[T(3), T(4)]], WIDE),
+    ("chunk", lambda t: t[0].chunk(3, 1), [[T(2, 7)]], FLOATS),
+    ("split", lambda t: t[0].split(2, -1), [[T(3, 5)]], FLOATS),
+    ("split_sizes", lambda t: t[0].split([1, 3], 0), [[T(4, 2)]], FLOATS),
+    ("unbind", lambda t: t[0].unbind(1), [[T(2, 3, 2)]], FLOATS),
+    ("repeat", lambda t: t[0].repeat(2, 1, 3), [[T(3, 2)]], FLOATS),
+    ("repeat_interleave", lambda t: t[0].repeat_interleave(2, 1), [[T(2, 3)]], FLOATS),
+    ("repeat_interleave_flat", lambda t: t[0].repeat_interleave(3), [[T(2, 2)]], FLOATS),
+    ("flip", lambda t: t[0].flip((0, -1)), [[T(2, 3, 4)]], FLOATS),
+    ("roll", lambda t: t[0].roll((1, -2), (0, 2)), [[T(2, 3, 4)]], FLOATS),
+    ("roll_flat", lambda t: t[0].roll(5), [[T(2, 3)]], FLOATS),
+    ("tril", lambda t: t[0].tril(), [[T(4, 5)], [T(2, 3, 3)]], FLOATS),
+    ("triu", lambda t: t[0].triu(1), [[T(4, 5)]], FLOATS),
+    ("triu_negative", lambda t: t[0].triu(-1), [[T(2, 4, 3)]], FLOATS),
+    ("gather", lambda t: t[0].gather(1, t[1]), [[T(3, 4), I(3, 2, hi=4)]], FLOATS),
+    ("gather_dim0", lambda t: t[0].gather(0, t[1]), [[T(3, 4), I(2, 4, hi=3)]], FLOATS),
+    ("scatter", lambda t: t[0].scatter(1, t[1], t[2]),
+     [[T(2, 4), I(2, 3, hi=4, values=[3, 0, 1, 2, 1, 3]), T(2, 3)]], FLOATS),
+    ("scatter_add", lambda t: t[0].scatter_add(0, t[1], t[2]),
+     [[T(3, 2), I(4, 2, hi=3), T(4, 2)]], FLOATS),
+    ("index_add", lambda t: t[0].index_add(0, t[1], t[2], alpha=1.5),
+     [[T(4, 3), I(5, hi=4, values=[0, 2, 0, 3, 2]), T(5, 3)]], FLOATS),
+    ("index_select", lambda t: t[0].index_select(-1, t[1]),
+     [[T(3, 4), I(5, hi=4, values=[3, 0, 0, 2, 1])]], FLOATS),
+    ("masked_fill", lambda t: t[0].masked_fill(t[1], -1.5),
+     [[T(2, 3), B(2, 3, values=[1, 0, 0, 1, 1, 0])], [T(2, 3), B(3, values=[0, 1, 0])]], FLOATS),
+    ("masked_select", lambda t: t[0].masked_select(t[1]),
+     [[T(2, 3), B(2, 3, values=[1, 0, 0, 1, 1, 0])], [T(2, 3), B(3, values=[0, 1, 1])]], FLOATS),
+    ("where", lambda t: torch.where(t[0], t[1], t[2]),
+     [[B(2, 3, values=[1, 0, 0, 1, 1, 0]), T(2, 3), T(2, 3)],
+      [B(3, values=[0, 1, 1]), T(2, 3), T(2, 1)]], FLOATS),
+    ("cat", lambda t: torch.cat(t, 1), [[T(2, 3), T(2, 1), T(2, 0)]], FLOATS),
+    ("cat_negative_dim", lambda t: torch.cat(t, -1), [[T(2, 1, 2), T(2, 1, 3)]], FLOATS),
+    ("stack", lambda t: torch.stack(t, 1), [[T(2, 3), T(2, 3)]], FLOATS),
+    ("stack_last", lambda t: torch.stack(t, -1), [[T(3), T(3), T(3)]], FLOATS),
+    ("pad_constant", lambda t: F.pad(t[0], (1, 2, 0, 1), value=0.5), [[T(2, 3, 4)]], FLOATS),
+    ("pad_reflect", lambda t: F.pad(t[0], (2, 1, 1, 1), mode="reflect"), [[T(1, 2, 3, 4)]],
+     FLOATS),
+    ("interpolate_nearest", lambda t: F.interpolate(t[0], size=(5, 3), mode="nearest"),
+     [[T(1, 2, 3, 4)]], WIDE),
+    ("interpolate_bilinear",
+     lambda t: F.interpolate(t[0], size=(5, 6), mode="bilinear", align_corners=False),
+     [[T(2, 1, 3, 4)]], WIDE),
+    ("interpolate_bilinear_align_corners",
+     lambda t: F.interpolate(t[0], size=(2, 7), mode="bilinear", align_corners=True),
+     [[T(1, 2, 3, 4)]], WIDE),
+    ("mse_loss", lambda t: F.mse_loss(t[0], t[1]), [[T(3, 4), T(3, 4)]], FLOATS),
+    ("mse_loss_sum", lambda t: F.mse_loss(t[0], t[1], reduction="sum"), [[T(3, 4), T(3, 4)]],
+     FLOATS),
+    ("l1_loss", lambda t: F.l1_loss(t[0], t[1], reduction="none"), [[T(3, 4), T(3, 4)]], FLOATS),
+    ("smooth_l1_loss", lambda t: F.smooth_l1_loss(t[0], t[1], beta=0.5), [[T(3, 4), T(3, 4)]],
+     FLOATS),
+    ("huber_loss", lambda t: F.huber_loss(t[0], t[1], reduction="sum", delta=0.7),
+     [[T(3, 4), T(3, 4)]], FLOATS),
+    ("binary_cross_entropy", lambda t: F.binary_cross_entropy(t[0], t[1]),
+     [[P(3, 4), P(3, 4, kind="c")]], WIDE),
+    ("binary_cross_entropy_with_logits",
+     lambda t: F.binary_cross_entropy_with_logits(t[0], t[1], reduction="sum"),
+     [[T(3, 4, lo=-4, hi=4), P(3, 4, kind="c")]], FLOATS),
+    ("kl_div", lambda t: F.kl_div(log_probs(t[0]), t[1].softmax(1), reduction="batchmean"),
+     [[T(3, 4), T(3, 4, kind="c")]], FLOATS),
+    ("nll_loss", lambda t: F.nll_loss(log_probs(t[0]), t[1]),
+     [[T(4, 5), I(4, hi=5)], [T(4, 5), I(4, hi=5, values=[1, -100, 4, 0])]], WIDE),
+    ("cross_entropy", lambda t: F.cross_entropy(t[0], t[1]), [[T(4, 5), I(4, hi=5)]], WIDE),
+    ("cross_entropy_ignore_index",
+     lambda t: F.cross_entropy(t[0], t[1], ignore_index=2, reduction="sum"),
+     [[T(4, 5), I(4, hi=5, values=[2, 0, 2, 4])]], WIDE),
+    ("cross_entropy_label_smoothing",
+     lambda t: F.cross_entropy(t[0], t[1], label_smoothing=0.2),
+     [[T(4, 5), I(4, hi=5, values=[1, -100, 3, 3])]], WIDE),
+]
+
+TORCH_DTYPES = {"float64": torch.float64, "float32": torch.float32, "bfloat16": torch.bfloat16,
+                "float16": torch.float16}
+
+
+def sample_values(spec, seed):
+    """The spec's values as float64: given, or drawn from [lo, hi) (bools 50/50)."""
+    count = 1
+    for s in spec["shape"]:
+        count *= s
+    if spec["values"] is not None:
+        return [float(v) for v in spec["values"]]
+    g = torch.Generator().manual_seed(seed)
+    if spec["kind"] == "i":
+        return [float(v) for v in torch.randint(spec["lo"], spec["hi"], (count,), generator=g)]
+    if spec["kind"] == "b":
+        return [float(v) for v in torch.randint(0, 2, (count,), generator=g)]
+    u = torch.rand(count, generator=g, dtype=torch.float64)
+    return [float(v) for v in spec["lo"] + (spec["hi"] - spec["lo"]) * u]
+
+
+def as_torch(spec, values, dtype):
+    t = torch.tensor(values, dtype=torch.float64).reshape(spec["shape"])
+    if spec["kind"] == "i":
+        return t.to(torch.int64)
+    if spec["kind"] == "b":
+        return t.to(torch.bool)
+    return t.to(dtype)
+
+
+def as_outputs(result):
+    return list(result) if isinstance(result, (tuple, list)) else [result]
+
+
+def output_kind(t):
+    if t.dtype == torch.bool:
+        return "b"
+    return "x" if t.is_floating_point() else "i"
+
+
+def upstream_weights(count, k):
+    """The fixed weight of element i of output k in the loss sum(out * weight); the test has the
+    same formula (tests/ops/op_table.h, sample_weights)."""
+    return [0.5 + ((7 * i + 3 * k) % 11) / 11.0 for i in range(count)]
+
+
+def sample_row(name, op, samples, dtypes):
+    rows = []
+    for index, specs in enumerate(samples):
+        values = [sample_values(spec, 1000 * len(rows) + 17 * j + len(name))
+                  for j, spec in enumerate(specs)]
+        entry = {"name": name, "inputs": [(s["kind"], s["shape"], v) for s, v in zip(specs, values)],
+                 "outputs": {}}
+        for dtype in dtypes:
+            tensors = [as_torch(s, v, TORCH_DTYPES[dtype]) for s, v in zip(specs, values)]
+            entry["outputs"][dtype] = [(output_kind(o), list(o.shape), as_values(o.reshape(-1)))
+                                       for o in as_outputs(op(tensors))]
+        leaves = [as_torch(s, v, torch.float64) for s, v in zip(specs, values)]
+        for s, leaf in zip(specs, leaves):
+            if s["kind"] == "x":
+                leaf.requires_grad_()
+        differentiable = [leaf for leaf in leaves if leaf.requires_grad]
+        grads = []
+        if differentiable:
+            loss = torch.zeros((), dtype=torch.float64)
+            for k, o in enumerate(as_outputs(op(leaves))):
+                if o.is_floating_point():
+                    w = torch.tensor(upstream_weights(o.numel(), k), dtype=torch.float64)
+                    loss = loss + (o.reshape(-1) * w).sum()
+            found = (torch.autograd.grad(loss, differentiable, allow_unused=True)
+                     if loss.requires_grad else [None] * len(differentiable))
+            grads = [as_values((g if g is not None else torch.zeros_like(x)).reshape(-1))
+                     for g, x in zip(found, differentiable)]
+        entry["grads"] = grads
+        rows.append(entry)
+    return rows
+
+
+def cpp_shape(shape):
+    return "{" + ", ".join(str(s) for s in shape) + "}"
+
+
+def write_sample_header(path):
+    entries = [e for spec in SAMPLE for e in sample_row(*spec)]
+    lines = [
+        "#pragma once",
+        f"// Written by tools/reference/make_op_reference.py with PyTorch {torch.__version__}; do not edit.",
+        "// PyTorch's values and float64 gradients for the operator table's sample-input rows",
+        "// (tests/ops/op_table.h, SampleRow): see the script.",
+        "#include <cstdint>",
+        "#include <vector>",
+        "",
+        '#include "op_reference.h"',
+        "",
+        "namespace minidl::testing {",
+        "",
+        "// kind: 'x' floating (differentiable), 'c' floating constant, 'i' int64, 'b' bool.",
+        "struct SampleTensor {",
+        "  char kind;",
+        "  std::vector<int64_t> shape;",
+        "  std::vector<double> values;",
+        "};",
+        "",
+        "struct SampleOutputs {",
+        "  const char* dtype;  // of the floating inputs",
+        "  std::vector<SampleTensor> outputs;",
+        "};",
+        "",
+        "struct SampleReference {",
+        "  const char* name;",
+        "  std::vector<SampleTensor> inputs;",
+        "  std::vector<SampleOutputs> outputs;",
+        "  // float64, of sum over the floating outputs k of sum(out_k * sample_weights(numel, k)),",
+        "  // one per 'x' input in order.",
+        "  std::vector<std::vector<double>> grads;",
+        "};",
+        "",
+        "// clang-format off",
+        "inline const std::vector<SampleReference>& sample_references() {",
+        "  static const std::vector<SampleReference> references = {",
+    ]
+
+    def tensor_literal(kind, shape, values):
+        return f"{{'{kind}', {cpp_shape(shape)}, {cpp_array(values)}}}"
+
+    for e in entries:
+        lines.append(f'  {{"{e["name"]}",')
+        lines.append("   {" + ", ".join(tensor_literal(*t) for t in e["inputs"]) + "},")
+        lines.append("   {")
+        for dtype, outs in e["outputs"].items():
+            lines.append(f'    {{"{dtype}", {{' + ", ".join(tensor_literal(*o) for o in outs) + "}},")
+        lines.append("   },")
+        lines.append("   {" + ", ".join(cpp_array(g) for g in e["grads"]) + "},")
+        lines.append("  },")
+    lines += ["  };", "  return references;", "}", "// clang-format on", "",
+              "}  // namespace minidl::testing", ""]
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+    print(f"wrote {len(entries)} samples of {len(SAMPLE)} rows to {path}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", default=os.path.join(HERE, "..", "..", "tests", "ops",
                                                          "op_reference.h"))
+    parser.add_argument("--sample-output",
+                        default=os.path.join(HERE, "..", "..", "tests", "ops",
+                                             "op_sample_reference.h"))
     args = parser.parse_args()
     torch.set_num_threads(1)
     rows = [row(*spec) for spec in UNARY]
@@ -197,6 +503,7 @@ def main():
     with open(args.output, "w") as f:
         f.write("\n".join(lines))
     print(f"wrote {len(rows)} unary and {len(binary_rows)} binary rows to {args.output}")
+    write_sample_header(args.sample_output)
 
 
 if __name__ == "__main__":
