@@ -2,13 +2,10 @@
 
 #include <ostream>
 
-#include "minidl/nn/functional.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/shape.h"
 
 namespace minidl::models {
-
-namespace F = nn::functional;
 
 BasicBlockImpl::BasicBlockImpl(const BasicBlockOptions& options)
     : nn::Module("BasicBlock"), options(options) {
@@ -64,10 +61,11 @@ Tensor BasicBlockImpl::shortcut(const Tensor& x) {
   return cat(parts, 1);
 }
 
+// relu(bn1(conv1(x))), then relu(bn2(conv2(out)) + shortcut(x)): each batch norm with its ReLU
+// (and the sum) as one node, with the same bits as the ops apart and without their tensors.
 Tensor BasicBlockImpl::forward(const Tensor& x) {
-  Tensor out = F::relu(bn1(conv1(x)));
-  out = bn2(conv2(out));
-  return F::relu(out + shortcut(x));
+  const Tensor out = bn1->forward_relu(conv1(x));
+  return bn2->forward_relu(conv2(out), shortcut(x));
 }
 
 void BasicBlockImpl::pretty_print(std::ostream& out) const {

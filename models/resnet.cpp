@@ -49,7 +49,7 @@ ResNetImpl::ResNetImpl(const ResNetArchitecture& architecture, const ResNetOptio
 }
 
 Tensor ResNetImpl::forward(const Tensor& x) {
-  Tensor out = F::relu(bn1(conv1(x)));  // [N, C0, H, W]
+  Tensor out = bn1->forward_relu(conv1(x));  // relu(bn1(conv1(x))), [N, C0, H, W]
   for (const nn::Sequential& stage : stages) out = stage(out);
   out = F::flatten(F::adaptive_avg_pool2d(out, 1));  // [N, C_last]
   return fc(out);                                    // [N, num_classes]

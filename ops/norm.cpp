@@ -18,6 +18,8 @@
 #include "minidl/core/profiler.h"
 #include "minidl/ops/cpu/onednn_batch_norm.h"
 #include "minidl/ops/elementwise.h"
+#include "minidl/ops/elementwise_kernels.h"
+#include "minidl/ops/elementwise_op.h"
 #include "minidl/ops/norm_kernels.h"
 
 namespace minidl {
@@ -234,12 +236,16 @@ std::vector<Tensor> batch_norm_backward(const BackwardState& state, const Tensor
   return {grad_input, grad_weight, grad_bias};
 }
 
-}  // namespace
+// batch_norm's forward, shared with the fused batch_norm_relu: the output, and what backward
+// needs when input, weight or bias needs a gradient.
+struct Normalized {
+  Tensor out;
+  std::optional<BackwardState> state;
+};
 
-Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
-                  const Tensor& weight, const Tensor& bias, bool training, double momentum,
-                  double eps) {
-  const ProfileScope profile("batch_norm", {input, running_mean, running_var, weight, bias});
+Normalized batch_norm_forward(const Tensor& input, const Tensor& running_mean,
+                              const Tensor& running_var, const Tensor& weight, const Tensor& bias,
+                              bool training, double momentum, double eps) {
   check_arguments(input, running_mean, running_var, weight, bias, training, momentum, eps);
   const DType acc = acc_dtype(input.dtype());
   const MemoryFormat format =
@@ -251,21 +257,20 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   }
   const Tensor weight_acc = as_acc(weight, acc), bias_acc = as_acc(bias, acc);
   const norm::ChannelLayout layout = layout_of(x, format);
-  Tensor out;
+  Normalized result;
   ChannelStatistics stats;
   if (auto on_onednn = training ? onednn_training(x, format, running_mean, running_var, weight_acc,
                                                   bias_acc, momentum, eps)
                                 : std::nullopt) {
-    std::tie(out, stats) = std::move(*on_onednn);
+    std::tie(result.out, stats) = std::move(*on_onednn);
   } else {
     stats = training ? batch_statistics(x, layout, running_mean, running_var, momentum, eps)
                      : running_statistics(running_mean, running_var, acc, eps);
-    out = empty(x.sizes(), x.options(), format);
-    apply(out, x, stats, weight_acc, bias_acc, layout);
+    result.out = empty(x.sizes(), x.options(), format);
+    apply(result.out, x, stats, weight_acc, bias_acc, layout);
   }
-
-  if (autograd::needs_grad({input, weight, bias})) {
-    BackwardState state{
+  if (autograd::needs_grad({input, weight, bias}))
+    result.state = BackwardState{
         autograd::SavedTensor(x, kOp),
         weight_acc.defined() ? autograd::SavedTensor(weight_acc, kOp) : autograd::SavedTensor(),
         stats,
@@ -279,8 +284,65 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
         input.requires_grad(),
         weight.defined() && weight.requires_grad(),
         bias.defined() && bias.requires_grad()};
-    autograd::record(out, "BatchNormBackward", {input, weight, bias},
-                     [state](const Tensor& grad) { return batch_norm_backward(state, grad); });
+  return result;
+}
+
+void check_residual(const Tensor& residual, const Tensor& input) {
+  constexpr const char* op = "batch_norm_relu";
+  if (!residual.defined()) return;
+  MINIDL_CHECK(residual.sizes() == input.sizes(), op, ": expected a residual of the input's ",
+               "shape ", input.sizes(), ", got shape ", residual.sizes());
+  MINIDL_CHECK(residual.dtype() == input.dtype() && residual.device() == input.device(), op,
+               ": expected a residual of the input's dtype and device (", input.dtype(), " on ",
+               input.device(), "), got ", residual.dtype(), " on ", residual.device());
+}
+
+}  // namespace
+
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight, const Tensor& bias, bool training, double momentum,
+                  double eps) {
+  const ProfileScope profile("batch_norm", {input, running_mean, running_var, weight, bias});
+  Normalized normalized =
+      batch_norm_forward(input, running_mean, running_var, weight, bias, training, momentum, eps);
+  if (normalized.state)
+    autograd::record(normalized.out, "BatchNormBackward", {input, weight, bias},
+                     [state = *normalized.state](const Tensor& grad) {
+                       return batch_norm_backward(state, grad);
+                     });
+  return normalized.out;
+}
+
+Tensor batch_norm_relu(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                       const Tensor& weight, const Tensor& bias, bool training, double momentum,
+                       double eps, const Tensor& residual) {
+  const ProfileScope profile("batch_norm_relu", {input, weight, bias, residual});
+  check_residual(residual, input);
+  Normalized normalized =
+      batch_norm_forward(input, running_mean, running_var, weight, bias, training, momentum, eps);
+  Tensor& out = normalized.out;
+  // In place on the fresh output: the sum and the ReLU with the kernels add and relu use, in the
+  // same order, so the result has the bits of relu(batch_norm(...) + residual).
+  auto& kernels = kernels_for<ElementwiseKernels>(out.device());
+  if (out.numel() > 0) {
+    if (residual.defined()) kernels.binary(elementwise::BinaryOp::Add, out, out, residual, 1.0);
+    kernels.unary(elementwise::UnaryOp::Relu, out, out, {});
+  }
+  const bool residual_needs_grad = residual.defined() && residual.requires_grad();
+  if (normalized.state || residual_needs_grad) {
+    // The output tells where the ReLU passed the gradient (as relu's own backward reads it).
+    autograd::SavedTensor kept(out, "batch_norm_relu");
+    autograd::record(
+        out, residual.defined() ? "BatchNormAddReluBackward" : "BatchNormReluBackward",
+        {input, weight, bias, residual},
+        [state = std::move(normalized.state), kept, residual_needs_grad](const Tensor& grad) {
+          Tensor passed = elementwise::binary_forward(elementwise::BinaryOp::ReluBackward, grad,
+                                                      kept.get(), "batch_norm_relu backward");
+          std::vector<Tensor> grads =
+              state ? batch_norm_backward(*state, passed) : std::vector<Tensor>(3);
+          grads.push_back(residual_needs_grad ? passed : Tensor());
+          return grads;
+        });
   }
   return out;
 }

@@ -26,4 +26,14 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
                   const Tensor& weight, const Tensor& bias, bool training, double momentum = 0.1,
                   double eps = 1e-5);
 
+// relu(batch_norm(input, ...) + residual) as one op and one autograd node: the ResNet block's
+// "BN, ReLU" and "BN, add the shortcut, ReLU" (residual undefined: no add). The sum and the ReLU
+// run in place on batch norm's fresh output, so no intermediate tensor is made or kept, and
+// the result and every gradient have the bits of the three ops apart. residual has the input's
+// shape, dtype and device (any layout). Differentiable with respect to input, weight, bias and
+// residual; backward keeps what batch_norm's does and the output.
+Tensor batch_norm_relu(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                       const Tensor& weight, const Tensor& bias, bool training,
+                       double momentum = 0.1, double eps = 1e-5, const Tensor& residual = Tensor());
+
 }  // namespace minidl

@@ -6,6 +6,7 @@
 #include "minidl/core/autograd/grad_mode.h"
 #include "minidl/nn/functional.h"
 #include "minidl/nn/init.h"
+#include "minidl/ops/norm.h"
 
 namespace minidl::nn {
 
@@ -45,7 +46,8 @@ void BatchNormImplBase::reset_parameters() {
   }
 }
 
-Tensor BatchNormImplBase::normalize(const Tensor& x) {
+Tensor BatchNormImplBase::normalize(const Tensor& x, Activation activation,
+                                    const Tensor& residual) {
   // As PyTorch's _BatchNorm.forward: the batch's statistics normalise in training, and in
   // evaluation too when there are no running statistics to use.
   double momentum = options.momentum().value_or(0.0);
@@ -58,6 +60,9 @@ Tensor BatchNormImplBase::normalize(const Tensor& x) {
     if (!options.momentum()) momentum = 1.0 / num_batches_tracked.item<double>();
   }
   const bool use_batch_statistics = is_training() || !options.track_running_stats();
+  if (activation == Activation::Relu)
+    return batch_norm_relu(x, running_mean, running_var, weight, bias, use_batch_statistics,
+                           momentum, options.eps(), residual);
   return functional::batch_norm(x, running_mean, running_var,
                                 BatchNormFuncOptions()
                                     .weight(weight)
@@ -84,6 +89,13 @@ Tensor BatchNorm2dImpl::forward(const Tensor& x) {
                "input of shape [N, ", options.num_features(), " (num_features), H, W], got ",
                x.sizes());
   return normalize(x);
+}
+
+Tensor BatchNorm2dImpl::forward_relu(const Tensor& x, const Tensor& residual) {
+  MINIDL_CHECK(x.dim() == 4 && x.size(1) == options.num_features(), "BatchNorm2d: expected ",
+               "input of shape [N, ", options.num_features(), " (num_features), H, W], got ",
+               x.sizes());
+  return normalize(x, Activation::Relu, residual);
 }
 
 Tensor BatchNorm1dImpl::forward(const Tensor& x) {

@@ -38,8 +38,11 @@ class BatchNormImplBase : public Module {
  protected:
   // `name` is the layer's ("BatchNorm2d"), for its errors and printed form.
   BatchNormImplBase(std::string name, const BatchNorm2dOptions& options);
-  // The step on an input whose shape the layer has checked.
-  Tensor normalize(const Tensor& x);
+  enum class Activation { None, Relu };
+  // The step on an input whose shape the layer has checked; with Relu, relu(step + residual)
+  // as one node (batch_norm_relu, ops/norm.h).
+  Tensor normalize(const Tensor& x, Activation activation = Activation::None,
+                   const Tensor& residual = Tensor());
 };
 
 class BatchNorm2dImpl : public BatchNormImplBase {
@@ -51,6 +54,10 @@ class BatchNorm2dImpl : public BatchNormImplBase {
 
   // x [N, num_features, H, W] -> the same shape.
   Tensor forward(const Tensor& x);
+  // relu(forward(x) + residual) (residual undefined: relu(forward(x))) as one op and one
+  // autograd node, with the same bits (batch_norm_relu, ops/norm.h): what a ResNet block does
+  // after its convolutions, without the intermediate tensors.
+  Tensor forward_relu(const Tensor& x, const Tensor& residual = Tensor());
 };
 
 MINIDL_MODULE(BatchNorm2d);
