@@ -57,19 +57,27 @@ Tensor softmax_impl(const Tensor& x, int64_t dim) {
     (kLog ? kernels.log_softmax : kernels.softmax)(rows_around(out, d), rows_around(input, d));
   }
   if (autograd::needs_grad({x})) {
-    autograd::SavedTensor saved_out(out, op);
-    autograd::record(out, kLog ? "LogSoftmaxBackward" : "SoftmaxBackward", {x},
-                     [saved_out, d](const Tensor& grad) {
-                       const Tensor& y = saved_out.get();
-                       Tensor grad_input = empty(y.sizes(), y.options());
-                       if (y.numel() > 0) {
-                         const LossKernels& kernels = kernels_for<LossKernels>(y.device());
-                         (kLog ? kernels.log_softmax_backward : kernels.softmax_backward)(
-                             rows_around(grad_input, d), rows_around(grad.contiguous(), d),
-                             rows_around(y, d));
-                       }
-                       return std::vector<Tensor>{grad_input};
-                     });
+    autograd::SavedTensor saved_out = autograd::SavedTensor::output(out, op);
+    autograd::record(
+        out, kLog ? "LogSoftmaxBackward" : "SoftmaxBackward", {x},
+        [saved_out, d](const Tensor& grad) {
+          const Tensor y = saved_out.get();
+          if (GradMode::is_enabled()) {
+            // create_graph: PyTorch's formulas as recorded ops, differentiable
+            // again (y is rebuilt with this node as its grad_fn).
+            const Shape dims{d};
+            if (kLog) return std::vector<Tensor>{grad - exp(y) * sum(grad, dims, true)};
+            return std::vector<Tensor>{y * (grad - sum(grad * y, dims, true))};
+          }
+          Tensor grad_input = empty(y.sizes(), y.options());
+          if (y.numel() > 0) {
+            const LossKernels& kernels = kernels_for<LossKernels>(y.device());
+            (kLog ? kernels.log_softmax_backward : kernels.softmax_backward)(
+                rows_around(grad_input, d), rows_around(grad.contiguous(), d), rows_around(y, d));
+          }
+          return std::vector<Tensor>{grad_input};
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return out;
 }

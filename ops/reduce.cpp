@@ -163,9 +163,12 @@ Tensor sum_impl(const Tensor& x, const std::vector<bool>& reduced, bool keepdim)
   if (autograd::needs_grad({x})) {
     const Shape& input_sizes = x.sizes();
     const Shape& keepdim_sizes = plan.keepdim_sizes;
-    autograd::record(out, "SumBackward", {x}, [input_sizes, keepdim_sizes](const Tensor& grad) {
-      return std::vector<Tensor>{grad.reshape(keepdim_sizes).expand(input_sizes)};
-    });
+    autograd::record(
+        out, "SumBackward", {x},
+        [input_sizes, keepdim_sizes](const Tensor& grad) {
+          return std::vector<Tensor>{grad.reshape(keepdim_sizes).expand(input_sizes)};
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return out;
 }
@@ -181,9 +184,11 @@ Tensor mean_impl(const Tensor& x, const std::vector<bool>& reduced, bool keepdim
     const Shape& keepdim_sizes = plan.keepdim_sizes;
     const double count = static_cast<double>(plan.reduce);
     autograd::record(
-        out, "MeanBackward", {x}, [input_sizes, keepdim_sizes, count](const Tensor& grad) {
+        out, "MeanBackward", {x},
+        [input_sizes, keepdim_sizes, count](const Tensor& grad) {
           return std::vector<Tensor>{div(grad.reshape(keepdim_sizes).expand(input_sizes), count)};
-        });
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return out;
 }
@@ -252,11 +257,13 @@ Tensor var_impl(const Tensor& x, const std::vector<bool>& reduced, int64_t corre
     const double scale = 2.0 / static_cast<double>(std::max<int64_t>(plan.reduce - correction, 0));
     const std::vector<bool>& dims = reduced;
     autograd::record(
-        out, "VarBackward", {x}, [saved_x, keepdim_sizes, scale, dims](const Tensor& grad) {
+        out, "VarBackward", {x},
+        [saved_x, keepdim_sizes, scale, dims](const Tensor& grad) {
           const Tensor& input = saved_x.get();
           Tensor centered = sub(input, mean_impl(input, dims, /*keepdim=*/true));
           return std::vector<Tensor>{mul(centered, grad.reshape(keepdim_sizes)) * scale};
-        });
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return out;
 }
