@@ -79,17 +79,24 @@ Tensor extremum(const Tensor& input, const Tensor& other, BinaryOp forward_op,
     autograd::record(
         out, node_name, {a, b},
         [saved_a, saved_b, a_needs_grad, b_needs_grad, backward_op](const Tensor& grad) {
-          const Tensor& input_a = saved_a.get();
-          const Tensor& input_b = saved_b.get();
+          const Tensor input_a = saved_a.get();
+          const Tensor input_b = saved_b.get();
+          // One input's share: the kernel, or under create_graph PyTorch's formula as recorded
+          // ops (the whole gradient where this input wins, half of it at a tie, none where the
+          // other wins), differentiable again.
+          const auto share = [&grad, backward_op](const Tensor& self, const Tensor& other) {
+            if (!GradMode::is_enabled())
+              return ternary_forward(backward_op, grad, self, other, "backward");
+            const Tensor loses =
+                backward_op == TernaryOp::MaximumBackward ? self < other : self > other;
+            return where(loses, 0.0, where(self == other, grad * 0.5, grad));
+          };
           Tensor grad_a, grad_b;
-          if (a_needs_grad)
-            grad_a = sum_to(ternary_forward(backward_op, grad, input_a, input_b, "backward"),
-                            input_a.sizes());
-          if (b_needs_grad)
-            grad_b = sum_to(ternary_forward(backward_op, grad, input_b, input_a, "backward"),
-                            input_b.sizes());
+          if (a_needs_grad) grad_a = sum_to(share(input_a, input_b), input_a.sizes());
+          if (b_needs_grad) grad_b = sum_to(share(input_b, input_a), input_b.sizes());
           return std::vector<Tensor>{grad_a, grad_b};
-        });
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return out;
 }

@@ -222,15 +222,36 @@ std::tuple<Tensor, Tensor> extreme_impl(const Tensor& x, const std::vector<bool>
     const Shape& input_sizes = x.sizes();
     const Shape& layout = plan.input.sizes();
     autograd::SavedTensor saved_indices(indices, op);
-    autograd::record(values, kLargest ? "MaxBackward" : "MinBackward", {x},
-                     [input_sizes, layout, saved_indices](const Tensor& grad) {
-                       const Tensor& indices = saved_indices.get();
-                       Tensor grad_input = empty(layout, grad.options());
-                       Tensor grad_rows = grad.contiguous();
-                       kernels_for<ReduceKernels>(grad.device())
-                           .scatter_extreme_grad(grad_input, grad_rows, indices);
-                       return std::vector<Tensor>{grad_input.view(input_sizes)};
-                     });
+    const Shape& keepdim_sizes = plan.keepdim_sizes;
+    autograd::record(
+        values, kLargest ? "MaxBackward" : "MinBackward", {x},
+        [input_sizes, layout, keepdim_sizes, dim, saved_indices](const Tensor& grad) {
+          const Tensor indices = saved_indices.get();
+          if (GradMode::is_enabled()) {
+            // create_graph: the same routing as recorded ops, differentiable again:
+            // the gradient where an element's position along the reduced range
+            // (the flattened position when every dim is reduced) is the index.
+            const TensorOptions index_options = TensorOptions(kInt64).device(grad.device());
+            Tensor positions;
+            if (dim && !input_sizes.empty()) {
+              Shape along(input_sizes.size(), 1);
+              along[*dim] = input_sizes[*dim];
+              positions =
+                  arange(static_cast<double>(input_sizes[*dim]), index_options).reshape(along);
+            } else {
+              positions = arange(static_cast<double>(shape_numel(input_sizes)), index_options)
+                              .reshape(input_sizes);
+            }
+            return std::vector<Tensor>{where(positions == indices.reshape(keepdim_sizes),
+                                             grad.reshape(keepdim_sizes), 0.0)};
+          }
+          Tensor grad_input = empty(layout, grad.options());
+          Tensor grad_rows = grad.contiguous();
+          kernels_for<ReduceKernels>(grad.device())
+              .scatter_extreme_grad(grad_input, grad_rows, indices);
+          return std::vector<Tensor>{grad_input.view(input_sizes)};
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return {values, want_indices ? indices : Tensor()};
 }

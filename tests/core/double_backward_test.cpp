@@ -6,10 +6,10 @@
 // differentiable yet; and that without create_graph the gradients carry no graph.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/double_backward_reference.h"
@@ -20,6 +20,7 @@
 #include "minidl/ops/linalg.h"
 #include "minidl/ops/loss.h"
 #include "minidl/ops/reduce.h"
+#include "minidl/ops/scan.h"
 #include "minidl/ops/shape.h"
 #include "test_util.h"
 
@@ -124,6 +125,10 @@ TEST(DoubleBackward, GradgradcheckBinaryOps) {
       {"scalars", [](const std::vector<Tensor>& t) { return (t[0] * 3.0 + 1.0) / 2.0 - t[1]; }},
       {"where", [](const std::vector<Tensor>& t) { return where(t[0] > 2.0, t[0] * t[1], t[1]); }},
       {"clone", [](const std::vector<Tensor>& t) { return (t[0] * t[1]).clone() * t[0]; }},
+      {"maximum", [](const std::vector<Tensor>& t) { return square(maximum(t[0], t[1] + 1.0)); }},
+      {"minimum", [](const std::vector<Tensor>& t) { return minimum(t[0], t[1] + 1.0) * t[1]; }},
+      {"clamp with tensor bounds",
+       [](const std::vector<Tensor>& t) { return square(clamp(t[0], t[1] + 1.0, t[1] + 1.8)); }},
   };
   for (const auto& [name, fn] : cases) {
     SCOPED_TRACE(name);
@@ -170,6 +175,11 @@ TEST(DoubleBackward, GradgradcheckReductionsAndSoftmax) {
       {"mean", [](const std::vector<Tensor>& t) { return square(mean(t[0] * t[0])); }},
       {"mean dims", [](const std::vector<Tensor>& t) { return t[0] * mean(t[0], {1}, true); }},
       {"var", [](const std::vector<Tensor>& t) { return var(t[0], {1}) * mean(t[0]); }},
+      {"max", [](const std::vector<Tensor>& t) { return square(max(t[0] * t[0])); }},
+      {"min", [](const std::vector<Tensor>& t) { return exp(min(t[0])) * t[0]; }},
+      {"max dim", [](const std::vector<Tensor>& t) { return square(std::get<0>(max(t[0], 1))); }},
+      {"min dim keepdim",
+       [](const std::vector<Tensor>& t) { return std::get<0>(min(t[0], 0, true)) * t[0]; }},
       {"softmax", [](const std::vector<Tensor>& t) { return softmax(t[0], 1); }},
       {"softmax dim 0", [](const std::vector<Tensor>& t) { return softmax(t[0], 0) * t[0]; }},
       {"log_softmax", [](const std::vector<Tensor>& t) { return log_softmax(t[0], 1); }},
@@ -444,20 +454,20 @@ TEST(DoubleBackward, CreateGraphGradientsHaveAGraph) {
 }
 
 TEST(DoubleBackward, UnsupportedOpRaisesAtTheSecondBackward) {
-  Tensor x = leaf({3}, 0.0);
-  // max's backward scatters with a raw kernel: its gradient is not differentiable yet.
-  Tensor g = autograd::grad({max(x * x)}, {x}, {}, std::nullopt, true)[0];
+  Tensor x = leaf({3}, 0.0, 0.5, 1.0);
+  // cumprod's backward is a hand-written kernel: its gradient is not differentiable yet.
+  Tensor g = autograd::grad({sum(cumprod(x, 0))}, {x}, {}, std::nullopt, true)[0];
   ASSERT_TRUE(g.requires_grad());  // the first gradient itself is right ...
-  const std::vector<double> v = to_vector<double>(wig({3}, 0.0));
-  const size_t top = static_cast<size_t>(
-      std::max_element(v.begin(), v.end(), [](double a, double b) { return a * a < b * b; }) -
-      v.begin());
-  EXPECT_DOUBLE_EQ(to_vector<double>(g)[top], 2 * v[top]);
+  const std::vector<double> v = to_vector<double>(wig({3}, 0.0, 0.5, 1.0));
+  EXPECT_TRUE(testing::all_close(
+      g, tensor({1 + v[1] + v[1] * v[2], v[0] + v[0] * v[2], v[0] * v[1]}, kFloat64), 1e-12,
+      1e-12));
   // ... but differentiating it raises a clear error, never a silently wrong zero.
   EXPECT_ERROR_CONTAINS(autograd::grad({sum(g)}, {x}),
-                        "double backward of MaxBackward is not supported");
-  EXPECT_ERROR_CONTAINS(gradgradcheck([](const std::vector<Tensor>& t) { return max(t[0]); }, {x}),
-                        "double backward of MaxBackward is not supported");
+                        "double backward of CumprodBackward is not supported");
+  EXPECT_ERROR_CONTAINS(
+      gradgradcheck([](const std::vector<Tensor>& t) { return cumprod(t[0], 0); }, {x}),
+      "double backward of CumprodBackward is not supported");
   // cross_entropy too (a hand-written kernel backward).
   Tensor logits = leaf({2, 3}, 1.0);
   Tensor target = tensor(std::vector<int64_t>{2, 0}, {2});
@@ -471,13 +481,15 @@ TEST(DoubleBackward, UnsupportedOpDoesNotStopAFirstOrderUse) {
   // differentiating them through that op raises.
   Tensor x = leaf({3}, 0.0);
   Tensor w = leaf({3}, 1.0);
-  std::vector<Tensor> g = autograd::grad({max(x) * sum(exp(w))}, {x, w}, {}, std::nullopt, true);
-  const double top = to_vector<double>(max(wig({3}, 0.0)))[0];
-  EXPECT_TRUE(testing::all_close(g[1], top * exp(wig({3}, 1.0)), 1e-12, 1e-12));
+  std::vector<Tensor> g =
+      autograd::grad({prod(x, 0) * sum(exp(w))}, {x, w}, {}, std::nullopt, true);
+  const std::vector<double> v = to_vector<double>(wig({3}, 0.0));
+  const double product = v[0] * v[1] * v[2];
+  EXPECT_TRUE(testing::all_close(g[1], product * exp(wig({3}, 1.0)), 1e-12, 1e-12));
   Tensor h = autograd::grad({sum(g[1])}, {w})[0];
-  EXPECT_TRUE(testing::all_close(h, top * exp(wig({3}, 1.0)), 1e-12, 1e-12));
+  EXPECT_TRUE(testing::all_close(h, product * exp(wig({3}, 1.0)), 1e-12, 1e-12));
   EXPECT_ERROR_CONTAINS(autograd::grad({sum(g[0])}, {x}),
-                        "double backward of MaxBackward is not supported");
+                        "double backward of CumprodBackward is not supported");
 }
 
 }  // namespace
