@@ -166,7 +166,10 @@ TEST(DoubleBackward, GradgradcheckMatmulFamily) {
       [](const std::vector<Tensor>& t) { return tanh(linear(t[0], t[1])) * t[0].sum(); }, {x, w}));
 }
 
-TEST(DoubleBackward, GradgradcheckReductionsAndSoftmax) {
+// Class targets for [3, 4] logits.
+Tensor classes() { return tensor(std::vector<int64_t>{3, 0, 1}, {3}); }
+
+TEST(DoubleBackward, GradgradcheckReductionsSoftmaxAndLosses) {
   Tensor x = leaf({3, 4}, 0.0, 1.5);
   const std::vector<std::pair<const char*, Fn>> cases = {
       {"sum", [](const std::vector<Tensor>& t) { return square(sum(t[0] * t[0])); }},
@@ -185,6 +188,22 @@ TEST(DoubleBackward, GradgradcheckReductionsAndSoftmax) {
       {"log_softmax", [](const std::vector<Tensor>& t) { return log_softmax(t[0], 1); }},
       {"log_softmax dim 0", [](const std::vector<Tensor>& t) { return log_softmax(t[0], 0); }},
       {"mse_loss", [](const std::vector<Tensor>& t) { return mse_loss(tanh(t[0]), t[0] * 0.5); }},
+      {"cross_entropy",
+       [](const std::vector<Tensor>& t) { return cross_entropy(t[0], classes()); }},
+      {"cross_entropy of a transposed input",
+       [](const std::vector<Tensor>& t) {
+         return cross_entropy(t[0].t().contiguous().t() * 2.0, classes(), Reduction::Sum);
+       }},
+      {"cross_entropy none, smoothing, ignore_index",
+       [](const std::vector<Tensor>& t) {
+         return cross_entropy(t[0], classes(), Reduction::None, 0.2, 1);
+       }},
+      {"cross_entropy mean with an ignored row",
+       [](const std::vector<Tensor>& t) {
+         return cross_entropy(t[0], classes(), Reduction::Mean, 0.0, 3);
+       }},
+      {"nll_loss",
+       [](const std::vector<Tensor>& t) { return nll_loss(log_softmax(t[0], 1), classes()); }},
   };
   for (const auto& [name, fn] : cases) {
     SCOPED_TRACE(name);
@@ -335,6 +354,14 @@ TEST(DoubleBackward, MulAndDivSecondDerivativesMatchPyTorch) {
   }
 }
 
+TEST(DoubleBackward, CrossEntropySecondDerivativeMatchesPyTorch) {
+  Tensor x = leaf({3, 4}, 0.0, 1.5);
+  Tensor loss = cross_entropy(x, classes(), Reduction::Mean, 0.1);
+  Tensor g = autograd::grad({loss}, {x}, {}, std::nullopt, true)[0];
+  Tensor h = autograd::grad({sum(g * wig({3, 4}, 1.0))}, {x})[0];
+  EXPECT_TRUE(testing::all_close(h, values(ref::kSecondCrossEntropy, {3, 4}), 1e-10, 1e-10));
+}
+
 TEST(DoubleBackward, HessianVectorProductsMatchPyTorch) {
   Tensor x = leaf({4, 3}, 0.0);
   Tensor w1 = leaf({5, 3}, 1.0, 0.5), b1 = leaf({5}, 2.0, 0.3);
@@ -468,12 +495,10 @@ TEST(DoubleBackward, UnsupportedOpRaisesAtTheSecondBackward) {
   EXPECT_ERROR_CONTAINS(
       gradgradcheck([](const std::vector<Tensor>& t) { return cumprod(t[0], 0); }, {x}),
       "double backward of CumprodBackward is not supported");
-  // cross_entropy too (a hand-written kernel backward).
-  Tensor logits = leaf({2, 3}, 1.0);
-  Tensor target = tensor(std::vector<int64_t>{2, 0}, {2});
-  Tensor gl = autograd::grad({cross_entropy(logits, target)}, {logits}, {}, std::nullopt, true)[0];
-  EXPECT_ERROR_CONTAINS(sum(gl * gl).backward(),
-                        "double backward of CrossEntropyBackward is not supported");
+  // cumsum too, through a plain backward of the gradient.
+  Tensor gs = autograd::grad({sum(square(cumsum(x, 0)))}, {x}, {}, std::nullopt, true)[0];
+  EXPECT_ERROR_CONTAINS(sum(gs * gs).backward(),
+                        "double backward of CumsumBackward is not supported");
 }
 
 TEST(DoubleBackward, UnsupportedOpDoesNotStopAFirstOrderUse) {

@@ -16,6 +16,8 @@ test builds the same tensors from the same formula:
 - a Hessian-vector product of an MLP's loss (linear, tanh, linear, sigmoid, sum) in (x, w1), and
   of a batched matmul's (tanh(a @ b).sum()) in (a, b);
 - softmax over dim 1 and log_softmax over dim 0, as the unary ops;
+- cross_entropy of logits [3, 4] (targets 3, 0, 1; label smoothing 0.1, mean):
+  h = grad(sum(grad(loss, x, create_graph=True) * u), x);
 - loss.backward(create_graph=True) on y = sum(x^3 sin x): x.grad, the derivative of
   sum(x.grad * u), and x.grad after that second backward accumulates into it;
 - a gradient penalty (WGAN-GP style): a discriminator linear(3, 6), tanh, linear(6, 6), relu,
@@ -124,6 +126,14 @@ def bmm_hvp():
     return torch.autograd.grad(s, (a, b))
 
 
+def cross_entropy_case():
+    x = wiggly([3, 4], 0.0, 1.5, requires_grad=True)
+    loss = F.cross_entropy(x, torch.tensor([3, 0, 1]), label_smoothing=0.1)
+    (g,) = torch.autograd.grad(loss, x, create_graph=True)
+    (h,) = torch.autograd.grad((g * wiggly([3, 4], 1.0)).sum(), x)
+    return h
+
+
 def backward_create_graph():
     x = wiggly([4], 0.0, 1.5, requires_grad=True)
     y = (x.pow(3) * torch.sin(x)).sum()
@@ -193,6 +203,8 @@ def main():
         hx, hy = binary_case(fn)
         lines.append(constant("kSecond" + camel(name) + "X", hx))
         lines.append(constant("kSecond" + camel(name) + "Y", hy))
+    lines.append("// cross_entropy: the derivative of sum(grad * u) in the logits.")
+    lines.append(constant("kSecondCrossEntropy", cross_entropy_case()))
     lines.append("// Hessian-vector products.")
     hx, hw1, hw2 = mlp_hvp()
     lines += [constant("kMlpHvpX", hx), constant("kMlpHvpW1", hw1), constant("kMlpHvpW2", hw2)]
