@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "minidl/core/autograd/engine.h"
 #include "minidl/core/autograd/grad_mode.h"
 #include "minidl/core/autograd/gradcheck.h"
+#include "minidl/ops/einsum.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/linalg.h"
 #include "minidl/ops/loss.h"
@@ -158,6 +160,22 @@ TEST(DoubleBackward, GradgradcheckMatmulFamily) {
   Tensor a = leaf({2, 3, 4}, 0.0, 0.5), b = leaf({2, 4, 2}, 1.0, 0.5);
   EXPECT_TRUE(
       gradgradcheck([](const std::vector<Tensor>& t) { return sin(bmm(t[0], t[1])); }, {a, b}));
+  Tensor m = leaf({3, 2}, 2.0), c = leaf({3}, 3.0), d = leaf({4}, 4.0);
+  const std::vector<std::pair<const char*, Fn>> built_on_matmul = {
+      {"addmm",
+       [](const std::vector<Tensor>& t) {
+         return tanh(addmm(t[2], t[0].select(0, 0), t[1].select(0, 0), 0.5, 2.0));
+       }},
+      {"einsum",
+       [](const std::vector<Tensor>& t) {
+         return sin(einsum("bij,bjk->bik", {t[0], t[1]}));
+       }},
+      {"outer", [](const std::vector<Tensor>& t) { return square(outer(t[3], t[4])); }},
+  };
+  for (const auto& [name, fn] : built_on_matmul) {
+    SCOPED_TRACE(name);
+    EXPECT_TRUE(gradgradcheck(fn, {a, b, m, c, d}));
+  }
   Tensor x = leaf({2, 3, 4}, 2.0), w = leaf({5, 4}, 3.0, 0.5), bias = leaf({5}, 4.0);
   EXPECT_TRUE(
       gradgradcheck([](const std::vector<Tensor>& t) { return sigmoid(linear(t[0], t[1], t[2])); },
@@ -478,6 +496,27 @@ TEST(DoubleBackward, CreateGraphGradientsHaveAGraph) {
   Tensor g3 = autograd::grad({sum(g2)}, {x})[0];
   const Tensor v = wig({3}, 0.0);
   EXPECT_TRUE(testing::all_close(g3, (v + 3.0) * exp(v), 1e-12, 1e-12));
+}
+
+TEST(DoubleBackward, SavedOutputsMakeNoReferenceCycle) {
+  // exp and softmax keep their outputs; under create_graph those come back with the node as
+  // grad_fn, built on demand from a weak reference: once the tensors go, every node goes.
+  std::weak_ptr<autograd::Node> exp_node, softmax_node, second_node;
+  {
+    Tensor x = leaf({2, 3}, 0.0);
+    Tensor e = exp(x);
+    Tensor s = softmax(e, 1);
+    exp_node = e.grad_fn();
+    softmax_node = s.grad_fn();
+    Tensor g = autograd::grad({sum(s * s)}, {x}, {}, std::nullopt, true)[0];
+    second_node = g.grad_fn();
+    Tensor h = autograd::grad({sum(g)}, {x})[0];
+    EXPECT_TRUE(h.defined());
+    EXPECT_FALSE(second_node.expired());
+  }
+  EXPECT_TRUE(exp_node.expired());
+  EXPECT_TRUE(softmax_node.expired());
+  EXPECT_TRUE(second_node.expired());
 }
 
 TEST(DoubleBackward, UnsupportedOpRaisesAtTheSecondBackward) {
