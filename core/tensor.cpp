@@ -141,8 +141,9 @@ std::shared_ptr<autograd::Node> Tensor::grad_fn() const {
   return impl().autograd ? impl().autograd->grad_fn : nullptr;
 }
 
-void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
-  autograd::backward(*this, gradient, retain_graph);
+void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph,
+                      bool create_graph) const {
+  autograd::backward(*this, gradient, retain_graph, create_graph);
 }
 
 int Tensor::register_post_accumulate_grad_hook(PostAccumulateGradHook hook) {

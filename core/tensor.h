@@ -110,7 +110,10 @@ class Tensor {
   void set_grad(const Tensor& grad);
   std::shared_ptr<autograd::Node> grad_fn() const;
   // Backpropagates from this tensor. `gradient` may be omitted for one-element tensors.
-  void backward(const Tensor& gradient = {}, bool retain_graph = false) const;
+  // retain_graph defaults to create_graph; create_graph records the gradients' own graph (their
+  // .grad gets a grad_fn), for higher-order gradients, as PyTorch's backward(create_graph=True).
+  void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false) const;
   // Called once per backward, after this leaf's .grad holds its final value. Returns a handle.
   int register_post_accumulate_grad_hook(PostAccumulateGradHook hook);
   void remove_post_accumulate_grad_hook(int handle);

@@ -78,8 +78,10 @@ Tensor cast_and_lay_out(const Tensor& t, DType target, MemoryFormat format) {
     out.copy_(t);
   }
   const DType from = t.dtype();
-  autograd::record(out, "ToCopyBackward", {t},
-                   [from](const Tensor& grad) { return std::vector<Tensor>{grad.to(from)}; });
+  autograd::record(
+      out, "ToCopyBackward", {t},
+      [from](const Tensor& grad) { return std::vector<Tensor>{grad.to(from)}; },
+      autograd::DoubleBackward::kSupported);
   return out;
 }
 

@@ -79,8 +79,9 @@ Tensor copy_in_layout(const Tensor& self, MemoryFormat format, const char* node_
     NoGradGuard no_grad;
     copy_data(out, self);
   }
-  autograd::record(out, node_name, {self},
-                   [](const Tensor& grad) { return std::vector<Tensor>{grad}; });
+  autograd::record(
+      out, node_name, {self}, [](const Tensor& grad) { return std::vector<Tensor>{grad}; },
+      autograd::DoubleBackward::kSupported);
   return out;
 }
 
@@ -133,9 +134,12 @@ Tensor Tensor::to(Device device, DType dtype) const {
                  "to ", dtype, "; detach() first");
     const Device from_device = this->device();
     const DType from_dtype = this->dtype();
-    autograd::record(out, "ToCopyBackward", {*this}, [from_device, from_dtype](const Tensor& grad) {
-      return std::vector<Tensor>{grad.to(from_device, from_dtype)};
-    });
+    autograd::record(
+        out, "ToCopyBackward", {*this},
+        [from_device, from_dtype](const Tensor& grad) {
+          return std::vector<Tensor>{grad.to(from_device, from_dtype)};
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return out;
 }

@@ -44,13 +44,14 @@ Tensor add_with_alpha(const Tensor& a, const Tensor& b, double alpha, const char
     const Shape& a_sizes = a.sizes();
     const Shape& b_sizes = b.sizes();
     const bool b_needs_grad = b.requires_grad();
-    autograd::record(out, node_name, {a, b},
-                     [a_sizes, b_sizes, b_needs_grad, alpha](const Tensor& grad) {
-                       Tensor grad_b;
-                       if (b_needs_grad)
-                         grad_b = sum_to(alpha == 1 ? grad : mul(grad, alpha), b_sizes);
-                       return std::vector<Tensor>{sum_to(grad, a_sizes), grad_b};
-                     });
+    autograd::record(
+        out, node_name, {a, b},
+        [a_sizes, b_sizes, b_needs_grad, alpha](const Tensor& grad) {
+          Tensor grad_b;
+          if (b_needs_grad) grad_b = sum_to(alpha == 1 ? grad : mul(grad, alpha), b_sizes);
+          return std::vector<Tensor>{sum_to(grad, a_sizes), grad_b};
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return out;
 }
@@ -60,8 +61,9 @@ Tensor add_scalar(const Tensor& a, double value, const char* op, const char* nod
   check_scalar_fits(a, value, op);
   Tensor out = unary_forward(UnaryOp::AddScalar, a, "add", value);
   if (autograd::needs_grad({a}))
-    autograd::record(out, node_name, {a},
-                     [](const Tensor& grad) { return std::vector<Tensor>{grad}; });
+    autograd::record(
+        out, node_name, {a}, [](const Tensor& grad) { return std::vector<Tensor>{grad}; },
+        autograd::DoubleBackward::kSupported);
   return out;
 }
 
@@ -77,17 +79,24 @@ Tensor extremum(const Tensor& input, const Tensor& other, BinaryOp forward_op,
     autograd::record(
         out, node_name, {a, b},
         [saved_a, saved_b, a_needs_grad, b_needs_grad, backward_op](const Tensor& grad) {
-          const Tensor& input_a = saved_a.get();
-          const Tensor& input_b = saved_b.get();
+          const Tensor input_a = saved_a.get();
+          const Tensor input_b = saved_b.get();
+          // One input's share: the kernel, or under create_graph PyTorch's formula as recorded
+          // ops (the whole gradient where this input wins, half of it at a tie, none where the
+          // other wins), differentiable again.
+          const auto share = [&grad, backward_op](const Tensor& self, const Tensor& other) {
+            if (!GradMode::is_enabled())
+              return ternary_forward(backward_op, grad, self, other, "backward");
+            const Tensor loses =
+                backward_op == TernaryOp::MaximumBackward ? self < other : self > other;
+            return where(loses, 0.0, where(self == other, grad * 0.5, grad));
+          };
           Tensor grad_a, grad_b;
-          if (a_needs_grad)
-            grad_a = sum_to(ternary_forward(backward_op, grad, input_a, input_b, "backward"),
-                            input_a.sizes());
-          if (b_needs_grad)
-            grad_b = sum_to(ternary_forward(backward_op, grad, input_b, input_a, "backward"),
-                            input_b.sizes());
+          if (a_needs_grad) grad_a = sum_to(share(input_a, input_b), input_a.sizes());
+          if (b_needs_grad) grad_b = sum_to(share(input_b, input_a), input_b.sizes());
           return std::vector<Tensor>{grad_a, grad_b};
-        });
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return out;
 }
@@ -207,13 +216,15 @@ Tensor mul(const Tensor& input, const Tensor& other) {
     autograd::SavedTensor saved_b(a_needs_grad ? b : Tensor(), "mul");
     const Shape& a_sizes = a.sizes();
     const Shape& b_sizes = b.sizes();
-    autograd::record(out, "MulBackward", {a, b},
-                     [saved_a, saved_b, a_sizes, b_sizes](const Tensor& grad) {
-                       Tensor grad_a, grad_b;
-                       if (saved_b.defined()) grad_a = sum_to(mul(grad, saved_b.get()), a_sizes);
-                       if (saved_a.defined()) grad_b = sum_to(mul(grad, saved_a.get()), b_sizes);
-                       return std::vector<Tensor>{grad_a, grad_b};
-                     });
+    autograd::record(
+        out, "MulBackward", {a, b},
+        [saved_a, saved_b, a_sizes, b_sizes](const Tensor& grad) {
+          Tensor grad_a, grad_b;
+          if (saved_b.defined()) grad_a = sum_to(mul(grad, saved_b.get()), a_sizes);
+          if (saved_a.defined()) grad_b = sum_to(mul(grad, saved_a.get()), b_sizes);
+          return std::vector<Tensor>{grad_a, grad_b};
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return out;
 }
@@ -233,17 +244,24 @@ Tensor div(const Tensor& input, const Tensor& other) {
     autograd::SavedTensor saved_b(b, "div");
     const Shape& a_sizes = a.sizes();
     const Shape& b_sizes = b.sizes();
-    autograd::record(out, "DivBackward", {a, b},
-                     [saved_a, saved_b, a_needs_grad, a_sizes, b_sizes](const Tensor& grad) {
-                       Tensor grad_a, grad_b;
-                       if (a_needs_grad) grad_a = sum_to(div(grad, saved_b.get()), a_sizes);
-                       if (saved_a.defined())
-                         grad_b =
-                             sum_to(ternary_forward(TernaryOp::DivBackwardDivisor, grad,
-                                                    saved_a.get(), saved_b.get(), "div backward"),
-                                    b_sizes);
-                       return std::vector<Tensor>{grad_a, grad_b};
-                     });
+    autograd::record(
+        out, "DivBackward", {a, b},
+        [saved_a, saved_b, a_needs_grad, a_sizes, b_sizes](const Tensor& grad) {
+          Tensor grad_a, grad_b;
+          if (a_needs_grad) grad_a = sum_to(div(grad, saved_b.get()), a_sizes);
+          if (saved_a.defined()) {
+            // -grad a / b^2: one kernel, or PyTorch's recorded formula
+            // -grad (a / b) / b under create_graph.
+            const Tensor divisor = saved_b.get();
+            grad_b = sum_to(GradMode::is_enabled()
+                                ? neg(grad) * div(div(saved_a.get(), divisor), divisor)
+                                : ternary_forward(TernaryOp::DivBackwardDivisor, grad,
+                                                  saved_a.get(), divisor, "div backward"),
+                            b_sizes);
+          }
+          return std::vector<Tensor>{grad_a, grad_b};
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return out;
 }
@@ -323,8 +341,10 @@ Tensor mul(const Tensor& input, double b) {
   check_scalar_fits(a, b, "mul");
   Tensor out = unary_forward(UnaryOp::MulScalar, a, "mul", b);
   if (autograd::needs_grad({a}))
-    autograd::record(out, "MulBackward", {a},
-                     [b](const Tensor& grad) { return std::vector<Tensor>{mul(grad, b)}; });
+    autograd::record(
+        out, "MulBackward", {a},
+        [b](const Tensor& grad) { return std::vector<Tensor>{mul(grad, b)}; },
+        autograd::DoubleBackward::kSupported);
   return out;
 }
 
@@ -335,8 +355,10 @@ Tensor div(const Tensor& input, double b) {
   check_floating(a, "div");
   Tensor out = unary_forward(UnaryOp::DivScalar, a, "div", b);
   if (autograd::needs_grad({a}))
-    autograd::record(out, "DivBackward", {a},
-                     [b](const Tensor& grad) { return std::vector<Tensor>{div(grad, b)}; });
+    autograd::record(
+        out, "DivBackward", {a},
+        [b](const Tensor& grad) { return std::vector<Tensor>{div(grad, b)}; },
+        autograd::DoubleBackward::kSupported);
   return out;
 }
 

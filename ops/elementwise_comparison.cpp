@@ -77,7 +77,8 @@ Tensor where(const Tensor& condition, const Tensor& input, const Tensor& other) 
           if (a_needs_grad) grad_a = sum_to(where(saved_condition.get(), grad, zero), a_sizes);
           if (b_needs_grad) grad_b = sum_to(where(saved_condition.get(), zero, grad), b_sizes);
           return std::vector<Tensor>{grad_a, grad_b};
-        });
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return out;
 }

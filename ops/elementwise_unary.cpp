@@ -3,6 +3,7 @@
 // its backward keeps and which kernel computes its derivative (a BinaryOp of (grad, kept)).
 // Every row then runs the same body (unary_op). neg keeps nothing for its backward and is
 // written out.
+#include <cmath>
 #include <optional>
 #include <vector>
 
@@ -93,6 +94,91 @@ const UnaryOpSpec& spec_of(UnaryOp kernel) {
   return kUnaryOps[0];
 }
 
+// The gradient of `kernel`'s row as a composition of recorded ops, for a backward pass with
+// create_graph (grad mode on): the same derivative as the row's BinaryOp kernel, but with a graph
+// of its own, so that it can be differentiated again. `kept` is what the row keeps (the input,
+// or the output rebuilt with its grad_fn by SavedTensor::get). Masks of comparisons are constants
+// (their derivative is zero almost everywhere, as in PyTorch's formulas).
+Tensor differentiable_derivative(UnaryOp kernel, const Tensor& grad, const Tensor& kept,
+                                 Scalars scalars) {
+  constexpr double kPi = 3.14159265358979323846;
+  constexpr double kLn2 = 0.69314718055994530942, kLn10 = 2.30258509299404568402;
+  const Tensor& x = kept;    // for the rows that keep the input
+  const Tensor& out = kept;  // for the rows that keep the output
+  switch (kernel) {
+    case UnaryOp::Exp: return grad * out;
+    case UnaryOp::Log: return grad / x;
+    case UnaryOp::Sqrt: return grad / (2.0 * out);
+    case UnaryOp::Abs: return grad * sign(x);
+    case UnaryOp::Relu: return where(out > 0.0, grad, 0.0);
+    case UnaryOp::Sigmoid: return grad * (out * (1.0 - out));
+    case UnaryOp::Tanh: return grad * (1.0 - out * out);
+    case UnaryOp::Gelu: {
+      // d/dx x Phi(x) = Phi(x) + x phi(x)
+      const Tensor cdf = 0.5 * (1.0 + erf(x * (1.0 / std::sqrt(2.0))));
+      const Tensor pdf = exp(-0.5 * x * x) * (1.0 / std::sqrt(2.0 * kPi));
+      return grad * (cdf + x * pdf);
+    }
+    case UnaryOp::GeluTanh: {
+      constexpr double kCube = 0.044715;
+      const double k = std::sqrt(2.0 / kPi);
+      const Tensor t = tanh(k * (x + kCube * x * x * x));
+      const Tensor inner_slope = k * (1.0 + 3.0 * kCube * x * x);
+      return grad * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * inner_slope);
+    }
+    case UnaryOp::Pow: {
+      const double p = scalars.first;
+      if (p == 0) return zeros_like(grad);
+      return grad * (p * pow(x, p - 1));
+    }
+    case UnaryOp::Sin: return grad * cos(x);
+    case UnaryOp::Cos: return grad * -sin(x);
+    case UnaryOp::Tan: return grad * (1.0 + out * out);
+    case UnaryOp::Asin: return grad / sqrt(1.0 - x * x);
+    case UnaryOp::Acos: return -grad / sqrt(1.0 - x * x);
+    case UnaryOp::Atan: return grad / (1.0 + x * x);
+    case UnaryOp::Sinh: return grad * cosh(x);
+    case UnaryOp::Cosh: return grad * sinh(x);
+    case UnaryOp::Exp2: return grad * (out * kLn2);
+    case UnaryOp::Expm1: return grad * (out + 1.0);
+    case UnaryOp::Log1p: return grad / (x + 1.0);
+    case UnaryOp::Log2: return grad / (x * kLn2);
+    case UnaryOp::Log10: return grad / (x * kLn10);
+    case UnaryOp::Erf: return grad * ((2.0 / std::sqrt(kPi)) * exp(-(x * x)));
+    case UnaryOp::Erfc: return grad * ((-2.0 / std::sqrt(kPi)) * exp(-(x * x)));
+    case UnaryOp::Floor:
+    case UnaryOp::Ceil:
+    case UnaryOp::Trunc:
+    case UnaryOp::Round:
+    case UnaryOp::Sign: return zeros_like(grad);
+    case UnaryOp::Frac: return grad;
+    case UnaryOp::Rsqrt: return grad * (-0.5 * out * out * out);
+    case UnaryOp::Reciprocal: return grad * -(out * out);
+    case UnaryOp::Square: return grad * (2.0 * x);
+    case UnaryOp::Silu: {
+      const Tensor s = sigmoid(x);
+      return grad * (s * (1.0 + x * (1.0 - s)));
+    }
+    case UnaryOp::LeakyRelu: return where(x > 0.0, grad, grad * scalars.first);
+    case UnaryOp::Elu:
+      // exp of min(x, 0): the branch where() drops must not overflow (0 * inf is NaN in the
+      // second derivative).
+      return where(x > 0.0, grad, grad * (scalars.first * exp(clamp_max(x, 0.0))));
+    case UnaryOp::ClampMin: return where(x >= scalars.first, grad, 0.0);
+    case UnaryOp::ClampMax: return where(x <= scalars.first, grad, 0.0);
+    case UnaryOp::Softplus: {
+      const double beta = scalars.first, threshold = scalars.second;
+      return where(x * beta > threshold, grad, grad * sigmoid(x * beta));
+    }
+    case UnaryOp::Hardtanh:
+      return where(logical_and(x > scalars.first, x < scalars.second), grad, 0.0);
+    default: break;
+  }
+  MINIDL_INTERNAL_ASSERT(false, "unary op ", static_cast<int>(kernel),
+                         " has no differentiable derivative");
+  return Tensor();
+}
+
 // The op of `kernel`'s row applied to x; `scalars` are the op's parameters (pow's exponent,
 // leaky_relu's slope, elu's alpha, softplus's beta and threshold; none for the others).
 Tensor unary_op(UnaryOp kernel, const Tensor& x, Scalars scalars = {}) {
@@ -103,11 +189,20 @@ Tensor unary_op(UnaryOp kernel, const Tensor& x, Scalars scalars = {}) {
     elementwise::check_numeric(x, spec.name);
   Tensor out = elementwise::unary_forward(kernel, x, spec.name, scalars);
   if (autograd::needs_grad({x})) {
-    autograd::SavedTensor kept(spec.keeps == kOutput ? out : x, spec.name);
-    autograd::record(out, spec.node_name, {x}, [&spec, kept, scalars](const Tensor& grad) {
-      return std::vector<Tensor>{
-          elementwise::binary_forward(spec.derivative, grad, kept.get(), spec.node_name, scalars)};
-    });
+    autograd::SavedTensor kept = spec.keeps == kOutput
+                                     ? autograd::SavedTensor::output(out, spec.name)
+                                     : autograd::SavedTensor(x, spec.name);
+    autograd::record(
+        out, spec.node_name, {x},
+        [&spec, kept, scalars](const Tensor& grad) {
+          // The kernel where no graph is recorded; recorded ops under create_graph.
+          if (GradMode::is_enabled())
+            return std::vector<Tensor>{
+                differentiable_derivative(spec.kernel, grad, kept.get(), scalars)};
+          return std::vector<Tensor>{elementwise::binary_forward(spec.derivative, grad, kept.get(),
+                                                                 spec.node_name, scalars)};
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return out;
 }
@@ -118,8 +213,9 @@ Tensor neg(const Tensor& x) {
   elementwise::check_numeric(x, "neg");
   Tensor out = elementwise::unary_forward(UnaryOp::Neg, x, "neg");
   if (autograd::needs_grad({x}))
-    autograd::record(out, "NegBackward", {x},
-                     [](const Tensor& grad) { return std::vector<Tensor>{neg(grad)}; });
+    autograd::record(
+        out, "NegBackward", {x}, [](const Tensor& grad) { return std::vector<Tensor>{neg(grad)}; },
+        autograd::DoubleBackward::kSupported);
   return out;
 }
 

@@ -118,6 +118,14 @@ Tensor product_grad_a(const Tensor& grad, const Shape& a_sizes, const Tensor& b)
   return sum(grad_a, {0}).reshape(a_sizes);
 }
 
+// The same gradients as recorded matmuls, for a backward pass with create_graph: differentiable
+// again. `grad_operand` is the product's gradient times the other operand; an operand that was
+// broadcast over the batch (2-D, or a batch of one) sums it over the batch.
+Tensor summed_to_operand(const Tensor& grad_operand, const Shape& sizes) {
+  if (grad_operand.sizes() == sizes) return grad_operand;
+  return sum(grad_operand, {0}).reshape(sizes);
+}
+
 Tensor product_grad_b(const Tensor& grad, const Tensor& a, const Shape& b_sizes) {
   const bool b_broadcast =
       grad.dim() == 3 && grad.size(0) > 1 && (b_sizes.size() == 2 || b_sizes[0] == 1);
@@ -238,10 +246,20 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
         out, "MatmulBackward", {a, b},
         [saved_a, saved_b, a_sizes, b_sizes, a_needs_grad, b_needs_grad](const Tensor& grad) {
           std::vector<Tensor> grads(2);
+          if (GradMode::is_enabled()) {  // create_graph: see summed_to_operand
+            if (a_needs_grad)
+              grads[0] =
+                  summed_to_operand(matmul(grad, transpose_matrices(saved_b.get())), a_sizes);
+            if (b_needs_grad)
+              grads[1] =
+                  summed_to_operand(matmul(transpose_matrices(saved_a.get()), grad), b_sizes);
+            return grads;
+          }
           if (a_needs_grad) grads[0] = product_grad_a(grad, a_sizes, saved_b.get());
           if (b_needs_grad) grads[1] = product_grad_b(grad, saved_a.get(), b_sizes);
           return grads;
-        });
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return out;
 }
@@ -325,19 +343,25 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     autograd::SavedTensor saved_x(weight_needs_grad ? x : Tensor(), "linear");
     autograd::SavedTensor saved_weight(x_needs_grad ? weight : Tensor(), "linear");
     const Shape& x_sizes = x.sizes();
-    autograd::record(out, "LinearBackward", {x, weight, bias},
-                     [saved_x, saved_weight, x_needs_grad, weight_needs_grad, bias_needs_grad,
-                      x_sizes, rows, in_features, out_features](const Tensor& grad) {
-                       // Over the flattened leading dimensions: grad2 [rows, out], x2 [rows, in].
-                       const Tensor grad2 = grad.reshape({rows, out_features});
-                       std::vector<Tensor> grads(3);
-                       if (x_needs_grad)
-                         grads[0] = product(grad2, saved_weight.get()).reshape(x_sizes);
-                       if (weight_needs_grad)
-                         grads[1] = product(grad2.t(), saved_x.get().reshape({rows, in_features}));
-                       if (bias_needs_grad) grads[2] = sum(grad2, {0});
-                       return grads;
-                     });
+    autograd::record(
+        out, "LinearBackward", {x, weight, bias},
+        [saved_x, saved_weight, x_needs_grad, weight_needs_grad, bias_needs_grad, x_sizes, rows,
+         in_features, out_features](const Tensor& grad) {
+          // Over the flattened leading dimensions: grad2 [rows, out], x2 [rows, in].
+          const Tensor grad2 = grad.reshape({rows, out_features});
+          std::vector<Tensor> grads(3);
+          // Recorded matmuls under create_graph, differentiable again.
+          const bool recorded = GradMode::is_enabled();
+          const auto times = [recorded](const Tensor& a, const Tensor& b) {
+            return recorded ? matmul(a, b) : product(a, b);
+          };
+          if (x_needs_grad) grads[0] = times(grad2, saved_weight.get()).reshape(x_sizes);
+          if (weight_needs_grad)
+            grads[1] = times(grad2.t(), saved_x.get().reshape({rows, in_features}));
+          if (bias_needs_grad) grads[2] = sum(grad2, {0});
+          return grads;
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return out;
 }

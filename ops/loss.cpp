@@ -57,19 +57,27 @@ Tensor softmax_impl(const Tensor& x, int64_t dim) {
     (kLog ? kernels.log_softmax : kernels.softmax)(rows_around(out, d), rows_around(input, d));
   }
   if (autograd::needs_grad({x})) {
-    autograd::SavedTensor saved_out(out, op);
-    autograd::record(out, kLog ? "LogSoftmaxBackward" : "SoftmaxBackward", {x},
-                     [saved_out, d](const Tensor& grad) {
-                       const Tensor& y = saved_out.get();
-                       Tensor grad_input = empty(y.sizes(), y.options());
-                       if (y.numel() > 0) {
-                         const LossKernels& kernels = kernels_for<LossKernels>(y.device());
-                         (kLog ? kernels.log_softmax_backward : kernels.softmax_backward)(
-                             rows_around(grad_input, d), rows_around(grad.contiguous(), d),
-                             rows_around(y, d));
-                       }
-                       return std::vector<Tensor>{grad_input};
-                     });
+    autograd::SavedTensor saved_out = autograd::SavedTensor::output(out, op);
+    autograd::record(
+        out, kLog ? "LogSoftmaxBackward" : "SoftmaxBackward", {x},
+        [saved_out, d](const Tensor& grad) {
+          const Tensor y = saved_out.get();
+          if (GradMode::is_enabled()) {
+            // create_graph: PyTorch's formulas as recorded ops, differentiable
+            // again (y is rebuilt with this node as its grad_fn).
+            const Shape dims{d};
+            if (kLog) return std::vector<Tensor>{grad - exp(y) * sum(grad, dims, true)};
+            return std::vector<Tensor>{y * (grad - sum(grad * y, dims, true))};
+          }
+          Tensor grad_input = empty(y.sizes(), y.options());
+          if (y.numel() > 0) {
+            const LossKernels& kernels = kernels_for<LossKernels>(y.device());
+            (kLog ? kernels.log_softmax_backward : kernels.softmax_backward)(
+                rows_around(grad_input, d), rows_around(grad.contiguous(), d), rows_around(y, d));
+          }
+          return std::vector<Tensor>{grad_input};
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return out;
 }
@@ -156,6 +164,27 @@ std::pair<Tensor, double> per_row_grad(const Tensor& grad, Reduction reduction,
   return {row_grad.expand({counted.rows}), 1.0 / static_cast<double>(counted.rows)};
 }
 
+// The gradient of the per-row losses of cross_entropy (`probabilities` = softmax of the logits,
+// with label smoothing `smoothing`) or, with undefined `probabilities`, of nll_loss, for the
+// rows' gradients `grad_rows` [N] times `scale`, as recorded ops: the formulas a backward pass with
+// create_graph differentiates again. Rows whose target is ignore_index get none.
+Tensor class_loss_gradient(const Tensor& probabilities, const Tensor& target, int64_t classes,
+                           double smoothing, int64_t ignore_index, const Tensor& grad_rows,
+                           double scale) {
+  const Tensor positions =
+      arange(static_cast<double>(classes), TensorOptions(kInt64).device(target.device()))
+          .reshape({1, classes});
+  const Tensor column = target.unsqueeze(1);
+  const Tensor one_hot = (positions == column).to(grad_rows.dtype());
+  const Tensor row_factor = (grad_rows * scale).unsqueeze(1);
+  const Tensor per_class = probabilities.defined()
+                               ? (probabilities - (one_hot * (1.0 - smoothing) +
+                                                   smoothing / static_cast<double>(classes))) *
+                                     row_factor
+                               : -one_hot * row_factor;
+  return where(ne(column, static_cast<double>(ignore_index)), per_class, 0.0);
+}
+
 }  // namespace
 
 Tensor softmax(const Tensor& x, int64_t dim) {
@@ -177,10 +206,12 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduc
       check_class_target("cross_entropy", logits, "logits", target, ignore_index, reduction);
   MINIDL_CHECK(label_smoothing >= 0.0 && label_smoothing <= 1.0, "cross_entropy: expected ",
                "label_smoothing in [0, 1], got ", label_smoothing);
-  Tensor x, t;
+  // Recorded (a copy only for non-contiguous logits), so that the saved logits keep their place
+  // in the graph for a backward pass with create_graph.
+  const Tensor x = logits.contiguous();
+  Tensor t;
   {
     NoGradGuard no_grad;
-    x = logits.contiguous();
     t = target.contiguous();
   }
   const int64_t rows = x.size(0);
@@ -194,19 +225,26 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduc
   if (autograd::needs_grad({logits})) {
     autograd::SavedTensor saved_logits(x, "cross_entropy");
     autograd::SavedTensor saved_target(t, "cross_entropy");
-    autograd::record(out, "CrossEntropyBackward", {logits},
-                     [saved_logits, saved_target, logsumexp, reduction, label_smoothing,
-                      ignore_index, counted](const Tensor& grad) {
-                       const Tensor& x = saved_logits.get();
-                       Tensor grad_logits = empty(x.sizes(), x.options());
-                       if (x.numel() == 0) return std::vector<Tensor>{grad_logits};
-                       auto [grad_rows, scale] = per_row_grad(grad, reduction, counted);
-                       kernels_for<LossKernels>(x.device())
-                           .cross_entropy_backward(grad_logits, grad_rows, scale, x,
-                                                   saved_target.get(), ignore_index, logsumexp,
-                                                   label_smoothing);
-                       return std::vector<Tensor>{grad_logits};
-                     });
+    autograd::record(
+        out, "CrossEntropyBackward", {logits},
+        [saved_logits, saved_target, logsumexp, reduction, label_smoothing, ignore_index,
+         counted](const Tensor& grad) {
+          const Tensor x = saved_logits.get();
+          if (GradMode::is_enabled() && x.numel() > 0) {  // create_graph
+            auto [grad_rows, scale] = per_row_grad(grad, reduction, counted);
+            return std::vector<Tensor>{class_loss_gradient(softmax(x, 1), saved_target.get(),
+                                                           x.size(1), label_smoothing, ignore_index,
+                                                           grad_rows, scale)};
+          }
+          Tensor grad_logits = empty(x.sizes(), x.options());
+          if (x.numel() == 0) return std::vector<Tensor>{grad_logits};
+          auto [grad_rows, scale] = per_row_grad(grad, reduction, counted);
+          kernels_for<LossKernels>(x.device())
+              .cross_entropy_backward(grad_logits, grad_rows, scale, x, saved_target.get(),
+                                      ignore_index, logsumexp, label_smoothing);
+          return std::vector<Tensor>{grad_logits};
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return out;
 }
@@ -232,17 +270,24 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reducti
     autograd::SavedTensor saved_target(t, "nll_loss");
     const Shape& input_sizes = x.sizes();
     const TensorOptions input_options = x.options();
-    autograd::record(out, "NllLossBackward", {log_probs},
-                     [saved_target, input_sizes, input_options, reduction, ignore_index,
-                      counted](const Tensor& grad) {
-                       Tensor grad_input = empty(input_sizes, input_options);
-                       if (grad_input.numel() == 0) return std::vector<Tensor>{grad_input};
-                       auto [grad_rows, scale] = per_row_grad(grad, reduction, counted);
-                       kernels_for<LossKernels>(grad_input.device())
-                           .nll_loss_backward(grad_input, grad_rows, scale, saved_target.get(),
-                                              ignore_index);
-                       return std::vector<Tensor>{grad_input};
-                     });
+    autograd::record(
+        out, "NllLossBackward", {log_probs},
+        [saved_target, input_sizes, input_options, reduction, ignore_index,
+         counted](const Tensor& grad) {
+          if (GradMode::is_enabled() && shape_numel(input_sizes) > 0) {
+            // create_graph: linear in grad, as recorded ops
+            auto [grad_rows, scale] = per_row_grad(grad, reduction, counted);
+            return std::vector<Tensor>{class_loss_gradient(
+                Tensor(), saved_target.get(), input_sizes[1], 0.0, ignore_index, grad_rows, scale)};
+          }
+          Tensor grad_input = empty(input_sizes, input_options);
+          if (grad_input.numel() == 0) return std::vector<Tensor>{grad_input};
+          auto [grad_rows, scale] = per_row_grad(grad, reduction, counted);
+          kernels_for<LossKernels>(grad_input.device())
+              .nll_loss_backward(grad_input, grad_rows, scale, saved_target.get(), ignore_index);
+          return std::vector<Tensor>{grad_input};
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return out;
 }

@@ -163,9 +163,12 @@ Tensor sum_impl(const Tensor& x, const std::vector<bool>& reduced, bool keepdim)
   if (autograd::needs_grad({x})) {
     const Shape& input_sizes = x.sizes();
     const Shape& keepdim_sizes = plan.keepdim_sizes;
-    autograd::record(out, "SumBackward", {x}, [input_sizes, keepdim_sizes](const Tensor& grad) {
-      return std::vector<Tensor>{grad.reshape(keepdim_sizes).expand(input_sizes)};
-    });
+    autograd::record(
+        out, "SumBackward", {x},
+        [input_sizes, keepdim_sizes](const Tensor& grad) {
+          return std::vector<Tensor>{grad.reshape(keepdim_sizes).expand(input_sizes)};
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return out;
 }
@@ -181,9 +184,11 @@ Tensor mean_impl(const Tensor& x, const std::vector<bool>& reduced, bool keepdim
     const Shape& keepdim_sizes = plan.keepdim_sizes;
     const double count = static_cast<double>(plan.reduce);
     autograd::record(
-        out, "MeanBackward", {x}, [input_sizes, keepdim_sizes, count](const Tensor& grad) {
+        out, "MeanBackward", {x},
+        [input_sizes, keepdim_sizes, count](const Tensor& grad) {
           return std::vector<Tensor>{div(grad.reshape(keepdim_sizes).expand(input_sizes), count)};
-        });
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return out;
 }
@@ -217,15 +222,36 @@ std::tuple<Tensor, Tensor> extreme_impl(const Tensor& x, const std::vector<bool>
     const Shape& input_sizes = x.sizes();
     const Shape& layout = plan.input.sizes();
     autograd::SavedTensor saved_indices(indices, op);
-    autograd::record(values, kLargest ? "MaxBackward" : "MinBackward", {x},
-                     [input_sizes, layout, saved_indices](const Tensor& grad) {
-                       const Tensor& indices = saved_indices.get();
-                       Tensor grad_input = empty(layout, grad.options());
-                       Tensor grad_rows = grad.contiguous();
-                       kernels_for<ReduceKernels>(grad.device())
-                           .scatter_extreme_grad(grad_input, grad_rows, indices);
-                       return std::vector<Tensor>{grad_input.view(input_sizes)};
-                     });
+    const Shape& keepdim_sizes = plan.keepdim_sizes;
+    autograd::record(
+        values, kLargest ? "MaxBackward" : "MinBackward", {x},
+        [input_sizes, layout, keepdim_sizes, dim, saved_indices](const Tensor& grad) {
+          const Tensor indices = saved_indices.get();
+          if (GradMode::is_enabled()) {
+            // create_graph: the same routing as recorded ops, differentiable again:
+            // the gradient where an element's position along the reduced range
+            // (the flattened position when every dim is reduced) is the index.
+            const TensorOptions index_options = TensorOptions(kInt64).device(grad.device());
+            Tensor positions;
+            if (dim && !input_sizes.empty()) {
+              Shape along(input_sizes.size(), 1);
+              along[*dim] = input_sizes[*dim];
+              positions =
+                  arange(static_cast<double>(input_sizes[*dim]), index_options).reshape(along);
+            } else {
+              positions = arange(static_cast<double>(shape_numel(input_sizes)), index_options)
+                              .reshape(input_sizes);
+            }
+            return std::vector<Tensor>{where(positions == indices.reshape(keepdim_sizes),
+                                             grad.reshape(keepdim_sizes), 0.0)};
+          }
+          Tensor grad_input = empty(layout, grad.options());
+          Tensor grad_rows = grad.contiguous();
+          kernels_for<ReduceKernels>(grad.device())
+              .scatter_extreme_grad(grad_input, grad_rows, indices);
+          return std::vector<Tensor>{grad_input.view(input_sizes)};
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return {values, want_indices ? indices : Tensor()};
 }
@@ -252,11 +278,13 @@ Tensor var_impl(const Tensor& x, const std::vector<bool>& reduced, int64_t corre
     const double scale = 2.0 / static_cast<double>(std::max<int64_t>(plan.reduce - correction, 0));
     const std::vector<bool>& dims = reduced;
     autograd::record(
-        out, "VarBackward", {x}, [saved_x, keepdim_sizes, scale, dims](const Tensor& grad) {
+        out, "VarBackward", {x},
+        [saved_x, keepdim_sizes, scale, dims](const Tensor& grad) {
           const Tensor& input = saved_x.get();
           Tensor centered = sub(input, mean_impl(input, dims, /*keepdim=*/true));
           return std::vector<Tensor>{mul(centered, grad.reshape(keepdim_sizes)) * scale};
-        });
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return out;
 }

@@ -86,15 +86,18 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
       offset += lengths[i];
     }
   }
-  autograd::record(out, "CatBackward", tensors, [d, lengths](const Tensor& grad) {
-    std::vector<Tensor> grads;
-    int64_t offset = 0;
-    for (int64_t length : lengths) {
-      grads.push_back(grad.narrow(d, offset, length));
-      offset += length;
-    }
-    return grads;
-  });
+  autograd::record(
+      out, "CatBackward", tensors,
+      [d, lengths](const Tensor& grad) {
+        std::vector<Tensor> grads;
+        int64_t offset = 0;
+        for (int64_t length : lengths) {
+          grads.push_back(grad.narrow(d, offset, length));
+          offset += length;
+        }
+        return grads;
+      },
+      autograd::DoubleBackward::kSupported);
   return out;
 }
 

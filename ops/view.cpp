@@ -68,10 +68,27 @@ std::optional<Shape> view_strides(const Shape& old_sizes, const Shape& old_strid
 
 Tensor reshape_backward_view(const Tensor& self, Tensor out, const char* op) {
   const Shape& input_sizes = self.sizes();
-  autograd::record(out, op, {self}, [input_sizes](const Tensor& grad) {
-    return std::vector<Tensor>{grad.reshape(input_sizes)};
-  });
+  autograd::record(
+      out, op, {self},
+      [input_sizes](const Tensor& grad) { return std::vector<Tensor>{grad.reshape(input_sizes)}; },
+      autograd::DoubleBackward::kSupported);
   return out;
+}
+
+// slice's gradient: `grad` placed into zeros of the input's shape (in `format`). A linear op of
+// its own, recorded under create_graph so that it can be differentiated again: its backward
+// slices the same range.
+Tensor slice_backward(const Tensor& grad, const Shape& input_sizes, MemoryFormat format, int64_t d,
+                      int64_t start, int64_t end, int64_t step) {
+  Tensor full = empty(input_sizes, grad.options(), format).zero_();
+  full.slice(d, start, end, step).copy_(grad);
+  autograd::record(
+      full, "SliceBackwardBackward", {grad},
+      [d, start, end, step](const Tensor& grad_full) {
+        return std::vector<Tensor>{grad_full.slice(d, start, end, step)};
+      },
+      autograd::DoubleBackward::kSupported);
+  return full;
 }
 
 }  // namespace
@@ -102,9 +119,10 @@ Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
   std::swap(sizes[d0], sizes[d1]);
   std::swap(strides[d0], strides[d1]);
   Tensor out = make_view(*this, sizes, strides, storage_offset());
-  autograd::record(out, "TransposeBackward", {*this}, [d0, d1](const Tensor& grad) {
-    return std::vector<Tensor>{grad.transpose(d0, d1)};
-  });
+  autograd::record(
+      out, "TransposeBackward", {*this},
+      [d0, d1](const Tensor& grad) { return std::vector<Tensor>{grad.transpose(d0, d1)}; },
+      autograd::DoubleBackward::kSupported);
   return out;
 }
 
@@ -127,9 +145,10 @@ Tensor Tensor::permute(const Shape& dims) const {
     inverse[d] = static_cast<int64_t>(i);
   }
   Tensor out = make_view(*this, sizes, strides, storage_offset());
-  autograd::record(out, "PermuteBackward", {*this}, [inverse](const Tensor& grad) {
-    return std::vector<Tensor>{grad.permute(inverse)};
-  });
+  autograd::record(
+      out, "PermuteBackward", {*this},
+      [inverse](const Tensor& grad) { return std::vector<Tensor>{grad.permute(inverse)}; },
+      autograd::DoubleBackward::kSupported);
   return out;
 }
 
@@ -150,12 +169,12 @@ Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end, int64_t step) cons
   // The gradient in the input's layout, so that a channels-last input's gradient adds to its
   // other gradients (a ResNet's shortcut and its convolution) in one layout.
   const MemoryFormat format = suggest_memory_format();
-  autograd::record(out, "SliceBackward", {*this},
-                   [input_sizes, format, d, start, end, step](const Tensor& grad) {
-                     Tensor full = empty(input_sizes, grad.options(), format).zero_();
-                     full.slice(d, start, end, step).copy_(grad);
-                     return std::vector<Tensor>{full};
-                   });
+  autograd::record(
+      out, "SliceBackward", {*this},
+      [input_sizes, format, d, start, end, step](const Tensor& grad) {
+        return std::vector<Tensor>{slice_backward(grad, input_sizes, format, d, start, end, step)};
+      },
+      autograd::DoubleBackward::kSupported);
   return out;
 }
 
@@ -229,9 +248,10 @@ Tensor Tensor::expand(const Shape& sizes) const {
   }
   Tensor out = make_view(*this, target, broadcast_strides(*this, target), storage_offset());
   const Shape input_sizes = this->sizes();
-  autograd::record(out, "ExpandBackward", {*this}, [input_sizes](const Tensor& grad) {
-    return std::vector<Tensor>{sum_to(grad, input_sizes)};
-  });
+  autograd::record(
+      out, "ExpandBackward", {*this},
+      [input_sizes](const Tensor& grad) { return std::vector<Tensor>{sum_to(grad, input_sizes)}; },
+      autograd::DoubleBackward::kSupported);
   return out;
 }
 

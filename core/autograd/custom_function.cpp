@@ -36,7 +36,10 @@ variable_list AutogradContext::get_saved_variables() const {
 
 void AutogradContext::freeze_saved(const std::string& op) {
   saved_.reserve(to_save_.size());
-  for (const Tensor& t : to_save_) saved_.emplace_back(t, op);
+  // Saved detached, without their place in the graph: the in-place form saves an input that
+  // becomes the output (its identity would make a reference cycle), and a custom function's
+  // backward is not double-differentiable (its gradients are guarded under create_graph).
+  for (const Tensor& t : to_save_) saved_.emplace_back(t.defined() ? t.detach() : t, op);
   to_save_.clear();
   saved_frozen_ = true;
 }

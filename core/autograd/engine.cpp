@@ -144,14 +144,60 @@ Tensor hooked_capture(const CapturedInput& input, Tensor grad) {
   return grad;
 }
 
+// Makes grad mode `enabled` for a scope, and restores the previous mode when it ends.
+class GradModeScope {
+ public:
+  explicit GradModeScope(bool enabled) : previous_(GradMode::is_enabled()) {
+    GradMode::set_enabled(enabled);
+  }
+  ~GradModeScope() { GradMode::set_enabled(previous_); }
+  GradModeScope(const GradModeScope&) = delete;
+  GradModeScope& operator=(const GradModeScope&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// Note [Double backward]
+// With create_graph the pass runs with grad mode on, so that the ops a backward formula calls
+// record, and SavedTensor::get() gives tensors with their place in the graph: the gradients
+// come out with a graph of their own (PyTorch's create_graph). Only the nodes whose op declared
+// DoubleBackward::kSupported compute their gradients that way; another (a formula that calls a
+// raw kernel) would give a gradient silently cut off from the graph. Each gradient of such a
+// node is therefore given a graph of one "guard" node instead, whose backward raises "double
+// backward of <op> is not supported". The guard's edges are those of the node (the inputs the
+// true second derivative would reach) and of the incoming gradient, so a later backward or
+// autograd::grad that needs the gradient's derivative reaches the guard and fails clearly,
+// while a pass that never differentiates the gradient is not affected (as in PyTorch, whose
+// ops without a double-backward formula fail at the second backward too).
+Tensor guarded_gradient(const Node& node, const Tensor& grad, const Tensor& grad_output) {
+  const std::string op = node.name();
+  auto guard = std::make_shared<FunctionNode>(op, [op](const Tensor&) -> std::vector<Tensor> {
+    MINIDL_CHECK(false, "double backward of ", op, " is not supported: the gradient it gave in ",
+                 "a backward pass with create_graph=true cannot be differentiated again (its ",
+                 "backward formula is not differentiable yet)");
+    return {};
+  });
+  guard->next = node.next;
+  guard->input_sizes = node.input_sizes;
+  guard->next.push_back(gradient_edge(grad_output));
+  guard->input_sizes.push_back(grad_output.sizes());
+  Tensor guarded = grad.detach();
+  AutogradMeta& meta = guarded.unsafe_impl()->autograd_meta();
+  meta.requires_grad = true;
+  meta.grad_fn = std::move(guard);
+  return guarded;
+}
+
 // One backward pass from `roots` (seeded with `root_grads`). Without `captures` every reachable
 // node runs, as for Tensor::backward. With them (autograd::grad) only the nodes that lead to a
 // captured node run, and the complete gradient arriving at each captured node is stored in
 // `captures` (an AccumulateGrad node is captured, never run).
 void run_backward(const std::vector<Node*>& roots, std::vector<Tensor> root_grads,
-                  std::unordered_map<Node*, CapturedInput>* captures, bool retain_graph) {
-  NoGradGuard no_grad;
-  amp::NoAutocastGuard no_autocast;  // each backward runs in its forward's dtypes
+                  std::unordered_map<Node*, CapturedInput>* captures, bool retain_graph,
+                  bool create_graph) {
+  const GradModeScope grad_mode(create_graph);  // see Note [Double backward]
+  amp::NoAutocastGuard no_autocast;             // each backward runs in its forward's dtypes
   std::vector<std::function<void()>> callbacks;
   CallbackQueueScope callback_scope(&callbacks);
 
@@ -207,6 +253,11 @@ void run_backward(const std::vector<Node*>& roots, std::vector<Tensor> root_grad
     if (grad_output.defined()) {
       const ProfileScope profile(node->name(), {grad_output});
       grads = node->apply(grad_output);
+      if (create_graph && !node->differentiable_backward &&
+          dynamic_cast<AccumulateGrad*>(node) == nullptr) {
+        for (Tensor& grad : grads)
+          if (grad.defined()) grad = guarded_gradient(*node, grad, grad_output);
+      }
     } else {
       grads.resize(node->next.size());
     }
@@ -233,19 +284,19 @@ void run_backward(const std::vector<Node*>& roots, std::vector<Tensor> root_grad
 
 }  // namespace
 
-void backward(const Tensor& root, const Tensor& gradient, bool retain_graph) {
+void backward(const Tensor& root, const Tensor& gradient, std::optional<bool> retain_graph,
+              bool create_graph) {
   MINIDL_CHECK(root.requires_grad(), "backward: the tensor of shape ", root.sizes(),
                " does not require grad and has no grad_fn");
   Tensor grad = initial_gradient(root, gradient, "backward");
   std::shared_ptr<Node> root_node = gradient_edge(root);
-  run_backward({root_node.get()}, {std::move(grad)}, nullptr, retain_graph);
+  run_backward({root_node.get()}, {std::move(grad)}, nullptr, retain_graph.value_or(create_graph),
+               create_graph);
 }
 
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                          const std::vector<Tensor>& grad_outputs, std::optional<bool> retain_graph,
                          bool create_graph, bool allow_unused) {
-  MINIDL_CHECK(!create_graph, "autograd::grad: create_graph=true (double backward) is not ",
-               "supported yet");
   MINIDL_CHECK(!outputs.empty(), "autograd::grad: expected at least one output");
   MINIDL_CHECK(!inputs.empty(), "autograd::grad: expected at least one input");
   MINIDL_CHECK(grad_outputs.empty() || grad_outputs.size() == outputs.size(),
@@ -277,7 +328,8 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
                                             : &input_nodes.back()->grad_hooks;
     captures.emplace(input_nodes.back().get(), CapturedInput{Tensor(), hooks});
   }
-  run_backward(roots, std::move(root_grads), &captures, retain_graph.value_or(create_graph));
+  run_backward(roots, std::move(root_grads), &captures, retain_graph.value_or(create_graph),
+               create_graph);
 
   std::vector<Tensor> result;
   result.reserve(inputs.size());

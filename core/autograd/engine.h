@@ -9,8 +9,13 @@ namespace minidl::autograd {
 
 // Runs the graph that produced `root` backward from `gradient`, in reverse topological order
 // (later-created nodes first among the ready ones), and accumulates into leaves' .grad.
-// Frees the graph unless retain_graph. Runs with grad mode off (no higher-order gradients).
-void backward(const Tensor& root, const Tensor& gradient, bool retain_graph);
+// Frees the graph unless retain_graph, which defaults to create_graph. Runs with grad mode off,
+// or with create_graph on, recording the graph of the gradients themselves (for higher-order
+// gradients: the leaves' .grad then have a grad_fn, and are replaced rather than added to in
+// place). A gradient from an op whose backward is not differentiable yet gets a graph that raises
+// "double backward of <op> is not supported" when differentiated.
+void backward(const Tensor& root, const Tensor& gradient,
+              std::optional<bool> retain_graph = std::nullopt, bool create_graph = false);
 
 // torch::autograd::grad: the gradients of `outputs` (weighted by `grad_outputs`) with respect to
 // each of `inputs`, returned instead of accumulated: no leaf's .grad() changes, and only the
@@ -21,8 +26,8 @@ void backward(const Tensor& root, const Tensor& gradient, bool retain_graph);
 // is an error unless allow_unused, which gives an undefined Tensor for it. As in PyTorch, an
 // input's own hooks (Tensor::register_hook) change the gradient returned for it when its node
 // does not run; where the gradient also flows on to another input, the input gets the gradient
-// before its hooks and what flows on gets it after them. create_graph=true (double backward)
-// is not supported yet and raises an error.
+// before its hooks and what flows on gets it after them. create_graph=true records the graph of
+// the gradients, so that they can be differentiated again (double backward; see backward).
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                          const std::vector<Tensor>& grad_outputs = {},
                          std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,

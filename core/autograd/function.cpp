@@ -30,9 +30,11 @@ std::shared_ptr<Node> gradient_edge(const Tensor& input) {
   return accumulator;
 }
 
-void record(Tensor& out, std::string op, const std::vector<Tensor>& inputs, BackwardFn backward) {
+void record(Tensor& out, std::string op, const std::vector<Tensor>& inputs, BackwardFn backward,
+            DoubleBackward double_backward) {
   if (!needs_grad(inputs)) return;
   auto node = std::make_shared<FunctionNode>(std::move(op), std::move(backward));
+  node->differentiable_backward = double_backward == DoubleBackward::kSupported;
   node->next.reserve(inputs.size());
   node->input_sizes.reserve(inputs.size());
   for (const Tensor& input : inputs) {

@@ -25,8 +25,15 @@ namespace minidl::autograd {
 bool needs_grad(std::initializer_list<Tensor> inputs);
 bool needs_grad(const std::vector<Tensor>& inputs);
 
+// Whether an op's backward closure is itself differentiable: with grad mode on (a backward pass
+// with create_graph) it computes its gradients from recorded ops and from SavedTensor::get(),
+// so that they carry a graph of their own. An op recorded with kUnsupported still runs under
+// create_graph, but a backward through the gradients it gave raises a clear error.
+enum class DoubleBackward { kUnsupported, kSupported };
+
 // Makes `out` a non-leaf with a FunctionNode named `op` (does nothing if !needs_grad(inputs)).
-void record(Tensor& out, std::string op, const std::vector<Tensor>& inputs, BackwardFn backward);
+void record(Tensor& out, std::string op, const std::vector<Tensor>& inputs, BackwardFn backward,
+            DoubleBackward double_backward = DoubleBackward::kUnsupported);
 
 // The node an input's gradient flows to (its grad_fn, or its leaf accumulator), or null.
 std::shared_ptr<Node> gradient_edge(const Tensor& input);

@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "minidl/core/autograd/grad_mode.h"
 #include "minidl/core/error.h"
 
 namespace minidl::autograd {
@@ -11,6 +12,21 @@ namespace minidl::autograd {
 namespace {
 
 std::atomic<uint64_t> next_sequence_nr{0};
+
+thread_local Node* running = nullptr;
+
+// Makes `node` the running node for a scope, and restores the previous one (a backward run from
+// inside another's, as a hook may start) when it ends, also by an exception.
+class RunningNodeScope {
+ public:
+  explicit RunningNodeScope(Node* node) : previous_(running) { running = node; }
+  ~RunningNodeScope() { running = previous_; }
+  RunningNodeScope(const RunningNodeScope&) = delete;
+  RunningNodeScope& operator=(const RunningNodeScope&) = delete;
+
+ private:
+  Node* previous_;
+};
 
 // A new tensor holding `t`'s values, dense in `format`.
 Tensor copy_in_layout(const Tensor& t, MemoryFormat format) {
@@ -59,15 +75,30 @@ void accumulate_into(Tensor& leaf, const Tensor& grad) {
     // graph may still alias (e.g. add's backward passes the same gradient to both inputs) or
     // one in another layout is copied.
     const MemoryFormat format = leaf.suggest_memory_format();
+    if (GradMode::is_enabled()) {
+      // create_graph: .grad keeps the gradient's graph, through a recorded copy (PyTorch clones
+      // it too), so that a later change of .grad in place cannot reach the graph's tensors.
+      // (A channels-last gradient already in layout is copied twice: a rare case.)
+      Tensor owned = grad.contiguous(format);
+      if (owned.is_same(grad)) owned = grad.clone().contiguous(format);
+      leaf.set_grad(owned);
+      return;
+    }
     const bool private_temporary = grad.impl_ptr().use_count() == 1 &&
                                    grad.storage().use_count() == 1 && grad.is_contiguous(format);
     leaf.set_grad(private_temporary ? grad : copy_in_layout(grad, format));
+  } else if (GradMode::is_enabled()) {
+    // create_graph: the sum is a new tensor with a graph, never an in-place change of a .grad
+    // that a graph may hold (PyTorch replaces .grad out of place then too).
+    leaf.set_grad(current.add(grad));
   } else {
     current.add_(grad);
   }
 }
 
 }  // namespace
+
+Node* running_node() { return running; }
 
 Node::Node(std::string name) : name_(std::move(name)), sequence_nr_(next_sequence_nr++) {}
 
@@ -97,6 +128,7 @@ std::vector<Tensor> Node::apply(const Tensor& grad_output) {
   MINIDL_CHECK(!released_, "backward: trying to backward through the graph a second time (", name_,
                " was already freed); call backward(gradient, /*retain_graph=*/true) the "
                "first time if you need to backward twice");
+  const RunningNodeScope scope(this);
   // Without hooks grad_output is passed on untouched: AccumulateGrad takes over a gradient no
   // one else references instead of copying it.
   std::vector<Tensor> grads =

@@ -15,7 +15,7 @@
 
 namespace minidl::autograd {
 
-class Node {
+class Node : public std::enable_shared_from_this<Node> {
  public:
   explicit Node(std::string name);
   // Frees the nodes this one was the last owner of in a loop, not by recursion, so that a
@@ -36,6 +36,11 @@ class Node {
   std::vector<std::shared_ptr<Node>> next;
   // The shape of each input, to check that backward returns gradients of the right shapes.
   std::vector<Shape> input_sizes;
+  // Whether backward() gives differentiable gradients when grad mode is on (its formula is
+  // made of recorded ops), so that a backward pass with create_graph can record through it.
+  // A node without it makes the gradients of such a pass raise "double backward of <op> is not
+  // supported" when a later backward reaches them (see Note [Double backward] in engine.cpp).
+  bool differentiable_backward = false;
   // Hooks on the gradient of this node's output (Tensor::register_hook on a non-leaf): apply()
   // runs them on the complete gradient, in registration order, before backward.
   std::vector<std::pair<int, GradHook>> grad_hooks;
@@ -49,6 +54,10 @@ class Node {
   uint64_t sequence_nr_;
   bool released_ = false;
 };
+
+// The node whose backward() is running on this thread (set by Node::apply), or null: a
+// SavedTensor of that node's own output rebuilds the output from it under create_graph.
+Node* running_node();
 
 // The backward of an op, written as a closure right beside its forward.
 using BackwardFn = std::function<std::vector<Tensor>(const Tensor& grad_output)>;
