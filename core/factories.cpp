@@ -107,10 +107,20 @@ template Tensor tensor(const std::vector<uint8_t>&, const Shape&);
 template Tensor tensor(const std::vector<bool>&, const Shape&);
 
 Tensor tensor(std::initializer_list<double> values, TensorOptions options) {
-  std::vector<double> data(values);
-  Tensor as_double = from_host(data.data(), {static_cast<int64_t>(data.size())}, kFloat64);
-  return with_requires_grad(as_double.to(options.device(), options.dtype()), options);
+  const std::vector<double> data(values);
+  return detail::tensor_from<double>(data, {static_cast<int64_t>(data.size())}, options);
 }
+
+namespace detail {
+
+Tensor tensor_from_values(const void* values, DType stored, const Shape& sizes, DType inferred,
+                          TensorOptions options) {
+  const DType dtype = options.has_dtype() ? options.dtype() : inferred;
+  Tensor host = from_host(values, sizes, stored);
+  return with_requires_grad(host.to(options.device(), dtype), options);
+}
+
+}  // namespace detail
 
 Tensor scalar_tensor(double value, TensorOptions options) {
   Tensor as_double = from_host(&value, {}, kFloat64);

@@ -17,6 +17,7 @@
 #include "minidl/core/device.h"
 #include "minidl/core/dtype.h"
 #include "minidl/core/indexing.h"
+#include "minidl/core/scalar.h"
 #include "minidl/core/storage.h"
 #include "minidl/core/tensor_options.h"
 
@@ -240,21 +241,21 @@ class Tensor {
   Tensor rsqrt() const;
   Tensor reciprocal() const;
   Tensor square() const;
-  Tensor pow(double exponent) const;
+  Tensor pow(Scalar exponent) const;
   Tensor add(const Tensor& other, double alpha = 1) const;
   Tensor sub(const Tensor& other, double alpha = 1) const;
   Tensor mul(const Tensor& other) const;
   Tensor div(const Tensor& other) const;
-  Tensor add(double other) const;
-  Tensor sub(double other) const;
-  Tensor mul(double other) const;
-  Tensor div(double other) const;
+  Tensor add(Scalar other) const;
+  Tensor sub(Scalar other) const;
+  Tensor mul(Scalar other) const;
+  Tensor div(Scalar other) const;
   // atan2 ... logical_xor: as the free functions of ops/elementwise.h.
   Tensor atan2(const Tensor& other) const;
   Tensor fmod(const Tensor& other) const;
-  Tensor fmod(double other) const;
+  Tensor fmod(Scalar other) const;
   Tensor remainder(const Tensor& other) const;
-  Tensor remainder(double other) const;
+  Tensor remainder(Scalar other) const;
   Tensor isnan() const;
   Tensor isinf() const;
   Tensor isfinite() const;
@@ -323,11 +324,11 @@ class Tensor {
   Tensor& masked_fill_(const Tensor& mask, double value);
   // In-place arithmetic (no autograd; error on a tensor that requires grad in grad mode).
   Tensor& add_(const Tensor& other, double alpha = 1);
-  Tensor& add_(double value);
+  Tensor& add_(Scalar value);
   Tensor& sub_(const Tensor& other, double alpha = 1);
   Tensor& mul_(const Tensor& other);
-  Tensor& mul_(double value);
-  Tensor& div_(double value);
+  Tensor& mul_(Scalar value);
+  Tensor& div_(Scalar value);
 
  private:
   std::vector<Tensor> split_evenly(int64_t split_size, int64_t dim) const;
@@ -364,8 +365,78 @@ Tensor from_host(const void* data, const Shape& sizes, TensorOptions options = {
 // A tensor holding `values` (1-D, or the given shape), dtype from T unless options say otherwise.
 template <class T>
 Tensor tensor(const std::vector<T>& values, const Shape& sizes = {});
+
+// tensor({1, 2, 3}), tensor({{1, 2}, {3, 4}}), tensor(3): as LibTorch's torch::tensor, the
+// dtype comes from the C++ type of the values unless the options give one: integers are int64
+// (uint8_t stays uint8), float and double float32 (the default dtype), bool bool; a list that
+// mixes integers and doubles ({1, 2.5}) is float32, as torch.tensor([1, 2.5]). A plain number
+// gives a 0-dimensional tensor. Rows of a nested list must have one length.
+template <class T>
+requires std::is_arithmetic_v<T> Tensor tensor(std::initializer_list<T> values,
+                                               TensorOptions options = {});
 Tensor tensor(std::initializer_list<double> values, TensorOptions options = {});
+template <class T>
+requires std::is_arithmetic_v<T> Tensor tensor(std::initializer_list<std::initializer_list<T>> rows,
+                                               TensorOptions options = {});
+template <class T>
+requires std::is_arithmetic_v<T> Tensor tensor(T value, TensorOptions options = {});
 Tensor scalar_tensor(double value, TensorOptions options = {});
+
+namespace detail {
+// What tensor() infers from the C++ type T of its values (see tensor above).
+template <class T>
+constexpr DType inferred_dtype() {
+  if constexpr (std::is_same_v<T, bool>)
+    return kBool;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return kUInt8;
+  else if constexpr (std::is_integral_v<T>)
+    return kInt64;
+  else
+    return kFloat32;
+}
+// tensor()'s body: values already widened (int64_t, double, or bool as uint8_t bytes, whose
+// dtype is `stored`), laid out row-major in `sizes`.
+Tensor tensor_from_values(const void* values, DType stored, const Shape& sizes, DType inferred,
+                          TensorOptions options);
+template <class T>
+using widened_t = std::conditional_t<std::is_same_v<T, bool>, uint8_t,
+                                     std::conditional_t<std::is_integral_v<T>, int64_t, double>>;
+template <class T>
+Tensor tensor_from(const std::vector<widened_t<T>>& values, const Shape& sizes,
+                   TensorOptions options) {
+  return tensor_from_values(values.data(),
+                            std::is_same_v<T, bool> ? kBool : dtype_of_v<widened_t<T>>, sizes,
+                            inferred_dtype<T>(), options);
+}
+}  // namespace detail
+
+template <class T>
+requires std::is_arithmetic_v<T> Tensor tensor(std::initializer_list<T> values,
+                                               TensorOptions options) {
+  const std::vector<detail::widened_t<T>> widened(values.begin(), values.end());
+  return detail::tensor_from<T>(widened, {static_cast<int64_t>(values.size())}, options);
+}
+
+template <class T>
+requires std::is_arithmetic_v<T> Tensor tensor(std::initializer_list<std::initializer_list<T>> rows,
+                                               TensorOptions options) {
+  const size_t columns = rows.size() == 0 ? 0 : rows.begin()->size();
+  std::vector<detail::widened_t<T>> widened;
+  widened.reserve(rows.size() * columns);
+  for (const std::initializer_list<T>& row : rows) {
+    MINIDL_CHECK(row.size() == columns, "tensor: expected every row of a nested list to have ",
+                 columns, " values (as the first), got a row of ", row.size());
+    widened.insert(widened.end(), row.begin(), row.end());
+  }
+  return detail::tensor_from<T>(
+      widened, {static_cast<int64_t>(rows.size()), static_cast<int64_t>(columns)}, options);
+}
+
+template <class T>
+requires std::is_arithmetic_v<T> Tensor tensor(T value, TensorOptions options) {
+  return detail::tensor_from<T>({static_cast<detail::widened_t<T>>(value)}, {}, options);
+}
 
 // Copies the tensor's elements to a host vector of T (converting; for tests and printing).
 template <class T>

@@ -2,6 +2,7 @@
 // What a factory makes: dtype, device, requires_grad. Implicit from a DType or a Device, with
 // chained setters, as in LibTorch: zeros({2, 3}, kFloat64), ones({4}, TensorOptions().device(d)).
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "minidl/core/device.h"
@@ -45,12 +46,16 @@ class TensorOptions {
     return *this;
   }
 
-  DType dtype() const { return dtype_; }
+  // float32 (the default dtype) unless one was given; has_dtype() says whether one was, for the
+  // factories that infer theirs (tensor({1, 2, 3}) is int64 unless the options give a dtype,
+  // as in LibTorch).
+  DType dtype() const { return dtype_.value_or(kFloat32); }
+  bool has_dtype() const { return dtype_.has_value(); }
   Device device() const { return device_; }
   bool requires_grad() const { return requires_grad_; }
 
  private:
-  DType dtype_ = kFloat32;
+  std::optional<DType> dtype_;
   Device device_;
   bool requires_grad_ = false;
 };

@@ -1,6 +1,5 @@
 #include "minidl/core/type_promotion.h"
 
-#include <cmath>
 #include <optional>
 
 #include "minidl/core/tensor.h"
@@ -45,8 +44,8 @@ DType promote_types(DType a, DType b) {
   return wider(a, b);
 }
 
-DType scalar_type(double value) {
-  return std::isfinite(value) && std::trunc(value) == value ? kInt64 : kFloat32;
+DType scalar_type(const Scalar& scalar) {
+  return scalar.is_floating_point() ? kFloat32 : scalar.type();
 }
 
 DType result_type(const Tensor& a, const Tensor& b) {
@@ -58,7 +57,7 @@ DType result_type(const Tensor& a, const Tensor& b) {
   return *combine(dimensioned, zero_dim);
 }
 
-DType result_type(const Tensor& tensor, double scalar) {
+DType result_type(const Tensor& tensor, const Scalar& scalar) {
   // A scalar ranks below a tensor of any number of dimensions.
   return *combine(tensor.dtype(), scalar_type(scalar));
 }

@@ -11,21 +11,21 @@
 //   tensor with a 0-dimensional int64 tensor stays int32, and an int64 tensor with 0.5 gives
 //   float32 (PyTorch's default floating dtype).
 //
-// minidl's scalars are doubles, so a scalar's category comes from its value: integral values
-// (2.0) count as integers, and a fraction, inf or NaN as floating. PyTorch decides by the
-// literal's type instead (an int64 tensor + 2.0 is float32 there, + 2 is int64); see
-// docs/guide/tensors-and-autograd.md.
+// A scalar's category comes from the C++ type it was written as (core/scalar.h), as in PyTorch:
+// an int64 tensor + 2.0 is float32, + 2 stays int64, a bool tensor + 1 is int64.
 #include "minidl/core/dtype.h"
+#include "minidl/core/scalar.h"
 
 namespace minidl {
 
 class Tensor;
 
 DType promote_types(DType a, DType b);
-// The dtype a scalar brings to promotion: int64 for an integral value, else float32.
-DType scalar_type(double value);
+// The dtype a scalar brings to promotion: bool, int64, or float32 (PyTorch's default floating
+// dtype) for a floating-point scalar.
+DType scalar_type(const Scalar& scalar);
 DType result_type(const Tensor& a, const Tensor& b);
-DType result_type(const Tensor& tensor, double scalar);
+DType result_type(const Tensor& tensor, const Scalar& scalar);
 // Whether a result of dtype `from` may be written into a tensor of dtype `to` (in-place ops):
 // not to a lower category (floating to integer, anything but bool to bool), as torch.can_cast.
 bool can_cast(DType from, DType to);

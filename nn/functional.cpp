@@ -155,7 +155,7 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const NLLLossFunc
   // Each sample's weight is its target's; an ignored sample's is 0 (its index may be any
   // value, so it reads class 0 and is then masked).
   const Tensor counted = ne(target, static_cast<double>(options.ignore_index()));
-  const Tensor readable_target = where(counted, target, 0.0);
+  const Tensor readable_target = where(counted, target, 0);  // an integer 0 keeps int64
   const Tensor sample_weight =
       where(counted, index_select(weight.to(losses.dtype()), 0, readable_target), 0.0);
   const Tensor weighted = mul(losses, sample_weight);

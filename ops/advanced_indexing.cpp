@@ -58,7 +58,7 @@ Tensor row_positions(const Tensor& x, const Tensor& index) {
   NoGradGuard no_grad;
   if (index.dtype() == kInt64) {
     const Tensor flat = index.reshape({-1});
-    return where(flat < 0.0, flat + static_cast<double>(x.size(0)), flat);
+    return where(flat < 0, flat + x.size(0), flat);  // int64 stays int64
   }
   const Tensor flat_mask = index.reshape({-1});
   const int64_t count = sum(flat_mask).item<int64_t>();

@@ -1,11 +1,15 @@
 #pragma once
 // Element-wise operations. Binary ones broadcast (NumPy rules) on one device; the arithmetic,
-// extrema, comparisons and where promote mixed dtypes as PyTorch (core/type_promotion.h).
-// Floating-point ops accept float32, float64 (CPU), float16 and bfloat16; add/sub/mul and the
+// extrema, atan2, fmod, remainder, clamp, comparisons and where promote mixed dtypes as PyTorch
+// (core/type_promotion.h), scalars (core/scalar.h) by the C++ type they are written as: an int64
+// tensor + 2 stays int64, + 2.0 is float32. Floating-point ops accept float32, float64 (CPU),
+// float16 and bfloat16 (an integer or bool input of atan2, div and pow with a floating exponent
+// computes in float32); add/sub/mul, fmod, remainder, pow with an integer exponent, clamp and the
 // comparisons also accept integer types. Every op here is differentiable where PyTorch's is.
 #include <optional>
 #include <string_view>
 
+#include "minidl/core/scalar.h"
 #include "minidl/core/tensor.h"
 
 namespace minidl {
@@ -22,7 +26,9 @@ Tensor tanh(const Tensor& x);
 // x * Phi(x) (approximate "none"), or 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
 // (approximate "tanh", GPT-2's), as torch.nn.functional.gelu.
 Tensor gelu(const Tensor& x, std::string_view approximate = "none");
-Tensor pow(const Tensor& x, double exponent);
+// An integer tensor with an integer exponent stays integer (a negative one is an error, as
+// PyTorch's); with a floating exponent it computes in float32.
+Tensor pow(const Tensor& x, Scalar exponent);
 // Trigonometric and hyperbolic, in radians.
 Tensor sin(const Tensor& x);
 Tensor cos(const Tensor& x);
@@ -59,14 +65,16 @@ Tensor softplus(const Tensor& x, double beta = 1.0, double threshold = 20.0);
 // clamp(x, min_val, max_val), with zero gradient at and beyond the bounds (torch's hardtanh);
 // min_val > max_val is an error.
 Tensor hardtanh(const Tensor& x, double min_val = -1.0, double max_val = 1.0);
-// Bounds as scalars, on floating and integer tensors (an integer tensor's bounds are truncated);
-// NaN stays NaN; the gradient passes where min <= x <= max, as PyTorch's.
-Tensor clamp(const Tensor& x, std::optional<double> min, std::optional<double> max);
-Tensor clamp_min(const Tensor& x, double min);
-Tensor clamp_max(const Tensor& x, double max);
-// Bounds as tensors (either may be std::nullopt, not both), broadcast with x, of x's dtype and
-// device: minimum(maximum(x, min), max) in value and gradient, as PyTorch's (a tie splits the
-// gradient evenly between x and the bound; where min > max the result is max).
+// Bounds as scalars, on floating and integer tensors; the result type is PyTorch's (an integer
+// tensor with a floating bound is float32: clamp(arange(3), 0.5) is [0.5, 1, 2]); NaN stays NaN;
+// the gradient passes where min <= x <= max, as PyTorch's.
+Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max);
+Tensor clamp_min(const Tensor& x, Scalar min);
+Tensor clamp_max(const Tensor& x, Scalar max);
+// Bounds as tensors (either may be std::nullopt, not both), broadcast with x, on x's device, of
+// any numeric dtype (the three promote as PyTorch's): minimum(maximum(x, min), max) in value and
+// gradient, as PyTorch's (a tie splits the gradient evenly between x and the bound; where
+// min > max the result is max).
 Tensor clamp(const Tensor& x, const std::optional<Tensor>& min, const std::optional<Tensor>& max);
 
 // ---- binary, with broadcasting ----
@@ -76,21 +84,23 @@ Tensor mul(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, const Tensor& b);
 Tensor maximum(const Tensor& a, const Tensor& b);  // gradient split evenly on ties, as PyTorch
 Tensor minimum(const Tensor& a, const Tensor& b);
-// Floating operands. atan2(input, other): the angle of the point (other, input), in [-pi, pi].
-// fmod: input - trunc(input / other) * other, the sign of input (C's fmod); remainder:
-// input - floor(input / other) * other, the sign of other (Python's %). Their gradient is 1 for
-// input and -trunc(input / other) resp. -floor(input / other) for other, as PyTorch's.
+// atan2(input, other): the angle of the point (other, input), in [-pi, pi]; integer and bool
+// operands give float32. fmod: input - trunc(input / other) * other, the sign of input (C's
+// fmod); remainder: input - floor(input / other) * other, the sign of other (Python's %); both
+// on floating and integer operands (an integer divisor of 0 is an error on the CPU, as PyTorch's
+// "ZeroDivisionError", and gives 0 on CUDA). Their gradient is 1 for input and
+// -trunc(input / other) resp. -floor(input / other) for other, as PyTorch's.
 Tensor atan2(const Tensor& input, const Tensor& other);
 Tensor fmod(const Tensor& input, const Tensor& other);
 Tensor remainder(const Tensor& input, const Tensor& other);
 
 // ---- with a scalar ----
-Tensor add(const Tensor& a, double b);
-Tensor sub(const Tensor& a, double b);
-Tensor mul(const Tensor& a, double b);
-Tensor div(const Tensor& a, double b);
-Tensor fmod(const Tensor& input, double other);
-Tensor remainder(const Tensor& input, double other);
+Tensor add(const Tensor& a, Scalar b);
+Tensor sub(const Tensor& a, Scalar b);
+Tensor mul(const Tensor& a, Scalar b);
+Tensor div(const Tensor& a, Scalar b);
+Tensor fmod(const Tensor& input, Scalar other);
+Tensor remainder(const Tensor& input, Scalar other);
 
 // ---- comparisons: bool result, never differentiable ----
 Tensor eq(const Tensor& a, const Tensor& b);
@@ -99,12 +109,12 @@ Tensor lt(const Tensor& a, const Tensor& b);
 Tensor le(const Tensor& a, const Tensor& b);
 Tensor gt(const Tensor& a, const Tensor& b);
 Tensor ge(const Tensor& a, const Tensor& b);
-Tensor eq(const Tensor& a, double b);
-Tensor ne(const Tensor& a, double b);
-Tensor lt(const Tensor& a, double b);
-Tensor le(const Tensor& a, double b);
-Tensor gt(const Tensor& a, double b);
-Tensor ge(const Tensor& a, double b);
+Tensor eq(const Tensor& a, Scalar b);
+Tensor ne(const Tensor& a, Scalar b);
+Tensor lt(const Tensor& a, Scalar b);
+Tensor le(const Tensor& a, Scalar b);
+Tensor gt(const Tensor& a, Scalar b);
+Tensor ge(const Tensor& a, Scalar b);
 
 // ---- classification and logic: bool result, any dtype, never differentiable ----
 Tensor isnan(const Tensor& x);
@@ -117,11 +127,11 @@ Tensor logical_and(const Tensor& a, const Tensor& b);
 Tensor logical_or(const Tensor& a, const Tensor& b);
 Tensor logical_xor(const Tensor& a, const Tensor& b);
 
-// condition ? a : b, broadcasting all three; condition is a bool tensor. A scalar operand takes
-// the tensor operand's dtype and device.
+// condition ? a : b, broadcasting all three; condition is a bool tensor. The operands promote as
+// PyTorch's, a scalar with the tensor operand (where(c, int64 tensor, 2.5) is float32).
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
-Tensor where(const Tensor& condition, const Tensor& a, double b);
-Tensor where(const Tensor& condition, double a, const Tensor& b);
+Tensor where(const Tensor& condition, const Tensor& a, Scalar b);
+Tensor where(const Tensor& condition, Scalar a, const Tensor& b);
 
 // ---- C++ operators ----
 Tensor operator-(const Tensor& x);
@@ -129,31 +139,31 @@ Tensor operator+(const Tensor& a, const Tensor& b);
 Tensor operator-(const Tensor& a, const Tensor& b);
 Tensor operator*(const Tensor& a, const Tensor& b);
 Tensor operator/(const Tensor& a, const Tensor& b);
-Tensor operator+(const Tensor& a, double b);
-Tensor operator-(const Tensor& a, double b);
-Tensor operator*(const Tensor& a, double b);
-Tensor operator/(const Tensor& a, double b);
-Tensor operator+(double a, const Tensor& b);
-Tensor operator-(double a, const Tensor& b);
-Tensor operator*(double a, const Tensor& b);
-Tensor operator/(double a, const Tensor& b);
+Tensor operator+(const Tensor& a, Scalar b);
+Tensor operator-(const Tensor& a, Scalar b);
+Tensor operator*(const Tensor& a, Scalar b);
+Tensor operator/(const Tensor& a, Scalar b);
+Tensor operator+(Scalar a, const Tensor& b);
+Tensor operator-(Scalar a, const Tensor& b);
+Tensor operator*(Scalar a, const Tensor& b);
+Tensor operator/(Scalar a, const Tensor& b);
 Tensor operator==(const Tensor& a, const Tensor& b);
 Tensor operator!=(const Tensor& a, const Tensor& b);
 Tensor operator<(const Tensor& a, const Tensor& b);
 Tensor operator<=(const Tensor& a, const Tensor& b);
 Tensor operator>(const Tensor& a, const Tensor& b);
 Tensor operator>=(const Tensor& a, const Tensor& b);
-Tensor operator==(const Tensor& a, double b);
-Tensor operator!=(const Tensor& a, double b);
-Tensor operator<(const Tensor& a, double b);
-Tensor operator<=(const Tensor& a, double b);
-Tensor operator>(const Tensor& a, double b);
-Tensor operator>=(const Tensor& a, double b);
-Tensor operator==(double a, const Tensor& b);
-Tensor operator!=(double a, const Tensor& b);
-Tensor operator<(double a, const Tensor& b);
-Tensor operator<=(double a, const Tensor& b);
-Tensor operator>(double a, const Tensor& b);
-Tensor operator>=(double a, const Tensor& b);
+Tensor operator==(const Tensor& a, Scalar b);
+Tensor operator!=(const Tensor& a, Scalar b);
+Tensor operator<(const Tensor& a, Scalar b);
+Tensor operator<=(const Tensor& a, Scalar b);
+Tensor operator>(const Tensor& a, Scalar b);
+Tensor operator>=(const Tensor& a, Scalar b);
+Tensor operator==(Scalar a, const Tensor& b);
+Tensor operator!=(Scalar a, const Tensor& b);
+Tensor operator<(Scalar a, const Tensor& b);
+Tensor operator<=(Scalar a, const Tensor& b);
+Tensor operator>(Scalar a, const Tensor& b);
+Tensor operator>=(Scalar a, const Tensor& b);
 
 }  // namespace minidl

@@ -12,6 +12,7 @@
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/elementwise_kernels.h"
 #include "minidl/ops/elementwise_op.h"
+#include "minidl/ops/reduce.h"
 
 namespace minidl {
 
@@ -20,12 +21,14 @@ namespace {
 using elementwise::binary_forward;
 using elementwise::BinaryOp;
 using elementwise::check_floating;
+using elementwise::check_inplace_scalar;
 using elementwise::check_numeric;
 using elementwise::check_same_dtype_and_device;
 using elementwise::check_scalar_fits;
 using elementwise::Operands;
 using elementwise::promote_operands;
 using elementwise::promoted_for;
+using elementwise::scalar_operand;
 using elementwise::ternary_forward;
 using elementwise::TernaryOp;
 using elementwise::unary_forward;
@@ -58,7 +61,6 @@ Tensor add_with_alpha(const Tensor& a, const Tensor& b, double alpha, const char
 
 Tensor add_scalar(const Tensor& a, double value, const char* op, const char* node_name) {
   check_numeric(a, op);
-  check_scalar_fits(a, value, op);
   Tensor out = unary_forward(UnaryOp::AddScalar, a, "add", value);
   if (autograd::needs_grad({a}))
     autograd::record(
@@ -101,14 +103,21 @@ Tensor extremum(const Tensor& input, const Tensor& other, BinaryOp forward_op,
   return out;
 }
 
-// atan2, fmod and remainder, on floating operands: each input's gradient is a ternary kernel of
-// (grad, input, other), or for `input` the incoming gradient itself where input_derivative is
-// empty (fmod and remainder have slope 1 in their first operand).
-Tensor floating_binary(const Tensor& a, const Tensor& b, BinaryOp forward_op,
-                       std::optional<TernaryOp> input_derivative, TernaryOp other_derivative,
-                       const char* op, const char* node_name) {
-  check_same_dtype_and_device(a, b, op);
-  check_floating(a, op);
+// PyTorch's integer fmod and remainder raise ZeroDivisionError for a zero divisor on the CPU;
+// so do these (CUDA's kernels give 0 instead of waiting for the device to learn it).
+void check_no_integer_zero_divisor(const Tensor& divisor, const char* op) {
+  if (divisor.is_floating_point() || !divisor.is_cpu() || divisor.numel() == 0) return;
+  MINIDL_CHECK(!any(eq(divisor, 0)).item<bool>(), op, ": ZeroDivisionError: an integer (",
+               divisor.dtype(), ") divisor holds 0");
+}
+
+// atan2, fmod and remainder, on operands of one dtype (promoted by their callers): each input's
+// gradient is a ternary kernel of (grad, input, other), or for `input` the incoming gradient
+// itself where input_derivative is empty (fmod and remainder have slope 1 in their first
+// operand).
+Tensor differentiable_binary(const Tensor& a, const Tensor& b, BinaryOp forward_op,
+                             std::optional<TernaryOp> input_derivative, TernaryOp other_derivative,
+                             const char* op, const char* node_name) {
   Tensor out = binary_forward(forward_op, a, b, op);
   if (autograd::needs_grad({a, b})) {
     autograd::SavedTensor saved_a(a, op), saved_b(b, op);
@@ -182,6 +191,15 @@ void unary_inplace(Tensor& self, UnaryOp op, double value, const char* name) {
   const ProfileScope profile(name, {self});
   if (self.numel() > 0) kernels_for<ElementwiseKernels>(self.device()).unary(op, self, self, value);
   self.bump_version();
+}
+
+// fmod and remainder: the operands promoted as PyTorch's, floating or integer.
+Tensor modulo(const Tensor& input, const Tensor& other, BinaryOp forward_op,
+              TernaryOp other_derivative, const char* op, const char* node_name) {
+  const auto [a, b] = promote_operands(input, other, op);
+  check_numeric(a, op);
+  check_no_integer_zero_divisor(b, op);
+  return differentiable_binary(a, b, forward_op, std::nullopt, other_derivative, op, node_name);
 }
 
 void add_inplace(Tensor& self, const Tensor& other, double alpha, const char* op) {
@@ -277,18 +295,24 @@ Tensor minimum(const Tensor& a, const Tensor& b) {
 }
 
 Tensor atan2(const Tensor& input, const Tensor& other) {
-  return floating_binary(input, other, BinaryOp::Atan2, TernaryOp::Atan2BackwardInput,
-                         TernaryOp::Atan2BackwardOther, "atan2", "Atan2Backward");
+  auto [a, b] = promote_operands(input, other, "atan2");
+  // Integer and bool operands compute in float32, as PyTorch's.
+  if (!a.is_floating_point()) {
+    a = a.to(kFloat32);
+    b = b.to(kFloat32);
+  }
+  return differentiable_binary(a, b, BinaryOp::Atan2, TernaryOp::Atan2BackwardInput,
+                               TernaryOp::Atan2BackwardOther, "atan2", "Atan2Backward");
 }
 
 Tensor fmod(const Tensor& input, const Tensor& other) {
-  return floating_binary(input, other, BinaryOp::Fmod, std::nullopt, TernaryOp::FmodBackwardDivisor,
-                         "fmod", "FmodBackward");
+  return modulo(input, other, BinaryOp::Fmod, TernaryOp::FmodBackwardDivisor, "fmod",
+                "FmodBackward");
 }
 
 Tensor remainder(const Tensor& input, const Tensor& other) {
-  return floating_binary(input, other, BinaryOp::Remainder, std::nullopt,
-                         TernaryOp::RemainderBackwardDivisor, "remainder", "RemainderBackward");
+  return modulo(input, other, BinaryOp::Remainder, TernaryOp::RemainderBackwardDivisor, "remainder",
+                "RemainderBackward");
 }
 
 Tensor clamp(const Tensor& x, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
@@ -296,49 +320,50 @@ Tensor clamp(const Tensor& x, const std::optional<Tensor>& min, const std::optio
   MINIDL_CHECK(has_min || has_max, "clamp: expected at least one of min and max, got neither");
   check_numeric(x, "clamp");
   Shape sizes = x.sizes();
-  if (has_min) {
-    check_same_dtype_and_device(x, *min, "clamp");
-    sizes = broadcast_shapes(sizes, min->sizes(), "clamp");
-  }
-  if (has_max) {
-    check_same_dtype_and_device(x, *max, "clamp");
-    broadcast_shapes(sizes, max->sizes(), "clamp");
+  for (const std::optional<Tensor>* bound : {&min, &max}) {
+    if (!*bound || !(*bound)->defined()) continue;
+    const Tensor& value = **bound;
+    MINIDL_CHECK(value.device() == x.device(), "clamp: expected the bounds on the input's ",
+                 "device ", x.device(), ", got ", value.device());
+    check_numeric(value, "clamp");
+    sizes = broadcast_shapes(sizes, value.sizes(), "clamp");
   }
   // PyTorch's clamp with tensor bounds is minimum(maximum(x, min), max), in value (a NaN in any
-  // operand gives NaN) and in gradient (ties split evenly between x and the bound), so it is
-  // written as that.
+  // operand gives NaN), in gradient (ties split evenly between x and the bound) and in dtype
+  // (maximum and minimum promote, as clamp's result_type of the three), so it is written as that.
   const Tensor above = has_min ? maximum(x, *min) : x;
   return has_max ? minimum(above, *max) : above;
 }
 
 // ---- with a scalar ----
-// fmod and remainder take the scalar as a 0-dimensional tensor of the input's dtype and device,
-// as where does.
+// fmod and remainder take the scalar as a 0-dimensional tensor of the promoted dtype and the
+// input's device, as where does.
 
-Tensor fmod(const Tensor& input, double other) {
+Tensor fmod(const Tensor& input, Scalar other) {
   check_defined(input, "fmod", "input");
-  return fmod(input, full({}, other, input.options()));
+  return fmod(input, scalar_operand(input, other));
 }
 
-Tensor remainder(const Tensor& input, double other) {
+Tensor remainder(const Tensor& input, Scalar other) {
   check_defined(input, "remainder", "input");
-  return remainder(input, full({}, other, input.options()));
+  return remainder(input, scalar_operand(input, other));
 }
 
-// An integer or bool tensor with a fractional scalar computes in float32 (promoted_for).
+// The tensor computes in result_type(tensor, scalar) (promoted_for): an integer or bool tensor
+// with a floating-point scalar in float32, a bool tensor with an integer scalar in int64.
 
-Tensor add(const Tensor& a, double b) {
-  return add_scalar(promoted_for(a, b, "add"), b, "add", "AddBackward");
+Tensor add(const Tensor& a, Scalar b) {
+  return add_scalar(promoted_for(a, b, "add"), b.to_double(), "add", "AddBackward");
 }
 
-Tensor sub(const Tensor& a, double b) {
-  return add_scalar(promoted_for(a, b, "sub"), -b, "sub", "SubBackward");
+Tensor sub(const Tensor& a, Scalar b) {
+  return add_scalar(promoted_for(a, b, "sub"), -b.to_double(), "sub", "SubBackward");
 }
 
-Tensor mul(const Tensor& input, double b) {
-  const Tensor a = promoted_for(input, b, "mul");
+Tensor mul(const Tensor& input, Scalar scalar) {
+  const Tensor a = promoted_for(input, scalar, "mul");
   check_numeric(a, "mul");
-  check_scalar_fits(a, b, "mul");
+  const double b = scalar.to_double();
   Tensor out = unary_forward(UnaryOp::MulScalar, a, "mul", b);
   if (autograd::needs_grad({a}))
     autograd::record(
@@ -348,9 +373,10 @@ Tensor mul(const Tensor& input, double b) {
   return out;
 }
 
-Tensor div(const Tensor& input, double b) {
+Tensor div(const Tensor& input, Scalar scalar) {
   // True division: an integer or bool tensor divides in float32 whatever the scalar.
   check_defined(input, "div", "input");
+  const double b = scalar.to_double();
   const Tensor a = input.is_floating_point() ? input : input.to(kFloat32);
   check_floating(a, "div");
   Tensor out = unary_forward(UnaryOp::DivScalar, a, "div", b);
@@ -374,11 +400,11 @@ Tensor& Tensor::sub_(const Tensor& other, double alpha) {
   return *this;
 }
 
-Tensor& Tensor::add_(double value) {
+Tensor& Tensor::add_(Scalar value) {
   check_inplace_target(*this, "add_");
   check_numeric(*this, "add_");
-  check_scalar_fits(*this, value, "add_");
-  unary_inplace(*this, UnaryOp::AddScalar, value, "add_");
+  check_inplace_scalar(*this, value, "add_");
+  unary_inplace(*this, UnaryOp::AddScalar, value.to_double(), "add_");
   return *this;
 }
 
@@ -389,18 +415,18 @@ Tensor& Tensor::mul_(const Tensor& other) {
   return *this;
 }
 
-Tensor& Tensor::mul_(double value) {
+Tensor& Tensor::mul_(Scalar value) {
   check_inplace_target(*this, "mul_");
   check_numeric(*this, "mul_");
-  check_scalar_fits(*this, value, "mul_");
-  unary_inplace(*this, UnaryOp::MulScalar, value, "mul_");
+  check_inplace_scalar(*this, value, "mul_");
+  unary_inplace(*this, UnaryOp::MulScalar, value.to_double(), "mul_");
   return *this;
 }
 
-Tensor& Tensor::div_(double value) {
+Tensor& Tensor::div_(Scalar value) {
   check_inplace_target(*this, "div_");
   check_floating(*this, "div_");
-  unary_inplace(*this, UnaryOp::DivScalar, value, "div_");
+  unary_inplace(*this, UnaryOp::DivScalar, value.to_double(), "div_");
   return *this;
 }
 

@@ -4,7 +4,6 @@
 
 #include "minidl/core/autograd/function.h"
 #include "minidl/core/dispatch.h"
-#include "minidl/core/type_promotion.h"
 #include "minidl/ops/broadcast.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/elementwise_kernels.h"
@@ -28,8 +27,11 @@ Tensor compare(CompareOp op, const Tensor& input, const Tensor& other, const cha
   return out;
 }
 
-Tensor compare_scalar(CompareOp op, const Tensor& a, double value, const char* name) {
+// A floating tensor compares in its own type (the scalar rounded to it, as PyTorch's); an integer
+// or bool one compares in double, which is where result_type's float32 would hold 2 < 2.5 too.
+Tensor compare_scalar(CompareOp op, const Tensor& a, Scalar scalar, const char* name) {
   check_defined(a, name, "input");
+  const double value = scalar.to_double();
   Tensor out = empty_result(a.sizes(), TensorOptions(kBool).device(a.device()), {&a});
   if (out.numel() > 0)
     kernels_for<ElementwiseKernels>(out.device()).compare_scalar(op, out, a, value);
@@ -44,12 +46,12 @@ Tensor lt(const Tensor& a, const Tensor& b) { return compare(CompareOp::Lt, a, b
 Tensor le(const Tensor& a, const Tensor& b) { return compare(CompareOp::Le, a, b, "le"); }
 Tensor gt(const Tensor& a, const Tensor& b) { return compare(CompareOp::Gt, a, b, "gt"); }
 Tensor ge(const Tensor& a, const Tensor& b) { return compare(CompareOp::Ge, a, b, "ge"); }
-Tensor eq(const Tensor& a, double b) { return compare_scalar(CompareOp::Eq, a, b, "eq"); }
-Tensor ne(const Tensor& a, double b) { return compare_scalar(CompareOp::Ne, a, b, "ne"); }
-Tensor lt(const Tensor& a, double b) { return compare_scalar(CompareOp::Lt, a, b, "lt"); }
-Tensor le(const Tensor& a, double b) { return compare_scalar(CompareOp::Le, a, b, "le"); }
-Tensor gt(const Tensor& a, double b) { return compare_scalar(CompareOp::Gt, a, b, "gt"); }
-Tensor ge(const Tensor& a, double b) { return compare_scalar(CompareOp::Ge, a, b, "ge"); }
+Tensor eq(const Tensor& a, Scalar b) { return compare_scalar(CompareOp::Eq, a, b, "eq"); }
+Tensor ne(const Tensor& a, Scalar b) { return compare_scalar(CompareOp::Ne, a, b, "ne"); }
+Tensor lt(const Tensor& a, Scalar b) { return compare_scalar(CompareOp::Lt, a, b, "lt"); }
+Tensor le(const Tensor& a, Scalar b) { return compare_scalar(CompareOp::Le, a, b, "le"); }
+Tensor gt(const Tensor& a, Scalar b) { return compare_scalar(CompareOp::Gt, a, b, "gt"); }
+Tensor ge(const Tensor& a, Scalar b) { return compare_scalar(CompareOp::Ge, a, b, "ge"); }
 
 Tensor where(const Tensor& condition, const Tensor& input, const Tensor& other) {
   check_defined(condition, "where", "condition");
@@ -85,14 +87,14 @@ Tensor where(const Tensor& condition, const Tensor& input, const Tensor& other) 
 
 // The scalar becomes a 0-dimensional tensor of the promoted dtype (result_type(tensor, scalar)),
 // so that it is not rounded to a narrower dtype first.
-Tensor where(const Tensor& condition, const Tensor& a, double b) {
+Tensor where(const Tensor& condition, const Tensor& a, Scalar b) {
   check_defined(a, "where", "input");
-  return where(condition, a, full({}, b, TensorOptions(result_type(a, b)).device(a.device())));
+  return where(condition, a, elementwise::scalar_operand(a, b));
 }
 
-Tensor where(const Tensor& condition, double a, const Tensor& b) {
+Tensor where(const Tensor& condition, Scalar a, const Tensor& b) {
   check_defined(b, "where", "other");
-  return where(condition, full({}, a, TensorOptions(result_type(b, a)).device(b.device())), b);
+  return where(condition, elementwise::scalar_operand(b, a), b);
 }
 
 }  // namespace minidl

@@ -273,8 +273,19 @@ template <class C>
 struct Pow {
   C exponent;
   MINIDL_HOST_DEVICE C operator()(C x) const {
-    if (exponent == C(2)) return x * x;  // the common case, exact and cheap
-    return detail::pow(x, exponent);
+    if constexpr (std::is_integral_v<C>) {
+      // Integers: exact, by squaring, wrapping on overflow as PyTorch's; the op layer refuses a
+      // negative exponent ("Integers to negative integer powers are not allowed").
+      C result = 1, base = x;
+      for (C e = exponent; e > C(0); e /= C(2)) {
+        if (e % C(2) == C(1)) result = static_cast<C>(result * base);
+        base = static_cast<C>(base * base);
+      }
+      return result;
+    } else {
+      if (exponent == C(2)) return x * x;  // the common case, exact and cheap
+      return detail::pow(x, exponent);
+    }
   }
 };
 template <class C>
@@ -329,15 +340,38 @@ template <class C>
 struct Atan2 {  // the angle of the point (x = b, y = a), in [-pi, pi]
   MINIDL_HOST_DEVICE C operator()(C a, C b) const { return detail::atan2(a, b); }
 };
+// Integer fmod and remainder: the op layer refuses a zero divisor on the CPU (PyTorch raises
+// ZeroDivisionError there); on CUDA, which cannot raise without waiting for the device, a zero
+// divisor gives 0 instead of the hardware's undefined result. A divisor of -1 gives 0 without
+// dividing, since INT_MIN % -1 overflows (and traps on x86).
+template <class C>
+MINIDL_HOST_DEVICE C integer_fmod(C a, C b) {
+  if constexpr (std::is_signed_v<C>) {
+    if (b == C(-1)) return C(0);
+  }
+  return b == C(0) ? C(0) : static_cast<C>(a % b);
+}
 template <class C>
 struct Fmod {  // a - trunc(a / b) * b: the sign of a, as C's fmod
-  MINIDL_HOST_DEVICE C operator()(C a, C b) const { return detail::fmod(a, b); }
+  MINIDL_HOST_DEVICE C operator()(C a, C b) const {
+    if constexpr (std::is_integral_v<C>)
+      return integer_fmod(a, b);
+    else
+      return detail::fmod(a, b);
+  }
 };
 template <class C>
 struct Remainder {  // a - floor(a / b) * b: the sign of b, as Python's %; PyTorch's formula
   MINIDL_HOST_DEVICE C operator()(C a, C b) const {
-    const C mod = detail::fmod(a, b);
-    return mod != C(0) && ((b < C(0)) != (mod < C(0))) ? static_cast<C>(mod + b) : mod;
+    C mod;
+    if constexpr (std::is_integral_v<C>)
+      mod = integer_fmod(a, b);
+    else
+      mod = detail::fmod(a, b);
+    if constexpr (std::is_unsigned_v<C>)
+      return mod;  // both operands are non-negative
+    else
+      return mod != C(0) && ((b < C(0)) != (mod < C(0))) ? static_cast<C>(mod + b) : mod;
   }
 };
 
@@ -776,7 +810,6 @@ void with_unary_functor(UnaryOp op, Scalars scalars, Fn&& fn) {
       case UnaryOp::Tanh: return fn(Tanh<C>{});
       case UnaryOp::Gelu: return fn(Gelu<C>{});
       case UnaryOp::GeluTanh: return fn(GeluTanh<C>{});
-      case UnaryOp::Pow: return fn(Pow<C>{scalar_as<C>(scalar)});
       case UnaryOp::DivScalar: return fn(DivScalar<C>{scalar_as<C>(scalar)});
       case UnaryOp::Sin: return fn(Sin<C>{});
       case UnaryOp::Cos: return fn(Cos<C>{});
@@ -816,6 +849,7 @@ void with_unary_functor(UnaryOp op, Scalars scalars, Fn&& fn) {
     switch (op) {
       case UnaryOp::Neg: return fn(Neg<C>{});
       case UnaryOp::Abs: return fn(Abs<C>{});
+      case UnaryOp::Pow: return fn(Pow<C>{scalar_as<C>(scalar)});
       case UnaryOp::AddScalar: return fn(AddScalar<C>{scalar_as<C>(scalar)});
       case UnaryOp::MulScalar: return fn(MulScalar<C>{scalar_as<C>(scalar)});
       case UnaryOp::ClampMin: return fn(ClampMin<C>{scalar_as<C>(scalar)});
@@ -868,8 +902,6 @@ void with_binary_functor(BinaryOp op, Scalars scalars, Fn&& fn) {
       case BinaryOp::ClampMinBackward: return fn(ClampMinBackward<C>{scalar_as<C>(scalar)});
       case BinaryOp::ClampMaxBackward: return fn(ClampMaxBackward<C>{scalar_as<C>(scalar)});
       case BinaryOp::Atan2: return fn(Atan2<C>{});
-      case BinaryOp::Fmod: return fn(Fmod<C>{});
-      case BinaryOp::Remainder: return fn(Remainder<C>{});
       case BinaryOp::SoftplusBackward:
         return fn(SoftplusBackward<C>{scalar_as<C>(scalar), scalar_as<C>(scalars.second)});
       case BinaryOp::HardtanhBackward:
@@ -883,6 +915,8 @@ void with_binary_functor(BinaryOp op, Scalars scalars, Fn&& fn) {
       case BinaryOp::Mul: return fn(Mul<C>{});
       case BinaryOp::Maximum: return fn(Maximum<C>{});
       case BinaryOp::Minimum: return fn(Minimum<C>{});
+      case BinaryOp::Fmod: return fn(Fmod<C>{});
+      case BinaryOp::Remainder: return fn(Remainder<C>{});
       default: break;
     }
   }

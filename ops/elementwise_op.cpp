@@ -27,8 +27,7 @@ void check_same_dtype_and_device(const Tensor& a, const Tensor& b, const char* o
   check_defined(a, op, "input");
   check_defined(b, op, "other");
   MINIDL_CHECK(a.dtype() == b.dtype(), op, ": expected both operands to have the same dtype, ",
-               "got ", a.dtype(), " and ", b.dtype(), " (no implicit type promotion; convert one ",
-               "with to())");
+               "got ", a.dtype(), " and ", b.dtype());
   MINIDL_CHECK(a.device() == b.device(), op, ": expected both operands on the same device, got ",
                a.device(), " and ", b.device());
 }
@@ -42,9 +41,22 @@ Operands promote_operands(const Tensor& a, const Tensor& b, const char* op) {
   return {a.to(dtype), b.to(dtype)};
 }
 
-Tensor promoted_for(const Tensor& x, double scalar, const char* op) {
+Tensor promoted_for(const Tensor& x, const Scalar& scalar, const char* op) {
   check_defined(x, op, "input");
   return x.to(result_type(x, scalar));
+}
+
+Tensor scalar_operand(const Tensor& x, const Scalar& scalar) {
+  return full({}, scalar.to_double(), TensorOptions(result_type(x, scalar)).device(x.device()));
+}
+
+void check_inplace_scalar(const Tensor& self, const Scalar& scalar, const char* op) {
+  const DType dtype = result_type(self, scalar);
+  MINIDL_CHECK(can_cast(dtype, self.dtype()), op, ": the result type ", dtype, " (with the ",
+               scalar.is_floating_point() ? "floating-point" : "integer", " scalar ",
+               scalar.to_double(), ") cannot be written into this ", self.dtype(),
+               " tensor (in-place ops keep the target's dtype); convert it with to() and use ",
+               "the out-of-place op");
 }
 
 void check_scalar_fits(const Tensor& x, double value, const char* op) {

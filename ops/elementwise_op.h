@@ -10,6 +10,7 @@
 // record nothing.
 #include <initializer_list>
 
+#include "minidl/core/scalar.h"
 #include "minidl/core/tensor.h"
 #include "minidl/ops/elementwise_math.h"
 
@@ -22,9 +23,13 @@ namespace minidl::elementwise {
 
 void check_floating(const Tensor& x, const char* op);
 void check_numeric(const Tensor& x, const char* op);
+// For the kernels' own callers, after promotion (the ops that promote call promote_operands).
 void check_same_dtype_and_device(const Tensor& a, const Tensor& b, const char* op);
-// Integer tensors take integral scalars only (callers promote them first: promoted_for).
+// add's and sub's alpha on an integer tensor must be integral.
 void check_scalar_fits(const Tensor& x, double value, const char* op);
+// An in-place op's target must hold result_type(self, scalar): an int64 tensor's add_(0.5) or
+// mul_(2.0) is an error, as in PyTorch.
+void check_inplace_scalar(const Tensor& self, const Scalar& scalar, const char* op);
 
 // ---- type promotion (core/type_promotion.h) ----
 
@@ -35,9 +40,12 @@ struct Operands {
   Tensor a, b;
 };
 Operands promote_operands(const Tensor& a, const Tensor& b, const char* op);
-// `x` converted to result_type(x, scalar): an integer or bool tensor with a fractional scalar
-// becomes float32.
-Tensor promoted_for(const Tensor& x, double scalar, const char* op);
+// `x` converted to result_type(x, scalar): an integer or bool tensor with a floating-point
+// scalar becomes float32, a bool tensor with an integer scalar int64.
+Tensor promoted_for(const Tensor& x, const Scalar& scalar, const char* op);
+// The scalar as a 0-dimensional tensor of result_type(x, scalar) on x's device, for the ops that
+// take a scalar operand as a tensor (fmod, remainder, where, clamp's bounds).
+Tensor scalar_operand(const Tensor& x, const Scalar& scalar);
 
 // ---- results and operands ----
 

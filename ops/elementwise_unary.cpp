@@ -231,7 +231,17 @@ Tensor gelu(const Tensor& x, std::string_view approximate) {
                "gelu: expected approximate to be 'none' or 'tanh', found '", approximate, "'");
   return unary_op(approximate == "tanh" ? UnaryOp::GeluTanh : UnaryOp::Gelu, x);
 }
-Tensor pow(const Tensor& x, double exponent) { return unary_op(UnaryOp::Pow, x, exponent); }
+Tensor pow(const Tensor& x, Scalar exponent) {
+  // result_type(x, exponent): an integer tensor with a floating exponent computes in float32,
+  // with an integer one stays integer (and has no gradient), as PyTorch's.
+  const Tensor base = elementwise::promoted_for(x, exponent, "pow");
+  if (base.is_floating_point()) return unary_op(UnaryOp::Pow, base, exponent.to_double());
+  elementwise::check_numeric(base, "pow");
+  MINIDL_CHECK(exponent.to_double() >= 0, "pow: integers to negative integer powers are not ",
+               "allowed (got a ", base.dtype(), " tensor and the exponent ", exponent.to_double(),
+               "); convert the tensor to a floating-point dtype first");
+  return elementwise::unary_forward(UnaryOp::Pow, base, "pow", exponent.to_double());
+}
 Tensor sin(const Tensor& x) { return unary_op(UnaryOp::Sin, x); }
 Tensor cos(const Tensor& x) { return unary_op(UnaryOp::Cos, x); }
 Tensor tan(const Tensor& x) { return unary_op(UnaryOp::Tan, x); }
@@ -269,12 +279,24 @@ Tensor hardtanh(const Tensor& x, double min_val, double max_val) {
                " and max_val ", max_val);
   return unary_op(UnaryOp::Hardtanh, x, Scalars(min_val, max_val));
 }
-Tensor clamp_min(const Tensor& x, double min) { return unary_op(UnaryOp::ClampMin, x, min); }
-Tensor clamp_max(const Tensor& x, double max) { return unary_op(UnaryOp::ClampMax, x, max); }
-Tensor clamp(const Tensor& x, std::optional<double> min, std::optional<double> max) {
+// A bound promotes x as PyTorch's clamp does (result_type(x, bound)): an integer tensor with a
+// floating-point bound is clamped in float32.
+Tensor clamp_min(const Tensor& x, Scalar min) {
+  return unary_op(UnaryOp::ClampMin, elementwise::promoted_for(x, min, "clamp_min"),
+                  min.to_double());
+}
+Tensor clamp_max(const Tensor& x, Scalar max) {
+  return unary_op(UnaryOp::ClampMax, elementwise::promoted_for(x, max, "clamp_max"),
+                  max.to_double());
+}
+Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max) {
   MINIDL_CHECK(min || max, "clamp: expected at least one of min and max, got neither");
+  // Both bounds take part in the result type, so clamp(int64, 0, 2.5) is float32 throughout.
+  Tensor input = x;
+  for (const std::optional<Scalar>& bound : {min, max})
+    if (bound) input = elementwise::promoted_for(input, *bound, "clamp");
   // Where min > max every element becomes max, as in PyTorch (and its gradient is zero).
-  const Tensor above = min ? clamp_min(x, *min) : x;
+  const Tensor above = min ? clamp_min(input, *min) : input;
   return max ? clamp_max(above, *max) : above;
 }
 

@@ -136,14 +136,21 @@ Tensor product_grad_b(const Tensor& grad, const Tensor& a, const Shape& b_sizes)
   return product(a_rows.t(), grad_rows).reshape(b_sizes);
 }
 
+// PyTorch's matrix products do not promote: mixed dtypes are an error naming the op (as torch.mm's
+// "expected m1 and m2 to have the same dtype").
+void check_same_dtype(const Tensor& a, const Tensor& b, const char* op) {
+  MINIDL_CHECK(a.dtype() == b.dtype(), op, ": expected operands of the same dtype, got ", a.dtype(),
+               " and ", b.dtype(), " (shapes ", a.sizes(), " and ", b.sizes(),
+               "); matrix products do not promote, convert one with to()");
+}
+
 void check_matmul_operands(const Tensor& a, const Tensor& b) {
   check_defined(a, "matmul", "input");
   check_defined(b, "matmul", "other");
   MINIDL_CHECK(a.dim() >= 1 && b.dim() >= 1,
                "matmul: expected operands with at least 1 dimension, got shapes ", a.sizes(),
                " and ", b.sizes());
-  MINIDL_CHECK(a.dtype() == b.dtype(), "matmul: expected operands of the same dtype, got ",
-               a.dtype(), " and ", b.dtype(), " (shapes ", a.sizes(), " and ", b.sizes(), ")");
+  check_same_dtype(a, b, "matmul");
   MINIDL_CHECK(a.device() == b.device(), "matmul: expected operands on the same device, got ",
                a.device(), " and ", b.device(), " (shapes ", a.sizes(), " and ", b.sizes(), ")");
   MINIDL_CHECK(a.is_floating_point(), "matmul: expected floating-point operands (float32, ",
@@ -272,6 +279,7 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
   MINIDL_CHECK(a.size(0) == b.size(0) && a.size(2) == b.size(1),
                "bmm: expected [b, n, k] and [b, k, m] operands, got shapes ", a.sizes(), " and ",
                b.sizes());
+  check_same_dtype(a, b, "bmm");
   return matmul(a, b);
 }
 
@@ -297,6 +305,7 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, double beta,
   check_defined(b, "addmm", "mat2");
   MINIDL_CHECK(a.dim() == 2 && b.dim() == 2, "addmm: expected 2-D matrices, got shapes ", a.sizes(),
                " and ", b.sizes());
+  check_same_dtype(a, b, "addmm");
   MINIDL_CHECK(a.size(1) == b.size(0), "addmm: shapes ", a.sizes(), " and ", b.sizes(),
                " cannot be multiplied (", a.size(1), " != ", b.size(0), ")");
   return scaled_sum(input, matmul(a, b), beta, alpha, "addmm");

@@ -28,11 +28,19 @@ Tensor triangle_mask(int64_t rows, int64_t cols, int64_t diagonal, bool lower, D
   return from_host(keep.data(), {rows, cols}, kBool).to(device);
 }
 
+// masked_fill's value as a 0-dimensional tensor of x's dtype: the result keeps x's dtype, as
+// PyTorch's (a double value does not make an integer tensor float32 here).
+Tensor fill_value(const Tensor& x, double value) {
+  return full({}, value, TensorOptions(x.dtype()).device(x.device()));
+}
+
 Tensor triangle(const Tensor& x, int64_t diagonal, bool lower, const char* op) {
   check_defined(x, op, "input");
   MINIDL_CHECK(x.dim() >= 2, op, ": expected a tensor with at least 2 dimensions, got shape ",
                x.sizes());
-  return where(triangle_mask(x.size(-2), x.size(-1), diagonal, lower, x.device()), x, 0.0);
+  // A 0-dimensional zero of x's own dtype, so that the result keeps it (bool and int too).
+  const Tensor zero = zeros({}, TensorOptions(x.dtype()).device(x.device()));
+  return where(triangle_mask(x.size(-2), x.size(-1), diagonal, lower, x.device()), x, zero);
 }
 
 void check_mask(const Tensor& x, const Tensor& mask, const char* op) {
@@ -51,7 +59,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
   // The mask and x broadcast together, as torch.masked_fill's (checked here, so that the error
   // names masked_fill rather than the where below).
   broadcast_shapes(x.sizes(), mask.sizes(), "masked_fill");
-  return where(mask, value, x);
+  return where(mask, fill_value(x, value), x);
 }
 
 Tensor masked_select(const Tensor& x, const Tensor& mask) {
@@ -76,7 +84,7 @@ Tensor& Tensor::masked_fill_(const Tensor& mask, double value) {
                "masked_fill_: expected a mask that broadcasts to the tensor's shape ", sizes(),
                ", got ", mask.sizes());
   NoGradGuard no_grad;
-  return copy_(where(mask, value, *this));
+  return copy_(where(mask, fill_value(*this, value), *this));
 }
 
 Tensor tril(const Tensor& x, int64_t diagonal) { return triangle(x, diagonal, true, "tril"); }

@@ -8,15 +8,15 @@ Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
 Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
 Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
-Tensor operator+(const Tensor& a, double b) { return add(a, b); }
-Tensor operator-(const Tensor& a, double b) { return sub(a, b); }
-Tensor operator*(const Tensor& a, double b) { return mul(a, b); }
-Tensor operator/(const Tensor& a, double b) { return div(a, b); }
-Tensor operator+(double a, const Tensor& b) { return add(b, a); }
-Tensor operator-(double a, const Tensor& b) { return add(neg(b), a); }
-Tensor operator*(double a, const Tensor& b) { return mul(b, a); }
+Tensor operator+(const Tensor& a, Scalar b) { return add(a, b); }
+Tensor operator-(const Tensor& a, Scalar b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, Scalar b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, Scalar b) { return div(a, b); }
+Tensor operator+(Scalar a, const Tensor& b) { return add(b, a); }
+Tensor operator-(Scalar a, const Tensor& b) { return add(neg(b), a); }
+Tensor operator*(Scalar a, const Tensor& b) { return mul(b, a); }
 // True division: an integer or bool divisor gives float32, as div does.
-Tensor operator/(double a, const Tensor& b) {
+Tensor operator/(Scalar a, const Tensor& b) {
   check_defined(b, "div", "other");
   return mul(pow(b.is_floating_point() ? b : b.to(kFloat32), -1.0), a);
 }
@@ -26,18 +26,18 @@ Tensor operator<(const Tensor& a, const Tensor& b) { return lt(a, b); }
 Tensor operator<=(const Tensor& a, const Tensor& b) { return le(a, b); }
 Tensor operator>(const Tensor& a, const Tensor& b) { return gt(a, b); }
 Tensor operator>=(const Tensor& a, const Tensor& b) { return ge(a, b); }
-Tensor operator==(const Tensor& a, double b) { return eq(a, b); }
-Tensor operator!=(const Tensor& a, double b) { return ne(a, b); }
-Tensor operator<(const Tensor& a, double b) { return lt(a, b); }
-Tensor operator<=(const Tensor& a, double b) { return le(a, b); }
-Tensor operator>(const Tensor& a, double b) { return gt(a, b); }
-Tensor operator>=(const Tensor& a, double b) { return ge(a, b); }
+Tensor operator==(const Tensor& a, Scalar b) { return eq(a, b); }
+Tensor operator!=(const Tensor& a, Scalar b) { return ne(a, b); }
+Tensor operator<(const Tensor& a, Scalar b) { return lt(a, b); }
+Tensor operator<=(const Tensor& a, Scalar b) { return le(a, b); }
+Tensor operator>(const Tensor& a, Scalar b) { return gt(a, b); }
+Tensor operator>=(const Tensor& a, Scalar b) { return ge(a, b); }
 // A scalar on the left: the same comparison seen from the tensor's side.
-Tensor operator==(double a, const Tensor& b) { return eq(b, a); }
-Tensor operator!=(double a, const Tensor& b) { return ne(b, a); }
-Tensor operator<(double a, const Tensor& b) { return gt(b, a); }
-Tensor operator<=(double a, const Tensor& b) { return ge(b, a); }
-Tensor operator>(double a, const Tensor& b) { return lt(b, a); }
-Tensor operator>=(double a, const Tensor& b) { return le(b, a); }
+Tensor operator==(Scalar a, const Tensor& b) { return eq(b, a); }
+Tensor operator!=(Scalar a, const Tensor& b) { return ne(b, a); }
+Tensor operator<(Scalar a, const Tensor& b) { return gt(b, a); }
+Tensor operator<=(Scalar a, const Tensor& b) { return ge(b, a); }
+Tensor operator>(Scalar a, const Tensor& b) { return lt(b, a); }
+Tensor operator>=(Scalar a, const Tensor& b) { return le(b, a); }
 
 }  // namespace minidl

@@ -43,7 +43,7 @@ Tensor Tensor::sign() const { return minidl::sign(*this); }
 Tensor Tensor::rsqrt() const { return minidl::rsqrt(*this); }
 Tensor Tensor::reciprocal() const { return minidl::reciprocal(*this); }
 Tensor Tensor::square() const { return minidl::square(*this); }
-Tensor Tensor::pow(double exponent) const { return minidl::pow(*this, exponent); }
+Tensor Tensor::pow(Scalar exponent) const { return minidl::pow(*this, exponent); }
 Tensor Tensor::add(const Tensor& other, double alpha) const {
   return minidl::add(*this, other, alpha);
 }
@@ -52,15 +52,15 @@ Tensor Tensor::sub(const Tensor& other, double alpha) const {
 }
 Tensor Tensor::mul(const Tensor& other) const { return minidl::mul(*this, other); }
 Tensor Tensor::div(const Tensor& other) const { return minidl::div(*this, other); }
-Tensor Tensor::add(double other) const { return minidl::add(*this, other); }
-Tensor Tensor::sub(double other) const { return minidl::sub(*this, other); }
-Tensor Tensor::mul(double other) const { return minidl::mul(*this, other); }
-Tensor Tensor::div(double other) const { return minidl::div(*this, other); }
+Tensor Tensor::add(Scalar other) const { return minidl::add(*this, other); }
+Tensor Tensor::sub(Scalar other) const { return minidl::sub(*this, other); }
+Tensor Tensor::mul(Scalar other) const { return minidl::mul(*this, other); }
+Tensor Tensor::div(Scalar other) const { return minidl::div(*this, other); }
 Tensor Tensor::atan2(const Tensor& other) const { return minidl::atan2(*this, other); }
 Tensor Tensor::fmod(const Tensor& other) const { return minidl::fmod(*this, other); }
-Tensor Tensor::fmod(double other) const { return minidl::fmod(*this, other); }
+Tensor Tensor::fmod(Scalar other) const { return minidl::fmod(*this, other); }
 Tensor Tensor::remainder(const Tensor& other) const { return minidl::remainder(*this, other); }
-Tensor Tensor::remainder(double other) const { return minidl::remainder(*this, other); }
+Tensor Tensor::remainder(Scalar other) const { return minidl::remainder(*this, other); }
 Tensor Tensor::isnan() const { return minidl::isnan(*this); }
 Tensor Tensor::isinf() const { return minidl::isinf(*this); }
 Tensor Tensor::isfinite() const { return minidl::isfinite(*this); }

@@ -54,7 +54,7 @@ Tensor BatchNormImplBase::normalize(const Tensor& x, Activation activation,
   if (is_training() && options.track_running_stats()) {
     {
       NoGradGuard no_grad;
-      num_batches_tracked.add_(1.0);
+      num_batches_tracked.add_(1);
     }
     // The cumulative average weighs batch k by 1/k (reads the count back from the device).
     if (!options.momentum()) momentum = 1.0 / num_batches_tracked.item<double>();

@@ -84,7 +84,7 @@ TEST(Conv2d, HandWorkedStrideTwoSumsBlocks) {
   Tensor weight = ones({1, 1, 2, 2});
   // Each output is the sum of one 2x2 block: 1+2+5+6, 3+4+7+8, 9+10+13+14, 11+12+15+16.
   Tensor out = conv2d(input, weight, {}, /*stride=*/2);
-  EXPECT_TRUE(all_close(out, tensor({14, 22, 46, 54}).view({1, 1, 2, 2}), 0, 0));
+  EXPECT_TRUE(all_close(out, tensor({14, 22, 46, 54}, kFloat32).view({1, 1, 2, 2}), 0, 0));
 }
 
 TEST(Conv2d, HandWorkedPaddingOneSumsNeighbourhoods) {
@@ -93,29 +93,31 @@ TEST(Conv2d, HandWorkedPaddingOneSumsNeighbourhoods) {
   // With a 3x3 kernel of ones and zero padding, each output sums the 3x3 neighbourhood inside
   // the input: the corner (0, 0) sees 1+2+4+5, the centre sees all nine values, ...
   Tensor out = conv2d(input, ones({1, 1, 3, 3}), {}, 1, /*padding=*/1);
-  EXPECT_TRUE(
-      all_close(out, tensor({12, 21, 16, 27, 45, 33, 24, 39, 28}).view({1, 1, 3, 3}), 0, 0));
+  EXPECT_TRUE(all_close(
+      out, tensor({12, 21, 16, 27, 45, 33, 24, 39, 28}, kFloat32).view({1, 1, 3, 3}), 0, 0));
 }
 
 TEST(Conv2d, HandWorkedDilationTwoSkipsRows) {
-  Tensor input = arange(25, kFloat32).view({1, 1, 5, 5});   // x[r][c] = 5r + c
-  Tensor weight = tensor({1, 0, 0, 1}).view({1, 1, 2, 2});  // taps (0, 0) and (2, 2) once dilated
+  Tensor input = arange(25, kFloat32).view({1, 1, 5, 5});  // x[r][c] = 5r + c
+  Tensor weight =
+      tensor({1, 0, 0, 1}, kFloat32).view({1, 1, 2, 2});  // taps (0, 0) and (2, 2) once dilated
   // out[i][j] = x[i][j] + x[i+2][j+2] = (5i + j) + (5(i+2) + j + 2) = 10i + 2j + 12
   Tensor out = conv2d(input, weight, {}, 1, 0, /*dilation=*/2);
-  EXPECT_TRUE(
-      all_close(out, tensor({12, 14, 16, 22, 24, 26, 32, 34, 36}).view({1, 1, 3, 3}), 0, 0));
+  EXPECT_TRUE(all_close(
+      out, tensor({12, 14, 16, 22, 24, 26, 32, 34, 36}, kFloat32).view({1, 1, 3, 3}), 0, 0));
 }
 
 TEST(Conv2d, HandWorkedGroupsKeepChannelsApart) {
   // Channel 0 = [[1, 2], [3, 4]], channel 1 = [[5, 6], [7, 8]].
   Tensor input = arange(1, 9, 1, kFloat32).view({1, 2, 2, 2});
-  Tensor weight = tensor({2, -1}).view({2, 1, 1, 1});
+  Tensor weight = tensor({2, -1}, kFloat32).view({2, 1, 1, 1});
   // groups 2: output channel 0 = 2 * channel 0, output channel 1 = -1 * channel 1.
   Tensor grouped = conv2d(input, weight, {}, 1, 0, 1, /*groups=*/2);
-  EXPECT_TRUE(all_close(grouped, tensor({2, 4, 6, 8, -5, -6, -7, -8}).view({1, 2, 2, 2}), 0, 0));
+  EXPECT_TRUE(
+      all_close(grouped, tensor({2, 4, 6, 8, -5, -6, -7, -8}, kFloat32).view({1, 2, 2, 2}), 0, 0));
   // groups 1 with the same numbers as one [1, 2, 1, 1] weight: 2 * channel 0 - channel 1.
   Tensor mixed = conv2d(input, weight.view({1, 2, 1, 1}));
-  EXPECT_TRUE(all_close(mixed, tensor({-3, -2, -1, 0}).view({1, 1, 2, 2}), 0, 0));
+  EXPECT_TRUE(all_close(mixed, tensor({-3, -2, -1, 0}, kFloat32).view({1, 1, 2, 2}), 0, 0));
 }
 
 TEST(Conv2d, OutputSizesFollowPyTorchsFormula) {
@@ -262,12 +264,12 @@ TEST(Conv2d, DegenerateShapes) {
   // No output channels.
   EXPECT_EQ(conv2d(ones({2, 3, 5, 5}), zeros({0, 3, 3, 3})).sizes(), (Shape{2, 0, 3, 3}));
   // No input channels: every output is the bias, whose gradient counts the outputs.
-  Tensor channel_bias = tensor({1, -2}).requires_grad_();
+  Tensor channel_bias = tensor({1, -2}, kFloat32).requires_grad_();
   Tensor no_channels = conv2d(zeros({2, 0, 4, 4}), zeros({2, 0, 3, 3}), channel_bias);
   EXPECT_TRUE(
       all_close(no_channels, channel_bias.detach().view({1, 2, 1, 1}).expand({2, 2, 2, 2}), 0, 0));
   no_channels.backward(ones({2, 2, 2, 2}));
-  EXPECT_TRUE(all_close(channel_bias.grad(), tensor({8, 8}), 0, 0));
+  EXPECT_TRUE(all_close(channel_bias.grad(), tensor({8, 8}, kFloat32), 0, 0));
 }
 
 TEST(Conv2d, CudnnDeterministicIsOffByDefaultAndCanBeSwitched) {
@@ -351,16 +353,18 @@ TEST(Conv2d, BadArgumentsAreErrorsNamingTheShapes) {
 
 TEST(Conv2d, HandWorkedGradients) {
   Tensor input = arange(1, 10, 1, kFloat32).view({1, 1, 3, 3}).requires_grad_();
-  Tensor weight = tensor({1, 2, 3, 4}).view({1, 1, 2, 2}).requires_grad_();  // [[1, 2], [3, 4]]
-  Tensor bias = tensor({10}).requires_grad_();
+  Tensor weight =
+      tensor({1, 2, 3, 4}, kFloat32).view({1, 1, 2, 2}).requires_grad_();  // [[1, 2], [3, 4]]
+  Tensor bias = tensor({10}, kFloat32).requires_grad_();
   conv2d(input, weight, bias).backward(ones({1, 1, 2, 2}));
   // grad_weight[a][b] sums the input over the four positions the tap (a, b) visits:
   // 1+2+4+5, 2+3+5+6, 4+5+7+8, 5+6+8+9.
-  EXPECT_TRUE(all_close(weight.grad(), tensor({12, 16, 24, 28}).view({1, 1, 2, 2}), 0, 0));
-  // grad_input[r][c] sums the taps that touch (r, c): the corners one tap each, the centre all.
   EXPECT_TRUE(
-      all_close(input.grad(), tensor({1, 3, 2, 4, 10, 6, 3, 7, 4}).view({1, 1, 3, 3}), 0, 0));
-  EXPECT_TRUE(all_close(bias.grad(), tensor({4}), 0, 0));  // four outputs
+      all_close(weight.grad(), tensor({12, 16, 24, 28}, kFloat32).view({1, 1, 2, 2}), 0, 0));
+  // grad_input[r][c] sums the taps that touch (r, c): the corners one tap each, the centre all.
+  EXPECT_TRUE(all_close(input.grad(),
+                        tensor({1, 3, 2, 4, 10, 6, 3, 7, 4}, kFloat32).view({1, 1, 3, 3}), 0, 0));
+  EXPECT_TRUE(all_close(bias.grad(), tensor({4}, kFloat32), 0, 0));  // four outputs
 }
 
 TEST(Conv2d, GradientOfAnInputChangedInPlaceIsAnError) {

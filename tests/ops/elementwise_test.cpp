@@ -335,10 +335,11 @@ TEST(Elementwise, IntegerArithmetic) {
   Tensor big = tensor(std::vector<int64_t>{int64_t{1} << 40, -(int64_t{1} << 40)});
   EXPECT_EQ(to_vector<int64_t>(add(big, big)),
             (std::vector<int64_t>{int64_t{1} << 41, -(int64_t{1} << 41)}));
-  // uint8 wraps around, as in PyTorch.
+  // uint8 wraps around with an integer scalar, as in PyTorch (a floating one gives float32).
   Tensor bytes = tensor(std::vector<uint8_t>{250, 3});
-  EXPECT_EQ(to_vector<int32_t>(add(bytes, 10.0)), (std::vector<int32_t>{4, 13}));
-  EXPECT_EQ(to_vector<int32_t>(sub(bytes, 4.0)), (std::vector<int32_t>{246, 255}));
+  EXPECT_EQ(to_vector<int32_t>(add(bytes, 10)), (std::vector<int32_t>{4, 13}));
+  EXPECT_EQ(to_vector<int32_t>(sub(bytes, 4)), (std::vector<int32_t>{246, 255}));
+  EXPECT_EQ(to_vector<float>(add(bytes, 10.0)), (std::vector<float>{260, 13}));
   EXPECT_EQ(to_vector<int32_t>(neg(bytes)), (std::vector<int32_t>{6, 253}));
   EXPECT_EQ(to_vector<int32_t>(abs(bytes)), (std::vector<int32_t>{250, 3}));
 }
@@ -349,7 +350,7 @@ TEST(Elementwise, FloatOnlyOpsRefuseIntegersAndArithmeticRefusesBool) {
       exp(ints),
       "exp: expected a floating-point tensor (float32, float64, float16 or bfloat16), got int64");
   EXPECT_ERROR_CONTAINS(relu(ints), "relu: expected a floating-point tensor");
-  EXPECT_ERROR_CONTAINS(pow(ints, 2.0), "pow: expected a floating-point tensor");
+  EXPECT_ERROR_CONTAINS(pow(ints, -2), "pow: integers to negative integer powers are not allowed");
   // alpha is not promoted (PyTorch refuses a floating alpha for integer tensors too).
   EXPECT_ERROR_CONTAINS(
       add(ints, ints, 0.5),
@@ -483,7 +484,9 @@ TEST(Elementwise, InPlaceErrors) {
   EXPECT_ERROR_CONTAINS(zeros({3}).expand({2, 3}).add_(1.0),
                         "add_: cannot write in place into a broadcast view of shape [2, 3]");
   EXPECT_ERROR_CONTAINS(arange(3).div_(2.0), "div_: expected a floating-point tensor");
-  EXPECT_ERROR_CONTAINS(arange(3).add_(0.5), "add_: the scalar 0.5 is not an integer");
+  EXPECT_ERROR_CONTAINS(arange(3).add_(0.5),
+                        "add_: the result type float32 (with the floating-point scalar 0.5) "
+                        "cannot be written into this int64 tensor");
   Tensor w = leaf(zeros({2}));
   EXPECT_ERROR_CONTAINS(w.add_(1.0),
                         "add_: in-place operation on a tensor of shape [2] that requires grad");

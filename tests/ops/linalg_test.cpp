@@ -168,17 +168,17 @@ TEST(Matmul, ManySmallMatricesAndLargeProductsSplitOverThreads) {
 }
 
 TEST(Matmul, VectorsAsTorch) {
-  Tensor v = tensor({1, 2, 3});
+  Tensor v = tensor({1, 2, 3}, kFloat32);
   Tensor m = arange(6, kFloat32).view({3, 2});  // [[0, 1], [2, 3], [4, 5]]
   Tensor dot = matmul(v, v);
   EXPECT_EQ(dot.dim(), 0);
   EXPECT_FLOAT_EQ(dot.item<float>(), 1 * 1 + 2 * 2 + 3 * 3);
   Tensor row = matmul(v, m);  // [1*0 + 2*2 + 3*4, 1*1 + 2*3 + 3*5]
   EXPECT_EQ(row.sizes(), (Shape{2}));
-  EXPECT_TRUE(all_close(row, tensor({16, 22}), 0, 0));
+  EXPECT_TRUE(all_close(row, tensor({16, 22}, kFloat32), 0, 0));
   Tensor column = matmul(m.t(), v);  // the same numbers
   EXPECT_EQ(column.sizes(), (Shape{2}));
-  EXPECT_TRUE(all_close(column, tensor({16, 22}), 0, 0));
+  EXPECT_TRUE(all_close(column, tensor({16, 22}, kFloat32), 0, 0));
   Tensor batched = matmul(wiggly({2, 4, 3}), v);
   EXPECT_EQ(batched.sizes(), (Shape{2, 4}));
   EXPECT_TRUE(all_close(batched, reference_matmul(wiggly({2, 4, 3}), v.view({3, 1})).view({2, 4}),
@@ -207,12 +207,13 @@ TEST(Matmul, HalfAndBFloat16ComputeInFloat) {
 }
 
 TEST(Linear, HandWorkedWithAndWithoutBias) {
-  Tensor x = arange(1, 7, 1, kFloat32).view({2, 3});         // [[1, 2, 3], [4, 5, 6]]
-  Tensor weight = tensor({1, 0, -1, 2, 1, 0}).view({2, 3});  // [[1, 0, -1], [2, 1, 0]]
-  Tensor bias = tensor({10, 20});
+  Tensor x = arange(1, 7, 1, kFloat32).view({2, 3});                   // [[1, 2, 3], [4, 5, 6]]
+  Tensor weight = tensor({1, 0, -1, 2, 1, 0}, kFloat32).view({2, 3});  // [[1, 0, -1], [2, 1, 0]]
+  Tensor bias = tensor({10, 20}, kFloat32);
   // x W^T = [[1 - 3, 2 + 2], [4 - 6, 8 + 5]] = [[-2, 4], [-2, 13]]
-  EXPECT_TRUE(all_close(linear(x, weight), tensor({-2, 4, -2, 13}).view({2, 2}), 0, 0));
-  EXPECT_TRUE(all_close(linear(x, weight, bias), tensor({8, 24, 8, 33}).view({2, 2}), 0, 0));
+  EXPECT_TRUE(all_close(linear(x, weight), tensor({-2, 4, -2, 13}, kFloat32).view({2, 2}), 0, 0));
+  EXPECT_TRUE(
+      all_close(linear(x, weight, bias), tensor({8, 24, 8, 33}, kFloat32).view({2, 2}), 0, 0));
 }
 
 TEST(Linear, LeadingDimensionsVectorsAndDtypes) {
@@ -314,8 +315,8 @@ TEST(Matmul, HandWorkedGradients) {
       arange(7, 13, 1, kFloat32).view({3, 2}).requires_grad_();  // [[7, 8], [9, 10], [11, 12]]
   matmul(a, b).backward(ones({2, 2}));
   // grad_a = ones @ b^T: every row holds b's row sums; grad_b = a^T @ ones: a's column sums.
-  EXPECT_TRUE(all_close(a.grad(), tensor({15, 19, 23, 15, 19, 23}).view({2, 3}), 0, 0));
-  EXPECT_TRUE(all_close(b.grad(), tensor({5, 5, 7, 7, 9, 9}).view({3, 2}), 0, 0));
+  EXPECT_TRUE(all_close(a.grad(), tensor({15, 19, 23, 15, 19, 23}, kFloat32).view({2, 3}), 0, 0));
+  EXPECT_TRUE(all_close(b.grad(), tensor({5, 5, 7, 7, 9, 9}, kFloat32).view({3, 2}), 0, 0));
 }
 
 TEST(Matmul, HandWorkedGradientOfASharedMatrixSumsTheBatch) {

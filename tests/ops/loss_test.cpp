@@ -50,7 +50,7 @@ TEST(Softmax, HandWorkedValues) {
 }
 
 TEST(Softmax, LargeLogitsStayFinite) {
-  Tensor x = tensor({1000, 1000, -1000, 0});
+  Tensor x = tensor({1000, 1000, -1000, 0}, kFloat32);
   EXPECT_TRUE(all_close(softmax(x.view({2, 2}), 1), tensor({.5, .5, 0, 1}).view({2, 2})));
   EXPECT_TRUE(all_close(log_softmax(x.view({2, 2}), 1),
                         tensor({-std::log(2.0), -std::log(2.0), -1000, 0}).view({2, 2}), 1e-4));
@@ -332,9 +332,9 @@ TEST(NllLossGradcheck, EachReduction) {
 // ---- mse_loss ----
 
 TEST(MseLoss, HandWorkedValues) {
-  Tensor input = tensor({1, 2, 3});
-  Tensor target = tensor({1, 0, 5});  // squared errors 0, 4, 4
-  EXPECT_TRUE(all_close(mse_loss(input, target, Reduction::None), tensor({0, 4, 4})));
+  Tensor input = tensor({1, 2, 3}, kFloat32);
+  Tensor target = tensor({1, 0, 5}, kFloat32);  // squared errors 0, 4, 4
+  EXPECT_TRUE(all_close(mse_loss(input, target, Reduction::None), tensor({0, 4, 4}, kFloat32)));
   EXPECT_FLOAT_EQ(mse_loss(input, target, Reduction::Sum).item<float>(), 8.0f);
   EXPECT_FLOAT_EQ(mse_loss(input, target).item<float>(), 8.0f / 3.0f);
 }

@@ -19,7 +19,7 @@ using testing::all_close;
 Tensor bools(const std::vector<bool>& values, const Shape& sizes) { return tensor(values, sizes); }
 
 TEST(MaskedFill, FillsWhereTheMaskIsTrueAndBroadcastsIt) {
-  Tensor x = tensor({1, 2, 3, 4, 5, 6}).view({2, 3});
+  Tensor x = tensor({1, 2, 3, 4, 5, 6}, kFloat32).view({2, 3});
   Tensor mask = bools({true, false, true}, {3});  // broadcast over the rows
   EXPECT_EQ(to_vector<float>(x.masked_fill(mask, -1)), (std::vector<float>{-1, 2, -1, -1, 5, -1}));
   // -inf, as attention's masks use.

@@ -46,7 +46,7 @@ inline const std::vector<UnaryRow>& unary_rows() {
       {"gelu_tanh", [](const Tensor& x) { return gelu(x, "tanh"); }, true, true, "gelu"},
       {"leaky_relu", [](const Tensor& x) { return leaky_relu(x, 0.2); }},
       {"elu", [](const Tensor& x) { return elu(x, 1.3); }},
-      // Integer tensors too: their bounds truncated (-0.7 -> 0, 1.1 -> 1).
+      // Integer tensors too, which these floating bounds make float32, as PyTorch's.
       {"clamp", [](const Tensor& x) { return clamp(x, -0.7, 1.1); }, true, false},
       {"clamp_min", [](const Tensor& x) { return clamp_min(x, -0.7); }, true, false},
       {"clamp_max", [](const Tensor& x) { return clamp_max(x, 1.1); }, true, false},
@@ -72,8 +72,8 @@ inline const UnaryReference* unary_reference(const std::string& name) {
 struct BinaryRow {
   std::string name;
   std::function<Tensor(const Tensor&, const Tensor&)> op;
-  // Whether integer operands are an error (clamp takes them, as PyTorch's).
-  bool floating_only = true;
+  // Whether integer operands compute in float32 (atan2, as PyTorch's); the others keep them.
+  bool integers_to_float = false;
   // The op's name in its errors, where the row's differs.
   std::string op_name = name;
 };
@@ -82,7 +82,7 @@ inline void PrintTo(const BinaryRow& row, std::ostream* out) { *out << row.name;
 
 inline const std::vector<BinaryRow>& binary_rows() {
   static const std::vector<BinaryRow> rows = {
-      {"atan2", [](const Tensor& a, const Tensor& b) { return atan2(a, b); }},
+      {"atan2", [](const Tensor& a, const Tensor& b) { return atan2(a, b); }, true},
       {"fmod", [](const Tensor& a, const Tensor& b) { return fmod(a, b); }},
       {"remainder", [](const Tensor& a, const Tensor& b) { return remainder(a, b); }},
       {"clamp_min_tensor",

@@ -1,10 +1,13 @@
 #pragma once
 // Written by tools/reference/make_promotion_reference.py with PyTorch 2.15.0+cu132; do not edit.
 // torch.promote_types and torch.result_type for tests/ops/type_promotion_test.cpp.
+#include <cmath>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "minidl/core/dtype.h"
+#include "minidl/core/scalar.h"
 
 namespace minidl::testing {
 
@@ -23,8 +26,18 @@ struct ResultTypeReference {
 struct ScalarResultTypeReference {
   DType tensor;
   int64_t dim;
-  double scalar;
+  Scalar scalar;
   DType result;
+};
+
+// One expression of tests/ops/promotion_ops_test.cpp: its result's dtype, sizes and
+// values (bool as 0 and 1), or that PyTorch raises.
+struct PromotionOpReference {
+  std::string_view name;
+  bool raises;
+  DType dtype;
+  std::vector<int64_t> sizes;
+  std::vector<double> values;
 };
 
 inline const std::vector<PromoteTypesReference> kPromoteTypesReferences = {
@@ -322,17 +335,126 @@ inline const std::vector<ResultTypeReference> kResultTypeReferences = {
 };
 
 inline const std::vector<ScalarResultTypeReference> kScalarResultTypeReferences = {
-    {kFloat32, 1, 2.0, kFloat32},   {kFloat32, 1, 2.5, kFloat32},   {kFloat32, 0, 2.0, kFloat32},
-    {kFloat32, 0, 2.5, kFloat32},   {kFloat64, 1, 2.0, kFloat64},   {kFloat64, 1, 2.5, kFloat64},
-    {kFloat64, 0, 2.0, kFloat64},   {kFloat64, 0, 2.5, kFloat64},   {kFloat16, 1, 2.0, kFloat16},
-    {kFloat16, 1, 2.5, kFloat16},   {kFloat16, 0, 2.0, kFloat16},   {kFloat16, 0, 2.5, kFloat16},
-    {kBFloat16, 1, 2.0, kBFloat16}, {kBFloat16, 1, 2.5, kBFloat16}, {kBFloat16, 0, 2.0, kBFloat16},
-    {kBFloat16, 0, 2.5, kBFloat16}, {kInt32, 1, 2.0, kInt32},       {kInt32, 1, 2.5, kFloat32},
-    {kInt32, 0, 2.0, kInt32},       {kInt32, 0, 2.5, kFloat32},     {kInt64, 1, 2.0, kInt64},
-    {kInt64, 1, 2.5, kFloat32},     {kInt64, 0, 2.0, kInt64},       {kInt64, 0, 2.5, kFloat32},
-    {kUInt8, 1, 2.0, kUInt8},       {kUInt8, 1, 2.5, kFloat32},     {kUInt8, 0, 2.0, kUInt8},
-    {kUInt8, 0, 2.5, kFloat32},     {kBool, 1, 2.0, kInt64},        {kBool, 1, 2.5, kFloat32},
-    {kBool, 0, 2.0, kInt64},        {kBool, 0, 2.5, kFloat32},
+    {kFloat32, 1, Scalar(2), kFloat32},     {kFloat32, 1, Scalar(2.0), kFloat32},
+    {kFloat32, 1, Scalar(2.5), kFloat32},   {kFloat32, 1, Scalar(true), kFloat32},
+    {kFloat32, 0, Scalar(2), kFloat32},     {kFloat32, 0, Scalar(2.0), kFloat32},
+    {kFloat32, 0, Scalar(2.5), kFloat32},   {kFloat32, 0, Scalar(true), kFloat32},
+    {kFloat64, 1, Scalar(2), kFloat64},     {kFloat64, 1, Scalar(2.0), kFloat64},
+    {kFloat64, 1, Scalar(2.5), kFloat64},   {kFloat64, 1, Scalar(true), kFloat64},
+    {kFloat64, 0, Scalar(2), kFloat64},     {kFloat64, 0, Scalar(2.0), kFloat64},
+    {kFloat64, 0, Scalar(2.5), kFloat64},   {kFloat64, 0, Scalar(true), kFloat64},
+    {kFloat16, 1, Scalar(2), kFloat16},     {kFloat16, 1, Scalar(2.0), kFloat16},
+    {kFloat16, 1, Scalar(2.5), kFloat16},   {kFloat16, 1, Scalar(true), kFloat16},
+    {kFloat16, 0, Scalar(2), kFloat16},     {kFloat16, 0, Scalar(2.0), kFloat16},
+    {kFloat16, 0, Scalar(2.5), kFloat16},   {kFloat16, 0, Scalar(true), kFloat16},
+    {kBFloat16, 1, Scalar(2), kBFloat16},   {kBFloat16, 1, Scalar(2.0), kBFloat16},
+    {kBFloat16, 1, Scalar(2.5), kBFloat16}, {kBFloat16, 1, Scalar(true), kBFloat16},
+    {kBFloat16, 0, Scalar(2), kBFloat16},   {kBFloat16, 0, Scalar(2.0), kBFloat16},
+    {kBFloat16, 0, Scalar(2.5), kBFloat16}, {kBFloat16, 0, Scalar(true), kBFloat16},
+    {kInt32, 1, Scalar(2), kInt32},         {kInt32, 1, Scalar(2.0), kFloat32},
+    {kInt32, 1, Scalar(2.5), kFloat32},     {kInt32, 1, Scalar(true), kInt32},
+    {kInt32, 0, Scalar(2), kInt32},         {kInt32, 0, Scalar(2.0), kFloat32},
+    {kInt32, 0, Scalar(2.5), kFloat32},     {kInt32, 0, Scalar(true), kInt32},
+    {kInt64, 1, Scalar(2), kInt64},         {kInt64, 1, Scalar(2.0), kFloat32},
+    {kInt64, 1, Scalar(2.5), kFloat32},     {kInt64, 1, Scalar(true), kInt64},
+    {kInt64, 0, Scalar(2), kInt64},         {kInt64, 0, Scalar(2.0), kFloat32},
+    {kInt64, 0, Scalar(2.5), kFloat32},     {kInt64, 0, Scalar(true), kInt64},
+    {kUInt8, 1, Scalar(2), kUInt8},         {kUInt8, 1, Scalar(2.0), kFloat32},
+    {kUInt8, 1, Scalar(2.5), kFloat32},     {kUInt8, 1, Scalar(true), kUInt8},
+    {kUInt8, 0, Scalar(2), kUInt8},         {kUInt8, 0, Scalar(2.0), kFloat32},
+    {kUInt8, 0, Scalar(2.5), kFloat32},     {kUInt8, 0, Scalar(true), kUInt8},
+    {kBool, 1, Scalar(2), kInt64},          {kBool, 1, Scalar(2.0), kFloat32},
+    {kBool, 1, Scalar(2.5), kFloat32},      {kBool, 1, Scalar(true), kBool},
+    {kBool, 0, Scalar(2), kInt64},          {kBool, 0, Scalar(2.0), kFloat32},
+    {kBool, 0, Scalar(2.5), kFloat32},      {kBool, 0, Scalar(true), kBool},
+};
+
+inline const std::vector<PromotionOpReference> kPromotionOpReferences = {
+    {"tensor({1, 2, 3})", false, kInt64, {3}, {1.0, 2.0, 3.0}},
+    {"tensor({1.0, 2.0})", false, kFloat32, {2}, {1.0, 2.0}},
+    {"tensor({1.5f, 2.5f})", false, kFloat32, {2}, {1.5, 2.5}},
+    {"tensor({true, false})", false, kBool, {2}, {1.0, 0.0}},
+    {"tensor({1, 2.5})", false, kFloat32, {2}, {1.0, 2.5}},
+    {"tensor({{1, 2}, {3, 4}})", false, kInt64, {2, 2}, {1.0, 2.0, 3.0, 4.0}},
+    {"tensor({{1.5, 2.0}})", false, kFloat32, {1, 2}, {1.5, 2.0}},
+    {"tensor(3)", false, kInt64, {}, {3.0}},
+    {"tensor(2.5)", false, kFloat32, {}, {2.5}},
+    {"tensor({1, 2}, kFloat64)", false, kFloat64, {2}, {1.0, 2.0}},
+    {"int64 + 2.0", false, kFloat32, {3}, {3.0, 0.0, 5.0}},
+    {"int64 + 2", false, kInt64, {3}, {3.0, 0.0, 5.0}},
+    {"float16 + 2.0", false, kFloat16, {3}, {2.5, 0.5, 4.0}},
+    {"float16 + 2", false, kFloat16, {3}, {2.5, 0.5, 4.0}},
+    {"bool + 1", false, kInt64, {3}, {2.0, 1.0, 2.0}},
+    {"bool + 1.0", false, kFloat32, {3}, {2.0, 1.0, 2.0}},
+    {"2.0 - int64", false, kFloat32, {3}, {1.0, 4.0, -1.0}},
+    {"2 - int64", false, kInt64, {3}, {1.0, 4.0, -1.0}},
+    {"int64 - 1.0", false, kFloat32, {3}, {0.0, -3.0, 2.0}},
+    {"int64 * 0.5", false, kFloat32, {3}, {0.5, -1.0, 1.5}},
+    {"int64 * 2", false, kInt64, {3}, {2.0, -4.0, 6.0}},
+    {"0.5 * int32", false, kFloat32, {3}, {3.5, -3.5, 2.5}},
+    {"int64 / 2", false, kFloat32, {3}, {0.5, -1.0, 1.5}},
+    {"2 / int64", false, kFloat32, {3}, {2.0, -1.0, 0.6666666865348816}},
+    {"uint8 + 300", false, kUInt8, {3}, {51.0, 47.0, 38.0}},
+    {"int64 < 2.5", false, kBool, {3}, {1.0, 1.0, 0.0}},
+    {"int64 == 3.0", false, kBool, {3}, {0.0, 0.0, 1.0}},
+    {"2.5 > int32", false, kBool, {3}, {0.0, 1.0, 0.0}},
+    {"pow(int64, 0.5)", false, kFloat32, {3}, {1.0, NAN, 1.7320507764816284}},
+    {"pow(int64, 2)", false, kInt64, {3}, {1.0, 4.0, 9.0}},
+    {"pow(int64, 2.0)", false, kFloat32, {3}, {1.0, 4.0, 9.0}},
+    {"pow(int32, 3)", false, kInt32, {3}, {343.0, -343.0, 125.0}},
+    {"pow(bool, 2)", false, kInt64, {3}, {1.0, 0.0, 1.0}},
+    {"pow(float16, 2)", false, kFloat16, {3}, {0.25, 2.25, 4.0}},
+    {"pow(int64, -1)", true, kFloat32, {}, {}},
+    {"clamp(int64, 0.5)", false, kFloat32, {3}, {1.0, 0.5, 3.0}},
+    {"clamp(int64, 0, 2)", false, kInt64, {3}, {1.0, 0.0, 2.0}},
+    {"clamp(int64, nullopt, 1.5)", false, kFloat32, {3}, {1.0, -2.0, 1.5}},
+    {"clamp_min(int32, 0.5)", false, kFloat32, {3}, {7.0, 0.5, 5.0}},
+    {"clamp_max(int32, 2)", false, kInt32, {3}, {2.0, -7.0, 2.0}},
+    {"clamp(int64, float32 min)", false, kFloat32, {3}, {1.0, 0.5, 3.0}},
+    {"clamp(float32, int64 min)", false, kFloat32, {3}, {2.0, 0.0, 0.25}},
+    {"clamp(int32, int64 0-d min, float64 0-d max)", false, kFloat64, {3}, {5.5, 0.0, 5.0}},
+    {"atan2(int64, int64)",
+     false,
+     kFloat32,
+     {3},
+     {0.32175055146217346, -2.356194496154785, 1.249045729637146}},
+    {"atan2(float32, float64)",
+     false,
+     kFloat64,
+     {3},
+     {1.2490457723982544, -0.8960553845713439, 2.896613990462929}},
+    {"atan2(bool, bool)", false, kFloat32, {3}, {0.7853981852531433, 0.0, 0.7853981852531433}},
+    {"atan2(int32, float16)", false, kFloat16, {3}, {1.4990234375, -1.7822265625, 1.1904296875}},
+    {"fmod(int64, int64)", false, kInt64, {6}, {-1.0, 1.0, -1.0, 1.0, 0.0, 0.0}},
+    {"remainder(int64, int64)", false, kInt64, {6}, {1.0, 1.0, -1.0, -1.0, 0.0, 0.0}},
+    {"fmod(int32, int32)", false, kInt32, {6}, {-1.0, 1.0, -1.0, 1.0, 0.0, 0.0}},
+    {"remainder(int32, int32)", false, kInt32, {6}, {1.0, 1.0, -1.0, -1.0, 0.0, 0.0}},
+    {"fmod(uint8, uint8)", false, kUInt8, {3}, {1.0, 3.0, 5.0}},
+    {"remainder(uint8, uint8)", false, kUInt8, {3}, {1.0, 3.0, 5.0}},
+    {"fmod(int32, uint8)", false, kInt32, {3}, {0.0, -1.0, 5.0}},
+    {"remainder(int64, int32)", false, kInt64, {6}, {1.0, 1.0, -1.0, -1.0, 0.0, 0.0}},
+    {"fmod(int64, 2)", false, kInt64, {6}, {-1.0, 1.0, -1.0, 1.0, 0.0, 1.0}},
+    {"remainder(int64, -3)", false, kInt64, {6}, {-1.0, -2.0, -1.0, -2.0, 0.0, -1.0}},
+    {"fmod(int64, 1.5)", false, kFloat32, {6}, {-1.0, 1.0, -1.0, 1.0, 0.0, 0.5}},
+    {"remainder(int64, 1.5)", false, kFloat32, {6}, {0.5, 1.0, 0.5, 1.0, 0.0, 0.5}},
+    {"fmod(float32, int64)", false, kFloat32, {3}, {0.5, -0.5, 0.25}},
+    {"remainder(float16, float32)", false, kFloat32, {3}, {0.5, -1.5, 0.0}},
+    {"remainder(int64, float64)", false, kFloat64, {3}, {-0.0, 1.0, -0.0}},
+    {"fmod(int64, 0)", true, kFloat32, {}, {}},
+    {"remainder(int64, int64 with 0)", true, kFloat32, {}, {}},
+    {"fmod(bool, bool)", true, kFloat32, {}, {}},
+    {"maximum(int64, float32)", false, kFloat32, {3}, {1.5, -2.0, 3.0}},
+    {"minimum(bool, int32)", false, kInt32, {3}, {1.0, -7.0, 1.0}},
+    {"where(c, int64, 2.5)", false, kFloat32, {3}, {1.0, 2.5, 3.0}},
+    {"where(c, int64, 2)", false, kInt64, {3}, {1.0, 2.0, 3.0}},
+    {"where(c, 2.0, int32)", false, kFloat32, {3}, {2.0, -7.0, 2.0}},
+    {"where(c, float16, float32)", false, kFloat32, {3}, {0.5, -2.5, 2.0}},
+    {"matmul(float32, float64)", true, kFloat32, {}, {}},
+    {"bmm(float32, float16)", true, kFloat32, {}, {}},
+    {"addmm(float32, float32, float64)", true, kFloat32, {}, {}},
+    {"int64.add_(2.0)", true, kFloat32, {}, {}},
+    {"int64.mul_(3)", false, kInt64, {3}, {3.0, -6.0, 9.0}},
+    {"float16.mul_(2.5)", false, kFloat16, {3}, {1.25, -3.75, 5.0}},
 };
 
 }  // namespace minidl::testing

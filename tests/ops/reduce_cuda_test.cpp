@@ -152,7 +152,7 @@ TEST(ReduceCuda, GradientsMatchCpu) {
 TEST(ReduceCuda, MaxMinDimTiesAndTheirGradientsMatchCpu) {
   SKIP_WITHOUT_CUDA();
   // Ties in every row and column: the index, and so the gradient, goes to the first one.
-  Tensor x = tensor({4, 4, 1, 0, 2, 2, 3, 3, 3}).view({3, 3});
+  Tensor x = tensor({4, 4, 1, 0, 2, 2, 3, 3, 3}, kFloat32).view({3, 3});
   for (int64_t dim : {0, 1}) {
     auto [gpu_values, gpu_indices] = max(x.cuda(), dim);
     auto [cpu_values, cpu_indices] = max(x, dim);

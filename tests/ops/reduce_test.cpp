@@ -206,7 +206,7 @@ TEST(Mean, EmptyIsNaNAndIntegersAreRefused) {
 // ---- max, min, argmax ----
 
 TEST(MaxMin, HandWorkedValuesAllElementsAndAlongADim) {
-  Tensor x = tensor({3, -1, 7, 2, 8, -5}).view({2, 3});
+  Tensor x = tensor({3, -1, 7, 2, 8, -5}, kFloat32).view({2, 3});
   EXPECT_EQ(max(x).item<float>(), 8.0f);
   EXPECT_EQ(min(x).item<float>(), -5.0f);
   EXPECT_EQ(x.max().item<float>(), 8.0f);
@@ -248,7 +248,7 @@ TEST(MaxMin, NaNPropagatesAsPyTorch) {
 }
 
 TEST(Argmax, FirstIndexOfTiesFlatAndAlongADim) {
-  Tensor x = tensor({1, 5, 5, 5, 2, 5}).view({2, 3});
+  Tensor x = tensor({1, 5, 5, 5, 2, 5}, kFloat32).view({2, 3});
   EXPECT_EQ(argmax(x).dtype(), kInt64);
   EXPECT_EQ(argmax(x).item<int64_t>(), 1);  // index into the flattened tensor
   EXPECT_EQ(to_vector<int64_t>(argmax(x, 1)), (std::vector<int64_t>{1, 0}));
@@ -286,7 +286,7 @@ TEST(MaxMin, GradientGoesToTheFirstExtremeElement) {
 // ---- max(x, dim) and min(x, dim): (values, indices), as torch::max(x, dim) ----
 
 TEST(MaxMinDim, ReturnValuesAndInt64IndicesAlongTheDim) {
-  Tensor x = tensor({3, -1, 7, 2, 8, -5}).view({2, 3});  // [[3, -1, 7], [2, 8, -5]]
+  Tensor x = tensor({3, -1, 7, 2, 8, -5}, kFloat32).view({2, 3});  // [[3, -1, 7], [2, 8, -5]]
   auto [row_max, row_argmax] = max(x, 1);
   EXPECT_EQ(to_vector<float>(row_max), (std::vector<float>{7, 8}));
   EXPECT_EQ(row_argmax.dtype(), kInt64);
@@ -323,7 +323,7 @@ TEST(MaxMinDim, TensorMethodsMatchTheFreeFunctions) {
 }
 
 TEST(MaxMinDim, TiesGiveTheFirstIndex) {
-  Tensor x = tensor({1, 5, 5, 5, 2, 5, 0, 0, 0}).view({3, 3});
+  Tensor x = tensor({1, 5, 5, 5, 2, 5, 0, 0, 0}, kFloat32).view({3, 3});
   EXPECT_EQ(to_vector<int64_t>(std::get<1>(max(x, 1))), (std::vector<int64_t>{1, 0, 0}));
   EXPECT_EQ(to_vector<int64_t>(std::get<1>(min(x, 1))), (std::vector<int64_t>{0, 1, 0}));
   EXPECT_EQ(to_vector<int64_t>(std::get<1>(max(x, 0))), (std::vector<int64_t>{1, 0, 0}));
@@ -366,10 +366,10 @@ TEST(MaxMinDim, ChangingTheReturnedIndicesInPlaceIsCaughtAtBackward) {
 // ---- var ----
 
 TEST(Var, HandWorkedValuesWithAndWithoutBessel) {
-  Tensor x = tensor({1, 2, 3, 4});  // mean 2.5, squared deviations sum to 5
+  Tensor x = tensor({1, 2, 3, 4}, kFloat32);  // mean 2.5, squared deviations sum to 5
   EXPECT_FLOAT_EQ(var(x).item<float>(), 5.0f / 3.0f);
   EXPECT_FLOAT_EQ(var(x, {}, 0).item<float>(), 5.0f / 4.0f);
-  Tensor rows = tensor({1, 2, 3, 4, 2, 4, 6, 8}).view({2, 4});
+  Tensor rows = tensor({1, 2, 3, 4, 2, 4, 6, 8}, kFloat32).view({2, 4});
   std::vector<float> per_row = to_vector<float>(var(rows, {1}));  // dims, not a correction
   EXPECT_FLOAT_EQ(per_row[0], 5.0f / 3.0f);
   EXPECT_FLOAT_EQ(per_row[1], 20.0f / 3.0f);

@@ -158,7 +158,7 @@ TEST(CatGradcheck, AlongInnerDimensionWithATransposedInput) {
 // ---- stack ----
 
 TEST(Stack, JoinsAlongANewDimension) {
-  Tensor a = tensor({1, 2, 3}), b = tensor({4, 5, 6});
+  Tensor a = tensor({1, 2, 3}, kFloat32), b = tensor({4, 5, 6}, kFloat32);
   Tensor first = stack({a, b}, 0);
   EXPECT_EQ(first.sizes(), (Shape{2, 3}));
   EXPECT_EQ(to_vector<float>(first), (std::vector<float>{1, 2, 3, 4, 5, 6}));

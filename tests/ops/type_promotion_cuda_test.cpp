@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -57,6 +58,40 @@ TEST(TypePromotionCuda, MixedDtypeOpsMatchTheCpu) {
   }
   EXPECT_ERROR_CONTAINS(add(ones({2}), ones({2}, kInt64).cuda()),
                         "add: expected both operands on the same device, got cpu and cuda:0");
+}
+
+// Integer fmod and remainder (the kernels' integer paths) and the scalar forms that promote: the
+// same dtype and the same values on CUDA as on the CPU.
+TEST(TypePromotionCuda, IntegerModuloAndScalarPromotionMatchTheCpu) {
+  SKIP_WITHOUT_CUDA();
+  const Tensor dividend = (wiggly({4, 5}, 0.4) * 40.0).to(kInt64);
+  const Tensor divisor = (wiggly({5}, 1.3) * 9.0).to(kInt64);
+  const Tensor nonzero_divisor = where(divisor == 0, 3, divisor);
+  const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&, const Tensor&)>>>
+      cases = {
+          {"fmod", [](const Tensor& a, const Tensor& b) { return fmod(a, b); }},
+          {"remainder", [](const Tensor& a, const Tensor& b) { return remainder(a, b); }},
+          {"remainder scalar", [](const Tensor& a, const Tensor&) { return remainder(a, -7); }},
+          {"scalars", [](const Tensor& a, const Tensor&) { return (a + 2.0) * 0.5 - (2 - a); }},
+          {"pow", [](const Tensor& a, const Tensor&) { return pow(a, 2) + pow(a.abs(), 0.5); }},
+          {"clamp atan2",
+           [](const Tensor& a, const Tensor& b) { return clamp(a, 0.5, 9) + atan2(a, b); }},
+      };
+  for (DType dtype : {kInt64, kInt32, kUInt8}) {
+    const Tensor a = (dtype == kUInt8 ? dividend.abs() : dividend).to(dtype);
+    const Tensor b = (dtype == kUInt8 ? nonzero_divisor.abs() : nonzero_divisor).to(dtype);
+    for (const auto& [name, fn] : cases) {
+      SCOPED_TRACE(std::string(name) + " " + std::string(dtype_name(dtype)));
+      const Tensor cpu = fn(a, b);
+      const Tensor gpu = fn(a.cuda(), b.cuda()).cpu();
+      EXPECT_EQ(gpu.dtype(), cpu.dtype());
+      EXPECT_TRUE(testing::all_close(gpu, cpu, 1e-6, 1e-6));
+    }
+  }
+  // A zero integer divisor: an error on the CPU, 0 on CUDA (which would have to wait to know).
+  EXPECT_ERROR_CONTAINS(fmod(dividend, 0), "fmod: ZeroDivisionError");
+  EXPECT_EQ(to_vector<int64_t>(fmod(dividend.cuda(), 0).cpu()),
+            std::vector<int64_t>(dividend.numel(), 0));
 }
 
 }  // namespace

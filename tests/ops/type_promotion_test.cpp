@@ -42,7 +42,8 @@ TEST(TypePromotion, ResultTypeWithAScalarMatchesPyTorch) {
   for (const testing::ScalarResultTypeReference& reference : testing::kScalarResultTypeReferences) {
     const Tensor t = filled(reference.dim ? Shape{2} : Shape{}, 1, reference.tensor);
     EXPECT_EQ(result_type(t, reference.scalar), reference.result)
-        << reference.tensor << " (" << reference.dim << "-D) with " << reference.scalar;
+        << reference.tensor << " (" << reference.dim << "-D) with " << reference.scalar.to_double()
+        << " of type " << reference.scalar.type();
   }
 }
 
@@ -68,13 +69,15 @@ TEST(TypePromotion, ArithmeticComputesInTheResultType) {
   EXPECT_EQ(quotient.dtype(), kFloat32);
   EXPECT_EQ(to_vector<float>(quotient), (std::vector<float>{3.5, -3.5}));
 
-  // A scalar does not widen a floating tensor; a fractional one makes an integer one float32.
+  // A scalar does not widen a floating tensor; a floating one (2.0 as well as 2.5) makes an
+  // integer one float32, an integer one keeps it.
   EXPECT_EQ((ones({2}, kFloat16) + 2.5).dtype(), kFloat16);
   EXPECT_EQ(to_vector<float>(ones({2}, kFloat16) + 2.5), (std::vector<float>{3.5, 3.5}));
   EXPECT_EQ((ints + 0.5).dtype(), kFloat32);
   EXPECT_EQ(to_vector<float>(ints * 0.5), (std::vector<float>{0, 0.5, 1, 1.5, 2}));
   EXPECT_EQ((ints - 0.25).dtype(), kFloat32);
-  EXPECT_EQ((ints + 2.0).dtype(), kInt64);
+  EXPECT_EQ((ints + 2.0).dtype(), kFloat32);
+  EXPECT_EQ((ints + 2).dtype(), kInt64);
 
   // int32 with float16 gives float16; int32 with int64 gives int64; uint8 with int32, int32.
   const Tensor i32 = tensor({1.0, 2.0}).to(kInt32);
@@ -114,7 +117,8 @@ TEST(TypePromotion, ExtremaComparisonsAndWherePromote) {
   const Tensor with_scalar = where(condition, ints, 0.5);
   EXPECT_EQ(with_scalar.dtype(), kFloat32);
   EXPECT_EQ(to_vector<float>(with_scalar), (std::vector<float>{1, 0.5, -3}));
-  EXPECT_EQ(where(condition, 2.0, ints).dtype(), kInt32);
+  EXPECT_EQ(where(condition, 2.0, ints).dtype(), kFloat32);
+  EXPECT_EQ(where(condition, 2, ints).dtype(), kInt32);
   // A float64 tensor's scalar is not rounded to float32 on the way.
   EXPECT_EQ(to_vector<double>(where(condition, tensor({1.0}, kFloat64), 0.1))[1], 0.1);
 }
