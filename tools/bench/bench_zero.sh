@@ -9,8 +9,8 @@
 #   tools/bench/bench_zero.sh build-cpu/tools 7 2 32 300
 #
 # BIND_TO (default none) is mpirun's --bind-to: Open MPI binds each of 2 ranks to a core by
-# default, and on a loaded 2-core machine the bound DDP step was 4x slower than unbound (see
-# docs/benchmarks.md), which would not be ZeRO's doing.
+# default; under other load a bound step scatters widely (see docs/benchmarks.md), so the
+# default here leaves the ranks unbound, and BIND_TO=core measures the bound case.
 # Prints one JSON line per setting: {"zero": 0|1, "model", "ranks", "batch", "bind_to",
 # "step_ms": [each run], "median_step_ms"}. Needs Fashion-MNIST (MINIDL_DATA or
 # /usr/share/datasets).
