@@ -59,6 +59,32 @@ inline Tensor sample_weights(int64_t count, int64_t k) {
   return from_host(weights.data(), {count}, kFloat64);
 }
 
+// The sample's tensor, its floating values rounded to `dtype` (int64 and bool kept).
+inline Tensor sample_tensor(const SampleTensor& t, DType dtype) {
+  const Tensor values =
+      t.values.empty() ? zeros(t.shape, kFloat64) : from_host(t.values.data(), t.shape, kFloat64);
+  switch (t.kind) {
+    case 'i': return values.to(kInt64);
+    case 'b': return values.to(kBool);
+    default: return values.to(dtype);
+  }
+}
+
+// sum_k sum(out_k * sample_weights(numel, k)) over the floating outputs, as the script's loss,
+// each term in its output's dtype and on its device; undefined when no output is floating.
+inline Tensor weighted_loss(const SampleOutputTensors& outputs) {
+  Tensor loss;
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    if (!outputs[k].is_floating_point()) continue;
+    const Tensor weights = sample_weights(outputs[k].numel(), static_cast<int64_t>(k))
+                               .to(outputs[k].dtype())
+                               .to(outputs[k].device());
+    const Tensor term = (outputs[k].reshape({-1}) * weights).sum();
+    loss = loss.defined() ? loss + term : term;
+  }
+  return loss;
+}
+
 // clang-format off
 #define MINIDL_SAMPLE_OP(...) [](const SampleInputs& t) -> SampleOutputTensors { return __VA_ARGS__; }
 inline const std::vector<SampleRow>& sample_rows() {

@@ -12,39 +12,18 @@ namespace minidl {
 namespace {
 
 using testing::all_close;
+using testing::sample_tensor;
 using testing::SampleInputs;
 using testing::SampleOutputTensors;
 using testing::SampleReference;
 using testing::SampleRow;
 using testing::SampleTensor;
-
-Tensor sample_tensor(const SampleTensor& t, DType dtype) {
-  const Tensor values =
-      t.values.empty() ? zeros(t.shape, kFloat64) : from_host(t.values.data(), t.shape, kFloat64);
-  switch (t.kind) {
-    case 'i': return values.to(kInt64);
-    case 'b': return values.to(kBool);
-    default: return values.to(dtype);
-  }
-}
+using testing::weighted_loss;
 
 bool has_dtype(const SampleReference& r, DType dtype) {
   for (const testing::SampleOutputs& outputs : r.outputs)
     if (std::string(outputs.dtype) == dtype_name(dtype)) return true;
   return false;
-}
-
-Tensor weighted_loss(const SampleOutputTensors& outputs) {
-  Tensor loss;
-  for (size_t k = 0; k < outputs.size(); ++k) {
-    if (!outputs[k].is_floating_point()) continue;
-    const Tensor weights = testing::sample_weights(outputs[k].numel(), static_cast<int64_t>(k))
-                               .to(outputs[k].dtype())
-                               .to(outputs[k].device());
-    const Tensor term = (outputs[k].reshape({-1}) * weights).sum();
-    loss = loss.defined() ? loss + term : term;
-  }
-  return loss;
 }
 
 class SampleOpTableCuda : public ::testing::TestWithParam<SampleRow> {};
