@@ -414,6 +414,8 @@ TEST(DoubleBackward, BackwardWithCreateGraphLeavesAGradWithAGraph) {
   // A plain second backward accumulates its gradient into .grad, as in PyTorch.
   sum(x.grad() * u).backward();
   EXPECT_TRUE(testing::all_close(x.grad(), values(ref::kBackwardAccumulated, {4}), 1e-10, 1e-10));
+  // x.grad()'s graph holds x: the reference cycle PyTorch warns of. Reset it, as the docs say.
+  x.set_grad(Tensor());
 }
 
 TEST(DoubleBackward, CreateGraphAccumulatesOutOfPlace) {
@@ -429,6 +431,7 @@ TEST(DoubleBackward, CreateGraphAccumulatesOutOfPlace) {
   // d/dx sum(.grad) = 2 + exp(x)
   Tensor h = autograd::grad({sum(x.grad())}, {x})[0];
   EXPECT_TRUE(testing::all_close(h, 2.0 + exp(wig({3}, 0.0)), 1e-12, 1e-12));
+  x.set_grad(Tensor());  // breaks the leaf <-> gradient cycle (see the test above)
 }
 
 // A WGAN-GP style gradient penalty: ||d D(x) / dx||^2 added to the loss of a small MLP with tanh
