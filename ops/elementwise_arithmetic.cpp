@@ -2,6 +2,7 @@
 // atan2, fmod, remainder, clamp with tensor bounds), and the in-place Tensor methods (add_, sub_,
 // mul_, div_). Each op's backward follows its forward; the helpers are in ops/elementwise_op.h.
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "minidl/core/autograd/function.h"
@@ -111,10 +112,28 @@ void check_no_integer_zero_divisor(const Tensor& divisor, const char* op) {
                divisor.dtype(), ") divisor holds 0");
 }
 
+// atan2's, fmod's and remainder's gradients as recorded ops, for a backward under create_graph
+// whose result is differentiated again (PyTorch's formulas): atan2 b / (a^2 + b^2) and
+// -a / (a^2 + b^2); fmod 1 and -trunc(a / b); remainder 1 and -floor(a / b).
+std::pair<Tensor, Tensor> recorded_derivatives(BinaryOp op, const Tensor& grad, const Tensor& a,
+                                               const Tensor& b) {
+  switch (op) {
+    case BinaryOp::Atan2: {
+      const Tensor scaled = grad / (a * a + b * b);
+      return {scaled * b, neg(scaled * a)};
+    }
+    case BinaryOp::Fmod: return {grad, neg(grad * trunc(a / b))};
+    case BinaryOp::Remainder: return {grad, neg(grad * floor(a / b))};
+    default:
+      MINIDL_INTERNAL_ASSERT(false, "no recorded derivatives for binary op ", static_cast<int>(op));
+  }
+  return {};
+}
+
 // atan2, fmod and remainder, on operands of one dtype (promoted by their callers): each input's
 // gradient is a ternary kernel of (grad, input, other), or for `input` the incoming gradient
 // itself where input_derivative is empty (fmod and remainder have slope 1 in their first
-// operand).
+// operand); under create_graph, recorded_derivatives.
 Tensor differentiable_binary(const Tensor& a, const Tensor& b, BinaryOp forward_op,
                              std::optional<TernaryOp> input_derivative, TernaryOp other_derivative,
                              const char* op, const char* node_name) {
@@ -124,10 +143,15 @@ Tensor differentiable_binary(const Tensor& a, const Tensor& b, BinaryOp forward_
     const bool a_needs_grad = a.requires_grad(), b_needs_grad = b.requires_grad();
     autograd::record(
         out, node_name, {a, b},
-        [saved_a, saved_b, a_needs_grad, b_needs_grad, input_derivative, other_derivative,
-         node_name](const Tensor& grad) {
+        [saved_a, saved_b, a_needs_grad, b_needs_grad, forward_op, input_derivative,
+         other_derivative, node_name](const Tensor& grad) {
           const Tensor& input = saved_a.get();
           const Tensor& other = saved_b.get();
+          if (GradMode::is_enabled()) {
+            auto [grad_a, grad_b] = recorded_derivatives(forward_op, grad, input, other);
+            return std::vector<Tensor>{a_needs_grad ? sum_to(grad_a, input.sizes()) : Tensor(),
+                                       b_needs_grad ? sum_to(grad_b, other.sizes()) : Tensor()};
+          }
           Tensor grad_a, grad_b;
           if (a_needs_grad)
             grad_a = sum_to(input_derivative
@@ -138,7 +162,8 @@ Tensor differentiable_binary(const Tensor& a, const Tensor& b, BinaryOp forward_
             grad_b = sum_to(ternary_forward(other_derivative, grad, input, other, node_name),
                             other.sizes());
           return std::vector<Tensor>{grad_a, grad_b};
-        });
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return out;
 }

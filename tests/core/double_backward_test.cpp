@@ -131,10 +131,39 @@ TEST(DoubleBackward, GradgradcheckBinaryOps) {
       {"minimum", [](const std::vector<Tensor>& t) { return minimum(t[0], t[1] + 1.0) * t[1]; }},
       {"clamp with tensor bounds",
        [](const std::vector<Tensor>& t) { return square(clamp(t[0], t[1] + 1.0, t[1] + 1.8)); }},
+      {"atan2", [](const std::vector<Tensor>& t) { return atan2(t[0], t[1]) * t[0]; }},
+      {"fmod", [](const std::vector<Tensor>& t) { return square(fmod(t[0], t[1])) * t[1]; }},
+      {"remainder",
+       [](const std::vector<Tensor>& t) { return square(remainder(t[0], t[1] - 3.0)) * t[1]; }},
   };
   for (const auto& [name, fn] : cases) {
     SCOPED_TRACE(name);
     EXPECT_TRUE(gradgradcheck(fn, {x, y}));
+  }
+}
+
+// gradgradcheck differentiates the gradient that create_graph computes, whatever it is; this
+// checks that gradient itself: the recorded formulas give the kernels' first derivatives.
+TEST(DoubleBackward, RecordedFirstDerivativesEqualTheKernels) {
+  Tensor x = leaf({2, 3}, 0.0, 1.0, 2.0);
+  Tensor y = leaf({3}, 1.0, 0.5, 1.5);
+  const std::vector<std::pair<const char*, Fn>> cases = {
+      {"atan2", [](const std::vector<Tensor>& t) { return atan2(t[0], t[1]); }},
+      {"fmod", [](const std::vector<Tensor>& t) { return fmod(t[0], t[1]); }},
+      {"remainder", [](const std::vector<Tensor>& t) { return remainder(t[0], t[1] - 3.0); }},
+      {"div", [](const std::vector<Tensor>& t) { return t[0] / t[1]; }},
+  };
+  const Tensor w = wig({2, 3}, 4.0);
+  for (const auto& [name, fn] : cases) {
+    SCOPED_TRACE(name);
+    const std::vector<Tensor> kernels = autograd::grad({sum(fn({x, y}) * w)}, {x, y});
+    const std::vector<Tensor> recorded =
+        autograd::grad({sum(fn({x, y}) * w)}, {x, y}, {}, std::nullopt, /*create_graph=*/true);
+    // The divisor's gradient depends on both operands, so it has a graph (fmod's and
+    // remainder's first operand gets the incoming gradient as it is, which has none).
+    EXPECT_NE(recorded[1].grad_fn(), nullptr);
+    for (size_t i = 0; i < 2; ++i)
+      EXPECT_TRUE(testing::all_close(recorded[i], kernels[i], 1e-12, 1e-12)) << "input " << i;
   }
 }
 
