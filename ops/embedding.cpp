@@ -26,8 +26,11 @@
 #include "minidl/ops/embedding.h"
 
 #include "minidl/core/autograd/function.h"
+#include "minidl/core/autograd/grad_mode.h"
 #include "minidl/core/dispatch.h"
+#include "minidl/ops/elementwise.h"
 #include "minidl/ops/embedding_kernels.h"
+#include "minidl/ops/indexing.h"
 
 namespace minidl {
 
@@ -59,6 +62,18 @@ int64_t padding_row(std::optional<int64_t> padding_idx, int64_t num_embeddings) 
   return idx < 0 ? idx + num_embeddings : idx;
 }
 
+// The weight's gradient as recorded ops (create_graph): the output gradient's rows added into
+// the rows their indices name (index_add, in the same ascending order as the kernel), the
+// padding row left at zero.
+Tensor embedding_gradient_recorded(const Tensor& grad, const Tensor& indices,
+                                   const Shape& weight_sizes, int64_t padding) {
+  const int64_t columns = weight_sizes[1];
+  Tensor rows = grad.reshape({-1, columns});
+  const Tensor flat_indices = indices.reshape({-1}).to(kInt64);
+  if (padding != kNoPaddingRow) rows = where(eq(flat_indices, padding).unsqueeze(1), 0.0, rows);
+  return index_add(zeros(weight_sizes, grad.options()), 0, flat_indices, rows);
+}
+
 }  // namespace
 
 std::string embedding_index_error(int64_t index, int64_t position, int64_t num_embeddings) {
@@ -82,14 +97,18 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int6
   if (autograd::needs_grad({weight})) {
     autograd::SavedTensor saved_indices(indices_contiguous, "embedding");
     const Shape& weight_sizes = weight.sizes();
-    autograd::record(out, "EmbeddingBackward", {weight},
-                     [saved_indices, weight_sizes, padding](const Tensor& grad) {
-                       Tensor grad_weight = empty(weight_sizes, grad.options());
-                       kernels_for<EmbeddingKernels>(grad.device())
-                           .embedding_backward(grad_weight, grad.contiguous(), saved_indices.get(),
-                                               padding);
-                       return std::vector<Tensor>{grad_weight};
-                     });
+    autograd::record(
+        out, "EmbeddingBackward", {weight},
+        [saved_indices, weight_sizes, padding](const Tensor& grad) {
+          if (GradMode::is_enabled())
+            return std::vector<Tensor>{
+                embedding_gradient_recorded(grad, saved_indices.get(), weight_sizes, padding)};
+          Tensor grad_weight = empty(weight_sizes, grad.options());
+          kernels_for<EmbeddingKernels>(grad.device())
+              .embedding_backward(grad_weight, grad.contiguous(), saved_indices.get(), padding);
+          return std::vector<Tensor>{grad_weight};
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return out;
 }

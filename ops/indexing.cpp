@@ -143,6 +143,23 @@ int64_t check_scatter_arguments(const Tensor& x, int64_t dim, const Tensor& inde
   return d;
 }
 
+// scatter's and scatter_add's gradients as recorded ops (create_graph): for x, the gradient
+// with the written places zeroed (scatter) or as it is (scatter_add); for src, the gradient
+// gathered at the index, padded with zeros where src reaches beyond the index.
+std::vector<Tensor> scatter_gradient_recorded(const Tensor& grad, const Tensor& index, int64_t d,
+                                              bool assign, const Shape& src_sizes) {
+  const Tensor grad_x =
+      assign ? scatter(grad, d, index, zeros(index.sizes(), grad.options())) : grad;
+  Tensor grad_src = gather(grad, d, index);
+  if (grad_src.sizes() != src_sizes) {
+    Shape padding;  // F.pad's order: the last dim's (before, after) first
+    for (int64_t k = index.dim() - 1; k >= 0; --k)
+      padding.insert(padding.end(), {0, src_sizes[static_cast<size_t>(k)] - index.size(k)});
+    grad_src = pad(grad_src, padding);
+  }
+  return {grad_x, grad_src};
+}
+
 Tensor scatter_with(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src,
                     ScatterReduction reduction, const char* op, DescribeIndexError describe) {
   const ProfileScope profile(op, {x, index, src});
@@ -154,28 +171,30 @@ Tensor scatter_with(const Tensor& x, int64_t dim, const Tensor& index, const Ten
     autograd::SavedTensor saved_index(index, op);
     const bool assign = reduction == ScatterReduction::Assign;
     const Shape& src_sizes = src.sizes();
-    autograd::record(out, assign ? "ScatterBackward" : "ScatterAddBackward", {x, src},
-                     [saved_index, d, assign, src_sizes](const Tensor& grad) {
-                       const Tensor& index = saved_index.get();
-                       // Where scatter wrote, x's old value is gone: its gradient is zero there.
-                       Tensor grad_x =
-                           assign ? scatter_values(grad, d, index,
-                                                   zeros(index.sizes(), grad.options()),
-                                                   ScatterReduction::Assign, scatter_index_error)
-                                  : grad;
-                       // src's elements beyond the index's extent are not read: zero gradient.
-                       Tensor grad_src = zeros(src_sizes, grad.options());
-                       const Tensor picked = gather_values(grad, d, index);
-                       if (picked.sizes() == src_sizes) {
-                         grad_src = picked;
-                       } else if (index.numel() > 0) {
-                         Tensor region = grad_src;
-                         for (int64_t k = 0; k < index.dim(); ++k)
-                           region = region.narrow(k, 0, index.size(k));
-                         region.copy_(picked);
-                       }
-                       return std::vector<Tensor>{grad_x, grad_src};
-                     });
+    autograd::record(
+        out, assign ? "ScatterBackward" : "ScatterAddBackward", {x, src},
+        [saved_index, d, assign, src_sizes](const Tensor& grad) {
+          const Tensor& index = saved_index.get();
+          if (GradMode::is_enabled())
+            return scatter_gradient_recorded(grad, index, d, assign, src_sizes);
+          // Where scatter wrote, x's old value is gone: its gradient is zero there.
+          Tensor grad_x = assign
+                              ? scatter_values(grad, d, index, zeros(index.sizes(), grad.options()),
+                                               ScatterReduction::Assign, scatter_index_error)
+                              : grad;
+          // src's elements beyond the index's extent are not read: zero gradient.
+          Tensor grad_src = zeros(src_sizes, grad.options());
+          const Tensor picked = gather_values(grad, d, index);
+          if (picked.sizes() == src_sizes) {
+            grad_src = picked;
+          } else if (index.numel() > 0) {
+            Tensor region = grad_src;
+            for (int64_t k = 0; k < index.dim(); ++k) region = region.narrow(k, 0, index.size(k));
+            region.copy_(picked);
+          }
+          return std::vector<Tensor>{grad_x, grad_src};
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return out;
 }
@@ -192,11 +211,18 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
   if (autograd::needs_grad({x})) {
     autograd::SavedTensor saved_index(index, "gather");
     const Shape& x_sizes = x.sizes();
-    autograd::record(out, "GatherBackward", {x}, [saved_index, d, x_sizes](const Tensor& grad) {
-      return std::vector<Tensor>{scatter_values(zeros(x_sizes, grad.options()), d,
-                                                saved_index.get(), grad.contiguous(),
-                                                ScatterReduction::Add, scatter_add_index_error)};
-    });
+    autograd::record(
+        out, "GatherBackward", {x},
+        [saved_index, d, x_sizes](const Tensor& grad) {
+          const Tensor zero = zeros(x_sizes, grad.options());
+          // Under create_graph, the recorded scatter_add: differentiable again.
+          if (GradMode::is_enabled())
+            return std::vector<Tensor>{scatter_add(zero, d, saved_index.get(), grad)};
+          return std::vector<Tensor>{scatter_values(zero, d, saved_index.get(), grad.contiguous(),
+                                                    ScatterReduction::Add,
+                                                    scatter_add_index_error)};
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return out;
 }

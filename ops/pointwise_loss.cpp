@@ -97,22 +97,22 @@ Tensor unreduced_binary_cross_entropy(const Tensor& input, const Tensor& target)
   if (autograd::needs_grad({input, target})) {
     autograd::SavedTensor saved_input(input, "binary_cross_entropy");
     autograd::SavedTensor saved_target(target, "binary_cross_entropy");
-    autograd::record(losses, "BinaryCrossEntropyBackward", {input, target},
-                     [saved_input, saved_target, input_needs_grad = input.requires_grad(),
-                      target_needs_grad = target.requires_grad()](const Tensor& grad) {
-                       NoGradGuard no_grad;
-                       const Tensor& x = saved_input.get();
-                       const Tensor& y = saved_target.get();
-                       Tensor grad_input, grad_target;
-                       if (input_needs_grad) {
-                         const Tensor denominator =
-                             clamp_min(mul(x, one_minus(x)), kBceGradientEpsilon);
-                         grad_input = mul(grad, div(sub(x, y), denominator));
-                       }
-                       if (target_needs_grad)
-                         grad_target = mul(grad, sub(log1p(neg(x)), log(x)));  // -logit(x)
-                       return std::vector<Tensor>{grad_input, grad_target};
-                     });
+    autograd::record(
+        losses, "BinaryCrossEntropyBackward", {input, target},
+        [saved_input, saved_target, input_needs_grad = input.requires_grad(),
+         target_needs_grad = target.requires_grad()](const Tensor& grad) {
+          // Recorded ops: under create_graph the gradient is differentiable.
+          const Tensor& x = saved_input.get();
+          const Tensor& y = saved_target.get();
+          Tensor grad_input, grad_target;
+          if (input_needs_grad) {
+            const Tensor denominator = clamp_min(mul(x, one_minus(x)), kBceGradientEpsilon);
+            grad_input = mul(grad, div(sub(x, y), denominator));
+          }
+          if (target_needs_grad) grad_target = mul(grad, sub(log1p(neg(x)), log(x)));  // -logit(x)
+          return std::vector<Tensor>{grad_input, grad_target};
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return losses;
 }

@@ -9,7 +9,9 @@
 #include <algorithm>
 
 #include "minidl/core/autograd/function.h"
+#include "minidl/core/autograd/grad_mode.h"
 #include "minidl/core/dispatch.h"
+#include "minidl/ops/indexing.h"
 #include "minidl/ops/shape_kernels.h"
 
 namespace minidl {
@@ -138,12 +140,17 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   if (autograd::needs_grad({x})) {
     autograd::SavedTensor saved_index(index_contiguous, "index_select");
     const Shape& x_sizes = x.sizes();
-    autograd::record(out, "IndexSelectBackward", {x},
-                     [saved_index, x_sizes, d](const Tensor& grad) {
-                       Tensor grad_x = zeros(x_sizes, grad.options());
-                       index_add_into(grad_x, grad.contiguous(), d, saved_index.get());
-                       return std::vector<Tensor>{grad_x};
-                     });
+    autograd::record(
+        out, "IndexSelectBackward", {x},
+        [saved_index, x_sizes, d](const Tensor& grad) {
+          Tensor grad_x = zeros(x_sizes, grad.options());
+          // Under create_graph, the recorded index_add: differentiable again.
+          if (GradMode::is_enabled())
+            return std::vector<Tensor>{index_add(grad_x, d, saved_index.get(), grad)};
+          index_add_into(grad_x, grad.contiguous(), d, saved_index.get());
+          return std::vector<Tensor>{grad_x};
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return out;
 }

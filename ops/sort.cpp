@@ -15,6 +15,7 @@
 #include "minidl/core/autograd/saved_tensor.h"
 #include "minidl/core/dispatch.h"
 #include "minidl/core/profiler.h"
+#include "minidl/ops/indexing.h"
 #include "minidl/ops/sort_kernels.h"
 
 namespace minidl {
@@ -97,6 +98,14 @@ std::tuple<Tensor, Tensor> sorted_prefix(const Tensor& x, int64_t k, int64_t dim
          k](const Tensor& grad) {
           Shape grad_swapped = swapped_sizes;
           grad_swapped.back() = k;
+          if (GradMode::is_enabled()) {
+            // create_graph: the recorded scatter_add of the gradient to where each value came
+            // from, differentiable again.
+            const Tensor indices =
+                saved_indices.get().view(grad_swapped).transpose(sorted_dim, last);
+            return std::vector<Tensor>{scatter_add(zeros(input_sizes, grad.options()), sorted_dim,
+                                                   indices.reshape(grad.sizes()), grad)};
+          }
           const Tensor grad_at_least_1d = grad.dim() == 0 ? grad.reshape({1}) : grad;
           const Tensor grad_rows =
               grad_at_least_1d.transpose(sorted_dim, last).contiguous().view({rows, k});
@@ -108,7 +117,8 @@ std::tuple<Tensor, Tensor> sorted_prefix(const Tensor& x, int64_t k, int64_t dim
                                   .contiguous()
                                   .view(input_sizes);
           return std::vector<Tensor>{grad_input};
-        });
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return {values, indices};
 }

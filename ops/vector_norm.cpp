@@ -1,7 +1,8 @@
 // The vector p-norm (ops/reduce.h's norm, torch.linalg.vector_norm) from the reductions and
 // element-wise ops, so both backends come with it, and one backward node with PyTorch's
 // gradient, written out so that it is 0 where the norm is (autograd through sqrt would give
-// NaN there: d sqrt(s) / ds is infinite at s = 0).
+// NaN there: d sqrt(s) / ds is infinite at s = 0). The gradient is itself made of recorded ops,
+// so it is differentiable again (create_graph) wherever the norm is not 0.
 #include <cmath>
 #include <vector>
 
@@ -81,16 +82,21 @@ Tensor norm(const Tensor& x, double p, const Shape& dims, bool keepdim) {
     out = value.reshape(keepdim ? sizes.keepdim_sizes : sizes.out_sizes).to(x.dtype());
   }
   if (autograd::needs_grad({x})) {
-    autograd::SavedTensor saved_wide(wide, "norm");
+    // x itself rather than its float32 copy: under create_graph it comes back with its graph,
+    // and the norm is recomputed from it as recorded ops, so the gradient is differentiable.
+    autograd::SavedTensor saved_x(x, "norm");
     const Shape keepdim_sizes = sizes.keepdim_sizes;
     const DType dtype = x.dtype();
     autograd::record(
         out, "NormBackward", {x},
-        [saved_wide, value, p, dims, keepdim_sizes, dtype](const Tensor& grad) {
-          const Tensor& wide = saved_wide.get();
+        [saved_x, value, p, dims, keepdim_sizes, dtype, widen](const Tensor& grad) {
+          const Tensor& x = saved_x.get();
+          const Tensor wide = widen ? x.to(kFloat32) : x;
+          const Tensor norm = GradMode::is_enabled() ? norm_value(wide, p, dims) : value;
           const Tensor grad_kept = grad.reshape(keepdim_sizes).to(wide.dtype());
-          return std::vector<Tensor>{norm_gradient(grad_kept, wide, value, p, dims).to(dtype)};
-        });
+          return std::vector<Tensor>{norm_gradient(grad_kept, wide, norm, p, dims).to(dtype)};
+        },
+        autograd::DoubleBackward::kSupported);
   }
   return out;
 }

@@ -1,15 +1,27 @@
 // Double backward on CUDA: a gradient penalty (autograd::grad with create_graph through linear,
-// tanh, relu, softmax, mse_loss) gives the CPU's numbers in float32, and a Hessian-vector product
-// of a batched matmul too.
+// tanh, relu, softmax, mse_loss) gives the CPU's numbers in float32, a Hessian-vector product
+// of a batched matmul too, and so do the second derivatives of the ops whose first backward is a
+// kernel (scans, norms, sorting, indexing, binary_cross_entropy; dropout against its own mask).
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "minidl/core/autograd/engine.h"
+#include "minidl/ops/dropout.h"
 #include "minidl/ops/elementwise.h"
+#include "minidl/ops/embedding.h"
+#include "minidl/ops/indexing.h"
 #include "minidl/ops/linalg.h"
 #include "minidl/ops/loss.h"
+#include "minidl/ops/pointwise_loss.h"
+#include "minidl/ops/random.h"
 #include "minidl/ops/reduce.h"
+#include "minidl/ops/scan.h"
+#include "minidl/ops/shape.h"
+#include "minidl/ops/sort.h"
 #include "test_util.h"
 
 namespace minidl {
@@ -60,6 +72,74 @@ TEST(DoubleBackwardCuda, BatchedMatmulHessianVectorProductMatchesTheCpu) {
   }
   for (size_t i = 0; i < 2; ++i)
     EXPECT_TRUE(testing::all_close(results[1][i].cpu(), results[0][i], 1e-4, 1e-5)) << i;
+}
+
+// u * d/dx (v * f'(x)) for float32 x on `device`.
+Tensor second_derivative(const std::function<Tensor(const Tensor&)>& fn, const Tensor& input,
+                         Device device) {
+  Tensor x = input.to(device).requires_grad_(true);
+  const Tensor y = fn(x);
+  const Tensor v = testing::wiggly(y.sizes(), 2.0).to(device);
+  const Tensor g = autograd::grad({y}, {x}, {v}, std::nullopt, /*create_graph=*/true)[0];
+  return autograd::grad({sum(g * testing::wiggly(x.sizes(), 3.0).to(device))}, {x})[0];
+}
+
+TEST(DoubleBackwardCuda, KernelOpsSecondDerivativesMatchTheCpu) {
+  SKIP_WITHOUT_CUDA();
+  const Tensor x = testing::wiggly({2, 4}, 0.0);
+  const Tensor with_zeros =
+      (x + 0.5) * tensor(std::vector<double>{1, 0, 1, 1, 0, 1, 0, 1}, {2, 4}).to(kFloat32);
+  const Tensor probabilities = testing::wiggly({2, 4}, 0.0) * 0.3 + 0.5;
+  const auto on = [](const Tensor& t, const Tensor& like) { return t.to(like.device()); };
+  const std::vector<std::pair<std::string, std::pair<Tensor, std::function<Tensor(const Tensor&)>>>>
+      cases = {
+          {"cumprod with zeros", {with_zeros, [](const Tensor& t) { return cumprod(t, 1); }}},
+          {"prod with zeros", {with_zeros, [](const Tensor& t) { return prod(t, 1); }}},
+          {"cumsum", {x, [](const Tensor& t) { return sin(cumsum(t, 1)); }}},
+          {"norm p=3", {x, [](const Tensor& t) { return norm(t, 3.0, {1}); }}},
+          {"binary_cross_entropy",
+           {probabilities,
+            [&](const Tensor& t) {
+              return binary_cross_entropy(t, on(probabilities.flip({1}), t), {}, Reduction::None);
+            }}},
+          {"sort", {x, [](const Tensor& t) { return exp(std::get<0>(sort(t, 0))); }}},
+          {"topk", {x, [](const Tensor& t) { return square(std::get<0>(topk(t, 2, 1))); }}},
+          {"gather",
+           {x,
+            [&](const Tensor& t) {
+              return square(
+                  gather(t, 1, on(tensor(std::vector<int64_t>{3, 0, 0, 1, 2, 1}, {2, 3}), t)));
+            }}},
+          {"index_select and flip", {x, [](const Tensor& t) { return sin(flip(t, {1})) * t; }}},
+          {"embedding with padding_idx",
+           {testing::wiggly({4, 3}, 0.0),
+            [&](const Tensor& t) {
+              return tanh(
+                  embedding(t, on(tensor(std::vector<int64_t>{0, 1, 3, 3, 3, 2}, {2, 3}), t), 1));
+            }}},
+      };
+  for (const auto& [name, input_and_fn] : cases) {
+    SCOPED_TRACE(name);
+    const Tensor cpu = second_derivative(input_and_fn.second, input_and_fn.first, Device(kCPU));
+    const Tensor gpu = second_derivative(input_and_fn.second, input_and_fn.first, kGpu);
+    EXPECT_TRUE(gpu.is_cuda());
+    EXPECT_TRUE(testing::all_close(gpu.cpu(), cpu, 1e-4, 1e-5));
+  }
+}
+
+// CUDA's dropout masks are its own (not the CPU's): the second derivative of dropout(x)^2 is
+// 2 u v m^2 with m the mask dropout(ones) draws on the device from the same seed.
+TEST(DoubleBackwardCuda, DropoutSecondDerivativeIsItsMaskSquared) {
+  SKIP_WITHOUT_CUDA();
+  const auto seeded_dropout = [](const Tensor& t) {
+    manual_seed(7);
+    return dropout(t, 0.4, /*training=*/true);
+  };
+  const Tensor h = second_derivative([&](const Tensor& t) { return square(seeded_dropout(t)); },
+                                     testing::wiggly({2, 4}, 0.0), kGpu);
+  const Tensor m = seeded_dropout(ones({2, 4}, TensorOptions().device(kGpu))).cpu();
+  const Tensor expected = 2.0 * testing::wiggly({2, 4}, 2.0) * testing::wiggly({2, 4}, 3.0) * m * m;
+  EXPECT_TRUE(testing::all_close(h.cpu(), expected, 1e-5, 1e-6));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 // differentiable yet; and that without create_graph the gradients carry no graph.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -19,10 +20,11 @@
 #include "minidl/core/autograd/gradcheck.h"
 #include "minidl/ops/einsum.h"
 #include "minidl/ops/elementwise.h"
+#include "minidl/ops/layer_norm.h"
 #include "minidl/ops/linalg.h"
 #include "minidl/ops/loss.h"
+#include "minidl/ops/pool.h"
 #include "minidl/ops/reduce.h"
-#include "minidl/ops/scan.h"
 #include "minidl/ops/shape.h"
 #include "test_util.h"
 
@@ -552,40 +554,41 @@ TEST(DoubleBackward, SavedOutputsMakeNoReferenceCycle) {
 }
 
 TEST(DoubleBackward, UnsupportedOpRaisesAtTheSecondBackward) {
-  Tensor x = leaf({3}, 0.0, 0.5, 1.0);
-  // cumprod's backward is a hand-written kernel: its gradient is not differentiable yet.
-  Tensor g = autograd::grad({sum(cumprod(x, 0))}, {x}, {}, std::nullopt, true)[0];
-  ASSERT_TRUE(g.requires_grad());  // the first gradient itself is right ...
-  const std::vector<double> v = to_vector<double>(wig({3}, 0.0, 0.5, 1.0));
-  EXPECT_TRUE(testing::all_close(
-      g, tensor({1 + v[1] + v[1] * v[2], v[0] + v[0] * v[2], v[0] * v[1]}, kFloat64), 1e-12,
-      1e-12));
+  // max_pool2d's backward is a hand-written kernel: its gradient is not differentiable yet.
+  Tensor x = leaf({1, 1, 2, 2}, 0.0, 0.5, 1.0);
+  Tensor g = autograd::grad({sum(square(max_pool2d(x, 2)))}, {x}, {}, std::nullopt, true)[0];
+  ASSERT_TRUE(g.requires_grad());  // the first gradient itself is right: 2 max at the max ...
+  const std::vector<double> v = to_vector<double>(x);
+  const auto largest = std::max_element(v.begin(), v.end());
+  std::vector<double> expected(4, 0.0);
+  expected[static_cast<size_t>(largest - v.begin())] = 2 * *largest;
+  EXPECT_TRUE(testing::all_close(g, tensor(expected, {1, 1, 2, 2}), 1e-12, 1e-12));
   // ... but differentiating it raises a clear error, never a silently wrong zero.
   EXPECT_ERROR_CONTAINS(autograd::grad({sum(g)}, {x}),
-                        "double backward of CumprodBackward is not supported");
+                        "double backward of MaxPool2dBackward is not supported");
   EXPECT_ERROR_CONTAINS(
-      gradgradcheck([](const std::vector<Tensor>& t) { return cumprod(t[0], 0); }, {x}),
-      "double backward of CumprodBackward is not supported");
-  // cumsum too, through a plain backward of the gradient.
-  Tensor gs = autograd::grad({sum(square(cumsum(x, 0)))}, {x}, {}, std::nullopt, true)[0];
+      gradgradcheck([](const std::vector<Tensor>& t) { return max_pool2d(t[0], 2); }, {x}),
+      "double backward of MaxPool2dBackward is not supported");
+  // layer_norm too, through a plain backward of the gradient.
+  Tensor y = leaf({2, 3}, 1.0);
+  Tensor gs = autograd::grad({sum(square(layer_norm(y, {3})))}, {y}, {}, std::nullopt, true)[0];
   EXPECT_ERROR_CONTAINS(sum(gs * gs).backward(),
-                        "double backward of CumsumBackward is not supported");
+                        "double backward of LayerNormBackward is not supported");
 }
 
 TEST(DoubleBackward, UnsupportedOpDoesNotStopAFirstOrderUse) {
   // create_graph over a graph with an unsupported op still gives the right first gradients; only
   // differentiating them through that op raises.
-  Tensor x = leaf({3}, 0.0);
+  Tensor x = leaf({1, 1, 2, 2}, 0.0);
   Tensor w = leaf({3}, 1.0);
   std::vector<Tensor> g =
-      autograd::grad({prod(x, 0) * sum(exp(w))}, {x, w}, {}, std::nullopt, true);
-  const std::vector<double> v = to_vector<double>(wig({3}, 0.0));
-  const double product = v[0] * v[1] * v[2];
-  EXPECT_TRUE(testing::all_close(g[1], product * exp(wig({3}, 1.0)), 1e-12, 1e-12));
+      autograd::grad({sum(avg_pool2d(x, 2)) * sum(exp(w))}, {x, w}, {}, std::nullopt, true);
+  const double average = mean(wig({4}, 0.0)).item<double>();
+  EXPECT_TRUE(testing::all_close(g[1], average * exp(wig({3}, 1.0)), 1e-12, 1e-12));
   Tensor h = autograd::grad({sum(g[1])}, {w})[0];
-  EXPECT_TRUE(testing::all_close(h, product * exp(wig({3}, 1.0)), 1e-12, 1e-12));
+  EXPECT_TRUE(testing::all_close(h, average * exp(wig({3}, 1.0)), 1e-12, 1e-12));
   EXPECT_ERROR_CONTAINS(autograd::grad({sum(g[0])}, {x}),
-                        "double backward of CumprodBackward is not supported");
+                        "double backward of AvgPool2dBackward is not supported");
 }
 
 }  // namespace

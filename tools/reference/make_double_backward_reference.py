@@ -20,6 +20,10 @@ test builds the same tensors from the same formula:
   h = grad(sum(grad(loss, x, create_graph=True) * u), x);
 - loss.backward(create_graph=True) on y = sum(x^3 sin x): x.grad, the derivative of
   sum(x.grad * u), and x.grad after that second backward accumulates into it;
+- scans, norms, sorting, indexing and a loss (the OTHERS table), as the unary ops but on [2, 4]
+  inputs: h = grad(sum(grad(f(x), x, v, create_graph=True) * u), x), with v = wiggly(phase 2) of
+  f's shape and u = wiggly(phase 3) of x's; prod and cumprod on inputs with zeros (one and two in
+  a row), where their gradients take their other cases;
 - a gradient penalty (WGAN-GP style): a discriminator linear(3, 6), tanh, linear(6, 6), relu,
   linear(6, 1) trained by 4 plain SGD steps (lr 0.05) on mse_loss(D(x), y) + 10 * mean over the
   rows of ||d sum(D(x)) / dx||^2; the loss before each step and the weights after the last.
@@ -75,6 +79,63 @@ UNARY = [
     ("softmax", lambda x: torch.softmax(x.reshape(2, 3), 1), (1.5, 0.0)),
     ("log_softmax", lambda x: torch.log_softmax(x.reshape(2, 3), 0), (1.5, 0.0)),
 ]
+
+
+# x [2, 4] = wiggly(phase 0, amplitude 1, offset 0.5) times these, so that prod and cumprod meet a
+# row with one zero and a row with two.
+ZERO_MASK = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 1.0]
+GATHER_INDEX = [[3, 0, 0], [1, 2, 1]]
+EMBEDDING_INDICES = [[0, 1, 3], [3, 3, 2]]
+
+
+def with_zeros():
+    x = wiggly([2, 4], 0.0, 1.0, 0.5) * torch.tensor(ZERO_MASK, dtype=torch.float64).reshape(2, 4)
+    return x.requires_grad_(True)
+
+
+def probabilities():
+    return wiggly([2, 4], 0.0, 0.3, 0.5, requires_grad=True)
+
+
+# name, input, function; the test has the same table (OtherSecondDerivativesMatchPyTorch).
+OTHERS = [
+    ("prod_dim_with_zeros", with_zeros, lambda x: torch.prod(x, 1)),
+    ("prod_with_a_zero", with_zeros, lambda x: torch.prod(x[0])),
+    ("cumprod_with_zeros", with_zeros, lambda x: torch.cumprod(x, 1)),
+    ("cumprod_dim0", lambda: wiggly([2, 4], 0.0, 1.0, 0.5, requires_grad=True),
+     lambda x: torch.cumprod(x, 0)),
+    ("cumsum", lambda: wiggly([2, 4], 0.0, requires_grad=True),
+     lambda x: torch.sin(torch.cumsum(x, 1))),
+    ("logsumexp", lambda: wiggly([2, 4], 0.0, requires_grad=True),
+     lambda x: torch.logsumexp(x, 1)),
+    ("std", lambda: wiggly([2, 4], 0.0, requires_grad=True), lambda x: torch.std(x, 1)),
+    ("norm_3", lambda: wiggly([2, 4], 0.0, requires_grad=True),
+     lambda x: torch.linalg.vector_norm(x, 3, dim=1)),
+    ("norm_2", lambda: wiggly([2, 4], 0.0, requires_grad=True),
+     lambda x: torch.linalg.vector_norm(x)),
+    ("norm_inf_squared", lambda: wiggly([2, 4], 0.0, requires_grad=True),
+     lambda x: torch.linalg.vector_norm(x, math.inf, dim=1) ** 2),
+    ("binary_cross_entropy", probabilities,
+     lambda x: F.binary_cross_entropy(x, wiggly([2, 4], 1.0, 0.3, 0.5), reduction="none")),
+    ("topk", lambda: wiggly([2, 4], 0.0, requires_grad=True),
+     lambda x: torch.topk(x, 2, dim=1).values ** 2),
+    ("sort", lambda: wiggly([2, 4], 0.0, requires_grad=True),
+     lambda x: torch.exp(torch.sort(x, dim=0).values)),
+    ("gather", lambda: wiggly([2, 4], 0.0, requires_grad=True),
+     lambda x: torch.gather(x, 1, torch.tensor(GATHER_INDEX)) ** 2),
+    ("flip", lambda: wiggly([2, 4], 0.0, requires_grad=True),
+     lambda x: torch.sin(torch.flip(x, [1])) * x),
+    ("embedding", lambda: wiggly([4, 3], 0.0, requires_grad=True),
+     lambda w: torch.tanh(F.embedding(torch.tensor(EMBEDDING_INDICES), w, padding_idx=1))),
+]
+
+
+def other_case(make_input, fn):
+    x = make_input()
+    y = fn(x)
+    (g,) = torch.autograd.grad(y, x, wiggly(list(y.shape), 2.0), create_graph=True)
+    (h,) = torch.autograd.grad((g * wiggly(list(x.shape), 3.0)).sum(), x)
+    return h
 
 
 def flat(t):
@@ -198,6 +259,9 @@ def main():
     ]
     for name, fn, (amplitude, offset) in UNARY:
         lines.append(constant("kSecond" + camel(name), unary_case(fn, amplitude, offset)))
+    lines.append("// Scans, norms, sorting, indexing, a loss: u * d/dx (v * f'(x)), the OTHERS table.")
+    for name, make_input, fn in OTHERS:
+        lines.append(constant("kSecond" + camel(name), other_case(make_input, fn)))
     lines.append("// mul and div: the second derivatives in x and in the broadcast y.")
     for name, fn in [("mul", torch.mul), ("div", torch.div)]:
         hx, hy = binary_case(fn)
