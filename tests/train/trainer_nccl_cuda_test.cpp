@@ -16,6 +16,7 @@
 #include "minidl/data/datasets/synthetic_dataset.h"
 #include "minidl/distributed/distributed.h"
 #include "minidl/nn/nn.h"
+#include "minidl/ops/random.h"
 #include "minidl/optim/optim.h"
 #include "minidl/train/trainer.h"
 #include "test_util.h"

@@ -46,7 +46,8 @@ check_configure() {
   # and mpiexec are given, the kit's, relocated as run.sh does it).
   # shellcheck source=tools/gpu/kit_mpi_env.sh
   source "${repository}/tools/gpu/kit_mpi_env.sh"
-  kit_mpi_env "${prefix}/root" || fail "the kit holds no Open MPI (no ${prefix}/root/usr/bin/mpirun)"
+  kit_mpi_env "${prefix}/root" ||
+    fail "the kit holds no Open MPI (no ${prefix}/root/usr/bin/mpirun)"
   cmake -S "${repository}" -B "${configured}" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DMINIDL_CUDA=OFF -DCMAKE_FIND_ROOT_PATH="${prefix}/root" \
     -DCMAKE_FIND_ROOT_PATH_MODE_PACKAGE=ONLY -DCMAKE_FIND_ROOT_PATH_MODE_LIBRARY=ONLY \

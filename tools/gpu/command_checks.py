@@ -249,7 +249,8 @@ def check(command, environment, not_checkable=()):
             index += 2 if command[index] in SANITIZER_OPTIONS_WITH_VALUES else 1
         return results + check(command[index:], environment, not_checkable)
     if name == "with_kit_mpi_only.sh":
-        results = [_result(f"{command[0]} exists and is executable", os.access(command[0], os.X_OK))]
+        results = [_result(f"{command[0]} exists and is executable",
+                           os.access(command[0], os.X_OK))]
         return results + check(command[1:], environment, not_checkable)
     if name in ("mpirun", "mpiexec"):
         return _mpirun(command, environment, not_checkable)

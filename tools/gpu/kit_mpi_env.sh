@@ -31,5 +31,6 @@ kit_mpi_env() {
   export PMIX_DATADIR=${multiarch}/pmix2/share
   export PMIX_LIBDIR=${multiarch}/pmix2/lib
   export PATH=${usr}/bin:${PATH}
-  export LD_LIBRARY_PATH=${multiarch}/openmpi/lib:${multiarch}/pmix2/lib:${multiarch}${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}
+  local libraries=${multiarch}/openmpi/lib:${multiarch}/pmix2/lib:${multiarch}
+  export LD_LIBRARY_PATH=${libraries}${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}
 }

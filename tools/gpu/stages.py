@@ -224,14 +224,16 @@ def multi_rank_steps(context, no_mpirun):
     mpi_tests = os.path.join(context.build, "tests", "minidl_distributed_mpi_tests")
     train_tests = os.path.join(context.build, "tests", "minidl_train_cuda_tests")
     ddp_cuda = "--gtest_filter=MpiDataParallelCuda.*"
+    # mpirun gives the ranks a terminal, and GoogleTest would colour the lines the parser reads.
+    no_color = "--gtest_color=no"
     ddp_both = ("--gtest_filter=MpiDataParallel.LeNetOnRanksMatchesOneProcessOnTheWholeBatch:"
                 "MpiDataParallelCuda.*")
     nccl = "--gtest_filter=TrainerOnNccl.*"
     return [
         Step("mpi: DDP on CUDA tensors, 2 ranks sharing the GPU, vs one process",
-             [*expect_gpu, *kit_only, *mpirun, mpi_tests, ddp_cuda], 90, parser="mpi_gtest",
-             needs_gpu=True, env=MPI_STEP_ENVIRONMENT, skip_reason=no_mpirun,
-             rehearsal_command=[*kit_only, *mpirun, mpi_tests, ddp_both]),
+             [*expect_gpu, *kit_only, *mpirun, mpi_tests, ddp_cuda, no_color], 90,
+             parser="mpi_gtest", needs_gpu=True, env=MPI_STEP_ENVIRONMENT, skip_reason=no_mpirun,
+             rehearsal_command=[*kit_only, *mpirun, mpi_tests, ddp_both, no_color]),
         Step("trainer on NCCL at world size 1 vs one process",
              [*expect_gpu, train_tests, nccl], 60, parser="gtest", needs_gpu=True,
              rehearsal_command=[train_tests, nccl]),
