@@ -178,7 +178,7 @@ def test_steps(context):
         # case proves the label's wiring; the two steps below prove the kit's Open MPI.
         Step("ctest -L mpi", mpi, 90, parser="ctest", skip_reason=no_mpirun,
              rehearsal_command=mpi + ["-R", r"^mpi\.fault_exit0_np2$"]),
-        *multi_rank_steps(context, no_mpirun),
+        *multi_rank_steps(context),
     ]
     for folder in cuda_test_folders(context.repository):
         program = os.path.join(context.build, "tests", f"minidl_{folder}_cuda_tests")
@@ -210,7 +210,7 @@ MPI_STEP_ENVIRONMENT = {
     "MINIDL_COLLECTIVE_TIMEOUT_S": "60"}
 
 
-def multi_rank_steps(context, no_mpirun):
+def multi_rank_steps(context):
     """What one GPU runs of multi-rank CUDA training, each compared with one process:
     DDP on CUDA tensors over MPI with 2 ranks sharing the GPU (NCCL refuses two ranks on one
     GPU; MpiDataParallelCuda in tests/distributed/mpi/ddp_mpi.cpp), and the Trainer with its
@@ -219,6 +219,8 @@ def multi_rank_steps(context, no_mpirun):
     the machine's own Open MPI, if any, is masked. A rehearsal runs its CPU form the same way
     (the CPU DDP test beside it; the CUDA test skips), so every CI run proves the relocation."""
     expect_gpu = ["env", "MINIDL_EXPECT_GPU=1"]  # not in Step.env: the CPU forms run without it
+    no_kit_mpi = None if context.kit_mpi_root else (
+        "the kit holds no Open MPI (packed before it was added: run tools/gpu/pack.sh again)")
     kit_only = [os.path.join(context.repository, "tools", "gpu", "with_kit_mpi_only.sh")]
     mpirun = ["mpirun", "--oversubscribe", "-np", "2"]
     mpi_tests = os.path.join(context.build, "tests", "minidl_distributed_mpi_tests")
@@ -232,7 +234,7 @@ def multi_rank_steps(context, no_mpirun):
     return [
         Step("mpi: DDP on CUDA tensors, 2 ranks sharing the GPU, vs one process",
              [*expect_gpu, *kit_only, *mpirun, mpi_tests, ddp_cuda, no_color], 90,
-             parser="mpi_gtest", needs_gpu=True, env=MPI_STEP_ENVIRONMENT, skip_reason=no_mpirun,
+             parser="mpi_gtest", needs_gpu=True, env=MPI_STEP_ENVIRONMENT, skip_reason=no_kit_mpi,
              rehearsal_command=[*kit_only, *mpirun, mpi_tests, ddp_both, no_color]),
         Step("trainer on NCCL at world size 1 vs one process",
              [*expect_gpu, train_tests, nccl], 60, parser="gtest", needs_gpu=True,
