@@ -21,9 +21,10 @@
 #                     libpmix, hwloc, libevent
 kit_mpi_env() {
   local root=${1:?kit_mpi_env ROOT}
+  [[ -x ${root}/usr/bin/mpirun && -d ${root}/usr/lib/x86_64-linux-gnu/openmpi/lib ]] || return 1
+  root=$(cd "${root}" && pwd) # absolute: the wrapper's -I and -L paths are made from it
   local usr=${root}/usr
   local multiarch=${usr}/lib/x86_64-linux-gnu
-  [[ -x ${usr}/bin/mpirun && -d ${multiarch}/openmpi/lib ]] || return 1
   export OPAL_PREFIX=${usr}
   export OPAL_SYSCONFDIR=${root}/etc/openmpi
   export PMIX_PREFIX=${multiarch}/pmix2
