@@ -5,8 +5,9 @@
 #   tools/gpu/check_kit.sh configure [BUILD_DIR]
 #       tools/gpu/pack.sh into BUILD_DIR/gpu-kit-check/kit (its .debs cached beside it), its
 #       archive unpacked into a scratch prefix, and a fresh CPU-only configure that may find
-#       dependencies only in that prefix (CMAKE_FIND_ROOT_PATH, modes ONLY): the kit is enough
-#       for a build, and CMakeCache.txt shows each dependency found inside the prefix.
+#       dependencies only in that prefix (CMAKE_FIND_ROOT_PATH, modes ONLY) and MPI through the
+#       kit's relocated mpicxx: the kit is enough for a build, and CMakeCache.txt shows each
+#       dependency (Open MPI's header, library and mpiexec among them) found inside the prefix.
 #   tools/gpu/check_kit.sh rehearse [BUILD_DIR]
 #       tools/gpu/run.sh test, bench and accuracy --rehearse against BUILD_DIR (built already) with that
 #       kit: every step in order, CUDA steps checked and skipped; each summary must be valid
@@ -31,7 +32,8 @@ fail() {
 # Each dependency that CMakeLists.txt, tests/ and tools/ find: the CMakeCache.txt entry that says
 # where it was found.
 readonly found_entries=(spdlog_DIR fmt_DIR ZLIB_INCLUDE_DIR ZLIB_LIBRARY_RELEASE nlohmann_json_DIR
-  MINIDL_CBLAS_INCLUDE MINIDL_OPENBLAS GTest_DIR CLI11_DIR benchmark_DIR)
+  MINIDL_CBLAS_INCLUDE MINIDL_OPENBLAS GTest_DIR CLI11_DIR benchmark_DIR MPI_CXX_COMPILER
+  MPI_CXX_HEADER_DIR MPI_mpi_LIBRARY MPIEXEC_EXECUTABLE)
 
 check_configure() {
   MINIDL_GPU_DEB_CACHE=${scratch}/debs "${repository}/tools/gpu/pack.sh" "${kit}"
@@ -40,13 +42,18 @@ check_configure() {
   mkdir -p "${prefix}"
   tar -xJf "${kit}/deps.tar.xz" -C "${prefix}"
   # The packages lie under root/usr as under /usr: CMake searches <root>/usr/... for /usr/...,
-  # and nothing outside the root (programs excepted: the compiler, ccache, python3). MPI is not
-  # in the kit, so it is not looked for.
+  # and nothing outside the root (programs excepted: the compiler, ccache, python3; MPI's wrapper
+  # and mpiexec are given, the kit's, relocated as run.sh does it).
+  # shellcheck source=tools/gpu/kit_mpi_env.sh
+  source "${repository}/tools/gpu/kit_mpi_env.sh"
+  kit_mpi_env "${prefix}/root" ||
+    fail "the kit holds no Open MPI (no ${prefix}/root/usr/bin/mpirun)"
   cmake -S "${repository}" -B "${configured}" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DMINIDL_CUDA=OFF -DCMAKE_FIND_ROOT_PATH="${prefix}/root" \
     -DCMAKE_FIND_ROOT_PATH_MODE_PACKAGE=ONLY -DCMAKE_FIND_ROOT_PATH_MODE_LIBRARY=ONLY \
     -DCMAKE_FIND_ROOT_PATH_MODE_INCLUDE=ONLY -DCMAKE_FIND_ROOT_PATH_MODE_PROGRAM=NEVER \
-    -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON >"${scratch}/configure.log" 2>&1 ||
+    -DMPI_CXX_COMPILER="${prefix}/root/usr/bin/mpicxx" \
+    -DMPIEXEC_EXECUTABLE="${prefix}/root/usr/bin/mpiexec" >"${scratch}/configure.log" 2>&1 ||
     {
       cat "${scratch}/configure.log" >&2
       fail "the CPU configure with only the kit's prefix failed"
@@ -59,6 +66,9 @@ check_configure() {
   done
   ((${#outside[@]} == 0)) ||
     fail "found outside the kit's prefix ${prefix}/root: ${outside[*]}"
+  grep -q '^-- minidl: MPI ON$' "${scratch}/configure.log" ||
+    fail "the configure with the kit's Open MPI did not build minidl with MPI" \
+      "(${scratch}/configure.log)"
   echo "check_kit.sh: a CPU-only configure found every dependency in the kit's prefix"
 }
 

@@ -10,6 +10,8 @@ By the command's shape:
     env VAR=... CMD       CMD's checks
     ctest ...             the same command with -N lists at least one test
     compute-sanitizer ... the sanitizer runs (--version), then the program's checks
+    with_kit_mpi_only.sh CMD  the script exists, then CMD's checks
+    mpirun ... PROGRAM    mpirun is on PATH and --version runs, then PROGRAM's checks
     cmake --build DIR     DIR is a configured Ninja build that has every --target named
     cmake -S ... -B ...   the source has CMakeLists.txt; every absolute path in a -D exists
     python3 SCRIPT ...    SCRIPT compiles; `SCRIPT ARGS --help` succeeds (with stand-ins for
@@ -29,6 +31,9 @@ CHECK_SECONDS = 60
 SANITIZER_OPTIONS_WITH_VALUES = {"--tool", "--error-exitcode", "--print-limit",
                                  "--racecheck-report", "--log-file", "--target-processes",
                                  "--report-api-errors"}
+# mpirun's options that take a value (--mca takes two); other options are flags.
+MPIRUN_OPTIONS_WITH_VALUES = {"-np", "-n", "-c", "-x", "--map-by", "--bind-to", "--rank-by",
+                              "--host", "-H", "--hostfile", "--npernode"}
 # Options whose values must exist before the command runs.
 INPUT_PATH_OPTIONS = {"--bench", "--python", "--test-dir", "--data-dir"}
 
@@ -207,6 +212,19 @@ def _cmake(command, environment, not_checkable):
     return results
 
 
+def _mpirun(command, environment, not_checkable):
+    if not shutil.which(command[0], path=environment.get("PATH")):
+        return [_result(f"{command[0]} is on PATH", False)]
+    code, output = _run([command[0], "--version"], environment)
+    results = [_result(f"{command[0]} --version runs", code == 0,
+                       output.splitlines()[0] if code == 0 and output else output)]
+    index = 1
+    while index < len(command) and command[index].startswith("-"):
+        option = command[index]
+        index += 3 if option == "--mca" else 2 if option in MPIRUN_OPTIONS_WITH_VALUES else 1
+    return results + check(command[index:], environment, not_checkable)
+
+
 def check(command, environment, not_checkable=()):
     command = list(command)
     if command and command[0] == "env":
@@ -230,6 +248,12 @@ def check(command, environment, not_checkable=()):
         while index < len(command) and command[index].startswith("-"):
             index += 2 if command[index] in SANITIZER_OPTIONS_WITH_VALUES else 1
         return results + check(command[index:], environment, not_checkable)
+    if name == "with_kit_mpi_only.sh":
+        results = [_result(f"{command[0]} exists and is executable",
+                           os.access(command[0], os.X_OK))]
+        return results + check(command[1:], environment, not_checkable)
+    if name in ("mpirun", "mpiexec"):
+        return _mpirun(command, environment, not_checkable)
     if re.fullmatch(r"python[0-9.]*", name) and len(command) > 1 and command[1].endswith(".py"):
         return _python(command, environment)
     return _program(command, environment)

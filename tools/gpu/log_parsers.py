@@ -6,6 +6,10 @@ an exception, so that one odd log cannot lose the whole summary.
     ctest            counts of CTest's run (or of its -N listing), and the failed tests' names
     gtest            counts of one GoogleTest program's run, which may have crashed part-way, and
                      compute-sanitizer's error and hazard counts when it ran under one
+    mpi_gtest        gtest's counts of a GoogleTest program under mpirun (rank 0 prints the run;
+                     another rank only its failures, "[rank N] file:line: failure"), and what
+                     tools/gpu/with_kit_mpi_only.sh said: the mpirun and libmpi used, and whether
+                     the system's Open MPI was masked
     bench_compare    tools/bench/bench_compare.py's markdown tables, one row per model and PyTorch mode
     bench_json       tools/bench's JSON lines
     trainer          train_lenet/train_cifar10: the summary line, and from the --metrics file the
@@ -79,6 +83,36 @@ def gtest(text, _options):
             figures["racecheck_warnings"] = (int(value) for value in hazards[-1])
     if figures:
         result["figures"] = figures
+    return result
+
+
+def mpi_gtest(text, options):
+    result = gtest(text, options)
+    figures = result.setdefault("figures", {})
+    other_ranks = sorted({int(rank) for rank in
+                          re.findall(r"^\[rank (\d+)\] .*: failure$", text, flags=re.MULTILINE)})
+    if other_ranks:
+        figures["failed_on_ranks"] = other_ranks
+        if not result["tests"]["failed"]:
+            result["tests"]["failed"] = 1  # rank 0 passed what another rank failed
+    kit = {}
+    mpirun = re.search(r"^kit Open MPI: mpirun (\S+) -> (\S+)$", text, flags=re.MULTILINE)
+    if mpirun:
+        kit["mpirun"] = mpirun.group(2)
+    libraries = dict(re.findall(r"^kit Open MPI: (\S+): libmpi => (\S+)$", text,
+                                flags=re.MULTILINE))
+    if libraries:
+        kit["libmpi"] = libraries
+    failed = re.search(r"^kit Open MPI: FAILED: (.*)$", text, flags=re.MULTILINE)
+    if failed:
+        kit["failed"] = failed.group(1)
+    masking = re.search(r"^system Open MPI: (masked|none to mask|not masked)(?: \((.*)\))?$", text,
+                        flags=re.MULTILINE)
+    if masking:
+        figures["system_open_mpi"] = masking.group(1)
+        figures["system_open_mpi_detail"] = masking.group(2)
+    if kit:
+        figures["kit_open_mpi"] = kit
     return result
 
 
@@ -187,6 +221,6 @@ def none(_text, _options):
     return {}
 
 
-PARSERS = {"ctest": ctest, "gtest": gtest, "bench_compare": bench_compare,
+PARSERS = {"ctest": ctest, "gtest": gtest, "mpi_gtest": mpi_gtest, "bench_compare": bench_compare,
            "bench_json": bench_json, "trainer": trainer, "pytorch_trainer": pytorch_trainer,
            "none": none}

@@ -20,6 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "bench"))
 import bench_compare  # noqa: E402  tools/bench/bench_compare.py
+import command_checks  # noqa: E402
 import log_parsers  # noqa: E402
 import stages  # noqa: E402
 
@@ -74,6 +75,29 @@ RACECHECK_CLEAN = """\
 [==========] 1 test from 1 test suite ran. (8 ms total)
 [  PASSED  ] 1 test.
 ========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)
+"""
+
+# tools/gpu/with_kit_mpi_only.sh's lines, then rank 0's GoogleTest run under mpirun, and rank 1's
+# failure as main_mpi.cpp prints it.
+MPI_GTEST_MASKED_WITH_A_FAILURE_ON_RANK_1 = """\
+kit Open MPI: mpirun /tmp/w/deps/root/usr/bin/mpirun -> /tmp/w/deps/root/usr/bin/orterun
+kit Open MPI: minidl_distributed_mpi_tests: libmpi => /tmp/w/deps/root/usr/lib/libmpi.so.40
+system Open MPI: masked (1313 files of openmpi-bin libopenmpi3)
+Running main() from main_mpi.cpp
+[==========] Running 2 tests from 2 test suites.
+[ RUN      ] MpiDataParallel.LeNetOnRanksMatchesOneProcessOnTheWholeBatch
+[       OK ] MpiDataParallel.LeNetOnRanksMatchesOneProcessOnTheWholeBatch (210 ms)
+[ RUN      ] MpiDataParallelCuda.LeNetOnRanksSharingAGpuMatchesOneProcessOnTheWholeBatch
+[  SKIPPED ] MpiDataParallelCuda.LeNetOnRanksSharingAGpuMatchesOneProcessOnTheWholeBatch (0 ms)
+[==========] 2 tests from 2 test suites ran. (210 ms total)
+[  PASSED  ] 1 test.
+[rank 1] tests/distributed/mpi/ddp_mpi.cpp:42: failure
+Value of: testing::all_close(...)
+"""
+
+MPI_OUTSIDE_THE_KIT = """\
+kit Open MPI: mpirun /usr/bin/mpirun -> /usr/bin/orterun
+kit Open MPI: FAILED: resolved outside the kit's /tmp/w/deps/root: mpirun (/usr/bin/orterun)
 """
 
 
@@ -151,6 +175,67 @@ class GtestTest(unittest.TestCase):
         self.assertTrue(result["tests"]["complete"])
         self.assertEqual(result["figures"], {"racecheck_hazards": 0, "racecheck_errors": 0,
                                              "racecheck_warnings": 0})
+
+
+class MpiGtestTest(unittest.TestCase):
+    def test_another_ranks_failure_fails_the_run_and_the_kits_open_mpi_is_named(self):
+        result = log_parsers.parse("mpi_gtest", MPI_GTEST_MASKED_WITH_A_FAILURE_ON_RANK_1, {})
+        tests = result["tests"]
+        self.assertEqual((tests["passed"], tests["failed"], tests["skipped"], tests["total"]),
+                         (1, 1, 1, 2))
+        figures = result["figures"]
+        self.assertEqual(figures["failed_on_ranks"], [1])
+        self.assertEqual(figures["system_open_mpi"], "masked")
+        self.assertEqual(figures["system_open_mpi_detail"], "1313 files of openmpi-bin libopenmpi3")
+        self.assertEqual(figures["kit_open_mpi"], {
+            "mpirun": "/tmp/w/deps/root/usr/bin/orterun",
+            "libmpi": {"minidl_distributed_mpi_tests": "/tmp/w/deps/root/usr/lib/libmpi.so.40"}})
+
+    def test_an_mpirun_outside_the_kit_is_named_and_no_test_ran(self):
+        result = log_parsers.parse("mpi_gtest", MPI_OUTSIDE_THE_KIT, {})
+        self.assertEqual(result["tests"]["total"], 0)
+        self.assertEqual(result["figures"]["kit_open_mpi"]["failed"],
+                         "resolved outside the kit's /tmp/w/deps/root: mpirun (/usr/bin/orterun)")
+        self.assertNotIn("system_open_mpi", result["figures"])
+
+    def test_a_namespace_that_cannot_be_made_says_why(self):
+        text = ("system Open MPI: not masked (unshare -m: unshare failed: Operation not permitted;"
+                " 1313 files of libopenmpi3 stay visible)\n")
+        figures = log_parsers.parse("mpi_gtest", text, {})["figures"]
+        self.assertEqual(figures["system_open_mpi"], "not masked")
+        self.assertTrue(figures["system_open_mpi_detail"].startswith("unshare -m: unshare failed"))
+
+
+class MpirunCommandChecksTest(unittest.TestCase):
+    """command_checks on `mpirun OPTIONS PROGRAM ARGS`, with stand-ins for mpirun and a
+    GoogleTest program: mpirun's option values are not taken for the program."""
+
+    def test_checks_mpirun_then_the_program_it_starts(self):
+        with tempfile.TemporaryDirectory() as folder:
+            def script(name, body):
+                path = os.path.join(folder, name)
+                with open(path, "w", encoding="utf-8") as file:
+                    file.write("#!/bin/sh\n" + body)
+                os.chmod(path, 0o755)
+                return path
+
+            script("mpirun", 'echo "mpirun (Open MPI) 4.1.4"\n')
+            lists_one_test = 'case "$*" in *--gtest_list_tests*) printf "S.\\n  C\\n";; esac\n'
+            program = script("minidl_stand_in_tests", lists_one_test)
+            environment = dict(os.environ, PATH=folder + os.pathsep + os.environ["PATH"])
+            checks = command_checks.check(
+                ["env", "X=1", "mpirun", "--oversubscribe", "-np", "2", "--mca", "btl", "self",
+                 program, "--gtest_filter=Suite.*"], environment)
+        self.assertEqual([(check["check"], check["ok"]) for check in checks], [
+            ("mpirun --version runs", True),
+            (f"{program} exists and is executable", True),
+            ("minidl_stand_in_tests --gtest_filter=Suite.* lists tests", True)])
+
+    def test_no_mpirun_is_a_failed_check(self):
+        checks = command_checks.check(["mpirun", "-np", "2", "/bin/true"],
+                                      dict(os.environ, PATH="/nonexistent"))
+        self.assertEqual([(check["check"], check["ok"]) for check in checks],
+                         [("mpirun is on PATH", False)])
 
 
 class BenchTest(unittest.TestCase):

@@ -5,7 +5,9 @@
 #   tools/gpu/pack.sh [DIR]          (DIR defaults to .gpu-kit in the repository, git-ignored)
 #
 #   DIR/deps.tar.xz               the non-CUDA Debian dependencies (apt-get download, dpkg -x)
-#                                 under root/usr, pruned to what a build and its programs use
+#                                 under root/usr, pruned to what a build and its programs use,
+#                                 Open MPI among them (mpirun, its plugins, libmpi and mpi.h),
+#                                 which tools/gpu/kit_mpi_env.sh relocates to where it is unpacked
 #   DIR/data/fashion-mnist/*.gz   Fashion-MNIST (package dataset-fashion-mnist), laid out as
 #                                 MINIDL_DATA expects
 #   DIR/manifest.txt              package names and versions, and what was left out and why
@@ -39,11 +41,25 @@ readonly wanted=(
 # has the built libraries). <...> are virtual packages (<libc-dev>).
 readonly assumed_present='^(libc6|libc6-dev|libgcc-s1|libstdc\+\+6|gcc-[0-9]+-base|catch2|'\
 'googletest|<.*>)$'
+# Open MPI, for the mpi label and the kit's multi-rank steps: mpirun (orterun), orted and their
+# plugins (openmpi-bin, openmpi-common, libopenmpi3), mpi.h and the mpicxx wrapper that FindMPI
+# asks (libopenmpi-dev), and what the files kept need, by their ELF NEEDED entries: PMIx, hwloc,
+# libevent, libudev, munge (zlib is above). Not resolved through Depends like the list above:
+# those reach gfortran, UCX, libfabric, PSM and verbs (about 130 packages); the plugins for those
+# interconnects, which Debian's openmpi-mca-params.conf turns off anyway, are removed instead
+# (prune_open_mpi).
+readonly open_mpi_packages=(
+  openmpi-bin openmpi-common libopenmpi3 libopenmpi-dev
+  libpmix2 libhwloc15 libevent-core-2.1-7 libevent-pthreads-2.1-7 libudev1 libmunge2
+)
+# Libraries a kept file may need that the GPU machine has without the kit (the C and C++ runtimes).
+readonly runtime_libraries='^(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s)\.so\.[0-9]+$|'\
+'^ld-linux-x86-64\.so\.2$'
 # Written into the manifest.
-readonly left_out="OpenMPI (openmpi-bin, libopenmpi-dev and 17 runtime packages, about 6.7 MiB \
-of .debs): a dpkg -x copy of mpirun needs relocating (OPAL_PREFIX, PMIx and plugin paths) that \
-no machine here can rehearse, one GPU cannot run two NCCL ranks, and the mpi label's tests are \
-CPU ranks that CI runs; run.sh skips them where there is no mpirun"
+readonly left_out="oneDNN (libdnnl.so.2.6 alone is 38 MiB; the GPU machine's build configures \
+MINIDL_ONEDNN off); Open MPI's Fortran and Java bindings, its devel headers, and its plugins for \
+UCX, libfabric, PSM, PSM2 and verbs (their libraries are not in the kit; TCP and shared memory \
+are)"
 
 fail() {
   echo "pack.sh: $*" >&2
@@ -161,7 +177,75 @@ unpack_and_prune() {
   # where find_library and the loader look.
   ln -sfn openblas-pthread/libopenblas.so "${multiarch}/libopenblas.so"
   ln -sfn openblas-pthread/libopenblas.so.0 "${multiarch}/libopenblas.so.0"
+  prune_open_mpi "${root}"
   relink_inside "${root}"
+}
+
+# The NEEDED entries of the ELF file FILE, one a line.
+needed_libraries() {
+  LC_ALL=C readelf -d "$1" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'
+}
+
+# Open MPI under ROOT, pruned to what C and C++ programs over TCP and shared memory use, with the
+# links Debian's alternatives make at installation (mpirun, mpiexec, mpicxx, mpicc). A plugin
+# that needs a library neither in ROOT nor a C/C++ runtime is removed (the UCX, libfabric, PSM and
+# verbs transports, OpenSHMEM's); any other file that does fails the packing.
+prune_open_mpi() {
+  local root=$1
+  local multiarch=${root}/usr/lib/x86_64-linux-gnu
+  [[ -d ${multiarch}/openmpi ]] || return 0
+  local include=${multiarch}/openmpi/include
+  # Fortran (module files and a second copy of the headers), Java and OpenSHMEM.
+  rm -rf "${multiarch}/fortran" "${multiarch}"/{libmpi_mpifh,libmpi_usempi,libmpi_java,liboshmem}* \
+    "${multiarch}/openmpi/lib"/{libmpi_mpifh,libmpi_usempi,libmpi_java,liboshmem}* \
+    "${root}"/usr/bin/{osh,shmem,mpif,mpijava,aggregate_profile,profile2mat}* \
+    "${include}"/{mpif,pshmem,shmem}* "${include}"/{mpp,openshmem}
+  # The devel headers (Open MPI's own internals); mpi.h, mpi-ext.h and the C++ bindings stay.
+  local cxx
+  cxx=$(mktemp -d)
+  mv "${include}/openmpi/ompi/mpi/cxx" "${cxx}/"
+  rm -rf "${include}/openmpi"/{ompi,opal,orte,oshmem} "${include}/openmpi"/*.h
+  mkdir -p "${include}/openmpi/ompi/mpi"
+  mv "${cxx}/cxx" "${include}/openmpi/ompi/mpi/"
+  rmdir "${cxx}"
+  local name
+  for name in mpirun mpiexec mpicxx mpicc; do
+    ln -sfn "${name}.openmpi" "${root}/usr/bin/${name}"
+  done
+  remove_plugins_without_their_libraries "${root}"
+}
+
+# Removes from ROOT each Open MPI or PMIx plugin (and plugin support library, libmca_common_*)
+# that needs a library neither in ROOT nor a C/C++ runtime, until none is left; fails when any
+# other file of ROOT needs such a library.
+remove_plugins_without_their_libraries() {
+  local root=$1 removed=1 file library missing
+  while ((removed)); do
+    removed=0
+    local -A present=()
+    while IFS= read -r -d '' file; do
+      present[$(basename "${file}")]=1
+    done < <(find "${root}" \( -type f -o -type l \) -name 'lib*.so*' -print0)
+    while IFS= read -r -d '' file; do
+      [[ $(head -c 4 "${file}" 2>/dev/null) == $'\x7fELF' ]] || continue
+      missing=()
+      while IFS= read -r library; do
+        [[ -n ${present[${library}]:-} || ${library} =~ ${runtime_libraries} ]] ||
+          missing+=("${library}")
+      done < <(needed_libraries "${file}")
+      ((${#missing[@]} == 0)) && continue
+      case ${file} in
+        */openmpi/lib/openmpi3/mca_*.so | */openmpi/lib/*_prof.so | */pmix2/lib/pmix/*.so | \
+          */libmca_common_*.so.*)
+          rm -f "${file}"
+          removed=1
+          echo "  removed ${file#"${root}"/} (needs ${missing[*]})"
+          ;;
+        *) fail "${file#"${root}"/} needs ${missing[*]}, which the kit does not hold" ;;
+      esac
+    done < <(find "${root}" -type f -print0)
+    unset present
+  done
 }
 
 copy_fashion_mnist() {
@@ -189,8 +273,9 @@ mebibytes() { awk -v bytes="$1" 'BEGIN { printf "%.1f MiB", bytes / 1048576 }'; 
 main() {
   mkdir -p "${kit}" "${deb_cache}"
   kit=$(cd "${kit}" && pwd)
-  mapfile -t packages < <(resolve_packages)
-  ((${#packages[@]} > 0)) || fail "resolved no packages from ${wanted[*]}"
+  mapfile -t packages < <( (resolve_packages; printf '%s\n' "${open_mpi_packages[@]}") |
+    awk '!seen[$0]++')
+  ((${#packages[@]} > ${#open_mpi_packages[@]})) || fail "resolved no packages from ${wanted[*]}"
   local debs=() package version architecture deb
   while read -r package version architecture; do
     deb=$(fetch_deb "${package}" "${version}" "${architecture}") || exit 1
@@ -225,6 +310,7 @@ main() {
       for deb in "${debs[@]}"; do
         dpkg-deb --show --showformat='${Package} ${Version} ${Architecture}\n' "${deb}"
       done
+      echo "# open mpi packages: ${open_mpi_packages[*]}"
       echo "# assumed on the GPU machine: libc6, libstdc++6, libgcc-s1 (the C and C++ runtimes)"
       echo "# left out: ${left_out}"
     } >"${kit}/manifest.txt"

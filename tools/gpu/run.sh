@@ -20,7 +20,8 @@
 #   MINIDL_GPU_KIT        the kit folder (default .gpu-kit), unpacked once into MINIDL_GPU_WORK
 #   MINIDL_GPU_WORK       scratch: unpacked kit, library links, logs (default /tmp/minidl-gpu)
 #   MINIDL_GPU_BUILD_DIR  the CUDA build (default build-gpu; reused when it is there)
-# and it exports LD_LIBRARY_PATH, MINIDL_DATA and PATH (see below) for every step.
+# and it exports LD_LIBRARY_PATH, MINIDL_DATA and PATH (see below) for every step, and Open MPI's
+# relocation (tools/gpu/kit_mpi_env.sh) when the kit holds it.
 set -uo pipefail
 
 usage() {
@@ -69,6 +70,19 @@ else
   else
     note "kit: ${work}/deps is already unpacked (stamp ${stamp:0:12})"
   fi
+fi
+# The kit's Open MPI, relocated to where it was unpacked (tools/gpu/kit_mpi_env.sh): mpirun first
+# on PATH, for the build's FindMPI and the mpi steps; with_kit_mpi_only.sh checks a step uses it.
+# shellcheck source=tools/gpu/kit_mpi_env.sh
+source "${repository}/tools/gpu/kit_mpi_env.sh"
+export MINIDL_GPU_KIT_MPI_ROOT='' MINIDL_GPU_KIT_MPI_PACKAGES=''
+if kit_mpi_env "${work}/deps/root"; then
+  MINIDL_GPU_KIT_MPI_ROOT=${work}/deps/root
+  MINIDL_GPU_KIT_MPI_PACKAGES=$(sed -n 's/^# open mpi packages: //p' "${kit}/manifest.txt")
+  note "kit: Open MPI relocated to ${prefix} (OPAL_PREFIX, PMIX_PREFIX, ...): $(command -v mpirun)"
+else
+  note "kit: no Open MPI in it (packed before it was added: run tools/gpu/pack.sh again); the" \
+    "mpi steps need an mpirun of the machine's own"
 fi
 # data/readers/data_root.h: the readers look in $MINIDL_DATA/fashion-mnist.
 export MINIDL_DATA=${kit}/data
@@ -131,6 +145,8 @@ fi
 note "LD_LIBRARY_PATH=${LD_LIBRARY_PATH}"
 note "MINIDL_DATA=${MINIDL_DATA}"
 note "PATH=${PATH}"
+note "OPAL_PREFIX=${OPAL_PREFIX:-} OPAL_SYSCONFDIR=${OPAL_SYSCONFDIR:-}" \
+  "PMIX_PREFIX=${PMIX_PREFIX:-}"
 
 export MINIDL_GPU_REPOSITORY=${repository} MINIDL_GPU_KIT_DIR=${kit} MINIDL_GPU_WORK_DIR=${work}
 export MINIDL_GPU_PREFIX=${prefix} MINIDL_GPU_NVIDIA=${nvidia} MINIDL_GPU_LIBS=${libs}

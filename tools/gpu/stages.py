@@ -4,9 +4,10 @@ environment (the kit unpacked, LD_LIBRARY_PATH, MINIDL_DATA, the GPU's architect
 
     python3 tools/gpu/stages.py test|bench|accuracy OUTDIR [--rehearse]
 
-test      configure and build for the GPU found; ctest -L gpu, unit, e2e (and mpi where mpirun
-          is); compute-sanitizer memcheck over the CUDA test programs, racecheck over the ops
-          with shared-memory kernels
+test      configure and build for the GPU found; ctest -L gpu, unit, e2e, mpi (on the kit's
+          Open MPI); DDP on CUDA tensors with 2 ranks sharing the GPU over MPI, and the Trainer
+          over NCCL at world size 1, each against one process; compute-sanitizer memcheck over
+          the CUDA test programs, racecheck over the ops with shared-memory kernels
 bench     tools/bench/bench_compare.py --device cuda against PyTorch eager and torch.compile
           (reduce-overhead, max-autotune): LeNet fp32 (the step replayed from a CUDA graph, and
           eager), ResNet-18 batch 512 bf16/fp16 channels-last and fp32 with TF32 off and on,
@@ -86,6 +87,9 @@ class Context:
         self.jobs = os.cpu_count() or 1
         self.python = sys.executable
         self.data = environ.get("MINIDL_DATA", os.path.join(self.kit, "data"))
+        # The kit's Open MPI, unpacked and relocated by run.sh (tools/gpu/kit_mpi_env.sh); empty
+        # when the kit holds none.
+        self.kit_mpi_root = environ.get("MINIDL_GPU_KIT_MPI_ROOT") or ""
 
     @property
     def has_gpu(self):
@@ -108,7 +112,16 @@ class Context:
                 f"-DMINIDL_OPENBLAS={multiarch}/openblas-pthread/libopenblas.so",
                 f"-DMINIDL_CUDNN={self.libs}/libcudnn.so", f"-DMINIDL_NCCL={self.libs}/libnccl.so",
                 f"-DMINIDL_NCCL_INCLUDE={nvidia}/nccl/include",
-                f"-DCMAKE_CXX_FLAGS={include}", f"-DCMAKE_CUDA_FLAGS={include}"]
+                f"-DCMAKE_CXX_FLAGS={include}", f"-DCMAKE_CUDA_FLAGS={include}",
+                *self.mpi_configure_options()]
+
+    def mpi_configure_options(self):
+        """FindMPI pointed at the kit's Open MPI: its mpicxx wrapper (which reports the kit's
+        include and library paths under run.sh's OPAL_PREFIX) and mpiexec for the mpi tests."""
+        if not self.kit_mpi_root:
+            return []
+        bin_dir = os.path.join(self.kit_mpi_root, "usr", "bin")
+        return [f"-DMPI_CXX_COMPILER={bin_dir}/mpicxx", f"-DMPIEXEC_EXECUTABLE={bin_dir}/mpiexec"]
 
     def not_checkable(self):
         """Paths that only the GPU machine has."""
@@ -152,6 +165,7 @@ def test_steps(context):
     unit = ctest(context, "unit", 120)
     e2e = ctest(context, "e2e", 300, exclude=r"^e2e\.install_subdirectory$")
     mpi = ctest(context, "mpi", 120)
+    no_mpirun = None if mpirun else "no mpirun here (the kit holds no Open MPI: run pack.sh again)"
     steps = build_steps(context) + [
         Step("ctest -L gpu", ctest(context, "gpu", 120, jobs=min(8, context.jobs)), 150,
              parser="ctest", needs_gpu=True, env=expect_gpu),
@@ -160,9 +174,11 @@ def test_steps(context):
         # e2e.install_subdirectory compiles the library again (no ccache there); CI runs it.
         Step("ctest -L e2e", e2e, 150, parser="ctest", env=expect_gpu, rehearsal_command=e2e + [
             "-R", r"^e2e\.(architecture_paths|fit_line|readme_snippet_markers)$"]),
-        Step("ctest -L mpi", mpi, 90, parser="ctest",
-             skip_reason=None if mpirun else "no mpirun here (the kit leaves OpenMPI out)",
+        # A rehearsal runs the build's own mpiexec (CI's build found the system's), so its one
+        # case proves the label's wiring; the two steps below prove the kit's Open MPI.
+        Step("ctest -L mpi", mpi, 90, parser="ctest", skip_reason=no_mpirun,
              rehearsal_command=mpi + ["-R", r"^mpi\.fault_exit0_np2$"]),
+        *multi_rank_steps(context),
     ]
     for folder in cuda_test_folders(context.repository):
         program = os.path.join(context.build, "tests", f"minidl_{folder}_cuda_tests")
@@ -184,6 +200,46 @@ def test_steps(context):
                 f"--gtest_filter={RACECHECK_FILTERS[folder]}"], 90, parser="gtest",
                 needs_gpu=True, env=expect_gpu))
     return steps
+
+
+# mpirun's environment in the multi-rank steps, as the mpi label's tests set it
+# (tests/distributed/mpi/mpi_tests.cmake): as root, shared memory and TCP only.
+MPI_STEP_ENVIRONMENT = {
+    "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+    "OMPI_MCA_btl": "self,vader,tcp", "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
+    "MINIDL_COLLECTIVE_TIMEOUT_S": "60"}
+
+
+def multi_rank_steps(context):
+    """What one GPU runs of multi-rank CUDA training, each compared with one process:
+    DDP on CUDA tensors over MPI with 2 ranks sharing the GPU (NCCL refuses two ranks on one
+    GPU; MpiDataParallelCuda in tests/distributed/mpi/ddp_mpi.cpp), and the Trainer with its
+    gradients averaged over NCCL at world size 1 (tests/train/trainer_nccl_cuda_test.cpp).
+    The first runs under tools/gpu/with_kit_mpi_only.sh: mpirun and libmpi must be the kit's, and
+    the machine's own Open MPI, if any, is masked. A rehearsal runs its CPU form the same way
+    (the CPU DDP test beside it; the CUDA test skips), so every CI run proves the relocation."""
+    expect_gpu = ["env", "MINIDL_EXPECT_GPU=1"]  # not in Step.env: the CPU forms run without it
+    no_kit_mpi = None if context.kit_mpi_root else (
+        "the kit holds no Open MPI (packed before it was added: run tools/gpu/pack.sh again)")
+    kit_only = [os.path.join(context.repository, "tools", "gpu", "with_kit_mpi_only.sh")]
+    mpirun = ["mpirun", "--oversubscribe", "-np", "2"]
+    mpi_tests = os.path.join(context.build, "tests", "minidl_distributed_mpi_tests")
+    train_tests = os.path.join(context.build, "tests", "minidl_train_cuda_tests")
+    ddp_cuda = "--gtest_filter=MpiDataParallelCuda.*"
+    # mpirun gives the ranks a terminal, and GoogleTest would colour the lines the parser reads.
+    no_color = "--gtest_color=no"
+    ddp_both = ("--gtest_filter=MpiDataParallel.LeNetOnRanksMatchesOneProcessOnTheWholeBatch:"
+                "MpiDataParallelCuda.*")
+    nccl = "--gtest_filter=TrainerOnNccl.*"
+    return [
+        Step("mpi: DDP on CUDA tensors, 2 ranks sharing the GPU, vs one process",
+             [*expect_gpu, *kit_only, *mpirun, mpi_tests, ddp_cuda, no_color], 90,
+             parser="mpi_gtest", needs_gpu=True, env=MPI_STEP_ENVIRONMENT, skip_reason=no_kit_mpi,
+             rehearsal_command=[*kit_only, *mpirun, mpi_tests, ddp_both, no_color]),
+        Step("trainer on NCCL at world size 1 vs one process",
+             [*expect_gpu, train_tests, nccl], 60, parser="gtest", needs_gpu=True,
+             rehearsal_command=[train_tests, nccl]),
+    ]
 
 
 def bench_steps(context):
