@@ -54,10 +54,20 @@ int64_t check_index(const Tensor& x, const Tensor& index, const char* op) {
 // The flat row numbers of x's leading dims that `index` names: a mask's true positions in
 // row-major order (one wait for the device on CUDA, to learn their count), or an int64 index
 // flattened with negative entries counted from the end.
-Tensor row_positions(const Tensor& x, const Tensor& index) {
+Tensor row_positions(const Tensor& x, const Tensor& index, const char* op) {
   NoGradGuard no_grad;
   if (index.dtype() == kInt64) {
     const Tensor flat = index.reshape({-1});
+    // Checked here on the CPU, so the error names this op rather than the index_select, scatter
+    // or index_add it is made of; on CUDA those kernels' device-side checks report it without a
+    // wait for the device.
+    if (flat.is_cpu()) {
+      const int64_t size = x.size(0);
+      const std::vector<int64_t> values = to_vector<int64_t>(flat.contiguous());
+      for (size_t i = 0; i < values.size(); ++i)
+        MINIDL_CHECK(values[i] >= -size && values[i] < size, op, ": index ", values[i],
+                     " at position ", i, " is out of range for dimension 0 of size ", size);
+    }
     return where(flat < 0, flat + x.size(0), flat);  // int64 stays int64
   }
   const Tensor flat_mask = index.reshape({-1});
@@ -84,7 +94,8 @@ const indexing::TensorIndex& only_tensor_index(const std::vector<indexing::Tenso
 
 Tensor Tensor::index_by_tensor(const Tensor& index) const {
   const int64_t leading = check_index(*this, index, "index");
-  const Tensor rows = index_select(rows_of(*this, leading), 0, row_positions(*this, index));
+  const Tensor rows =
+      index_select(rows_of(*this, leading), 0, row_positions(*this, index, "index"));
   if (index.dtype() == kBool) return rows;  // [count, trailing...]
   Shape sizes = index.sizes();
   const Shape trailing = trailing_sizes(*this, 1);
@@ -108,7 +119,7 @@ Tensor index_put(const Tensor& x, const std::vector<indexing::TensorIndex>& indi
     const Tensor mask = index.view(mask_sizes);
     return where(mask, accumulate ? x + values : values, x);
   }
-  const Tensor positions = row_positions(x, index);
+  const Tensor positions = row_positions(x, index, "index_put");
   const int64_t count = positions.size(0);
   // values broadcast to the indexing result's shape, then seen as [count, trailing...].
   Shape result_sizes = index.dtype() == kBool ? Shape{count} : index.sizes();

@@ -216,7 +216,7 @@ inline const std::vector<SampleRow>& sample_rows() {
       {"index_put_mask", MINIDL_SAMPLE_OP({index_put(t[0], {t[1]}, t[2])}),
        {{[] { index_put(m, {zeros({3}, kBool)}, zeros({1})); }, "index_put: "}}},
       {"index_put_accumulate", MINIDL_SAMPLE_OP({index_put(t[0], {t[1]}, t[2], true)}),
-       {{[] { index_put(zeros({4, 3}), {full({5}, 1.0, kInt64)}, zeros({2, 3}), true); }, "index_put: values of shape [2, 3] cannot be broadcast to the indexing result's shape [5, 3]"}}},
+       {{[] { index_put(zeros({4, 3}), {full({5}, 1.0, kInt64)}, zeros({2, 3}), true); }, "index_put: values of shape [2, 3] cannot be broadcast to the indexing result's shape [5, 3]"}, {[] { index_put(m, {full({1}, 5.0, kInt64)}, zeros({1, 3}), true); }, "index_put: index 5 at position 0 is out of range for dimension 0 of size 2"}, {[] { m.index({full({1}, -3.0, kInt64)}); }, "index: index -3 at position 0 is out of range for dimension 0 of size 2"}}},
       {"linear", MINIDL_SAMPLE_OP({linear(t[0], t[1], t[2])}), {{[] { linear(m, zeros({4, 4})); }, "linear: "}}},
       {"conv1d", MINIDL_SAMPLE_OP({conv1d(t[0], t[1], t[2], 2, 1)}), {{[] { conv1d(m, zeros({4, 3, 3})); }, "conv1d: "}}},
       {"conv2d_groups", MINIDL_SAMPLE_OP({conv2d(t[0], t[1], t[2], 1, 1, 1, 2)}), {{[] { conv2d(zeros({1, 3, 5, 5}), zeros({6, 2, 3, 3}), {}, 1, 1, 1, 2); }, "conv2d: "}}},
