@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/double_backward_inputs.h"
 #include "core/double_backward_reference.h"
 #include "minidl/core/autograd/engine.h"
 #include "minidl/core/autograd/gradcheck.h"
@@ -33,17 +34,9 @@ namespace minidl {
 namespace {
 
 namespace ref = double_backward_reference;
-using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
-
-// The script's wiggly(): amplitude * sin(1 + phase + 0.37 i) + offset, float64 on the CPU.
-Tensor wig(const Shape& sizes, double phase, double amplitude = 1.0, double offset = 0.0) {
-  return testing::wiggly(sizes, kFloat64,
-                         testing::Wiggle{.phase = phase, .amplitude = amplitude, .offset = offset});
-}
-
-Tensor leaf(const Shape& sizes, double phase, double amplitude = 1.0, double offset = 0.0) {
-  return wig(sizes, phase, amplitude, offset).requires_grad_(true);
-}
+using double_backward_inputs::Fn;
+using double_backward_inputs::leaf;
+using double_backward_inputs::wig;
 
 // The script's with_zeros(): a [2, 4] input whose first row has one zero and second row two.
 Tensor with_zeros() {

@@ -76,9 +76,30 @@ TEST(MpiDataParallel, ParametersAreIdenticalOnEveryRankAfterTraining) {
 // average over ranks, against one mean over world * B), for 4 SGD steps in f32.
 constexpr double kMatchAtol = 2e-5, kMatchRtol = 1e-4;
 
-TEST(MpiDataParallel, LeNetOnRanksMatchesOneProcessOnTheWholeBatch) {
-  const int rank = group()->rank(), world = group()->size();
+// Four SGD steps (momentum 0.9) on `device`: the DDP replica `model` on this rank's slice of
+// each batch of world * 4 samples, and `reference` alone on the whole batch.
+void train_beside_reference(distributed::DistributedDataParallel& ddp, models::LeNetImpl& model,
+                            models::LeNetImpl& reference, Device device) {
   constexpr int64_t kPerRank = 4;
+  const int rank = group()->rank(), world = group()->size();
+  optim::SGD optimizer(model.parameters(), optim::SGDOptions(0.05).momentum(0.9));
+  optim::SGD reference_optimizer(reference.parameters(), optim::SGDOptions(0.05).momentum(0.9));
+  for (int step = 0; step < 4; ++step) {
+    // The same samples: this rank takes its slice of the whole batch.
+    const Tensor batch = images(0, world * kPerRank, step).to(device);
+    const Tensor targets = labels(0, world * kPerRank).to(device);
+    optimizer.zero_grad();
+    cross_entropy(ddp(batch.narrow(0, rank * kPerRank, kPerRank).contiguous()),
+                  targets.narrow(0, rank * kPerRank, kPerRank).contiguous())
+        .backward();
+    optimizer.step();
+    reference_optimizer.zero_grad();
+    cross_entropy(reference.forward(batch), targets).backward();
+    reference_optimizer.step();
+  }
+}
+
+TEST(MpiDataParallel, LeNetOnRanksMatchesOneProcessOnTheWholeBatch) {
   manual_seed(5);
   auto model = models::LeNet();
   distributed::DistributedDataParallel ddp(model);
@@ -86,20 +107,7 @@ TEST(MpiDataParallel, LeNetOnRanksMatchesOneProcessOnTheWholeBatch) {
   auto reference = models::LeNet();
   reference->load_state_dict(model->state_dict());
 
-  optim::SGD optimizer(model->parameters(), optim::SGDOptions(0.05).momentum(0.9));
-  optim::SGD reference_optimizer(reference->parameters(), optim::SGDOptions(0.05).momentum(0.9));
-  for (int step = 0; step < 4; ++step) {
-    // The same samples: this rank takes its slice of the whole batch.
-    const Tensor batch = images(0, world * kPerRank, step), targets = labels(0, world * kPerRank);
-    optimizer.zero_grad();
-    cross_entropy(ddp(batch.narrow(0, rank * kPerRank, kPerRank).contiguous()),
-                  targets.narrow(0, rank * kPerRank, kPerRank).contiguous())
-        .backward();
-    optimizer.step();
-    reference_optimizer.zero_grad();
-    cross_entropy(reference->forward(batch), targets).backward();
-    reference_optimizer.step();
-  }
+  train_beside_reference(ddp, *model, *reference, Device(kCPU));
   EXPECT_TRUE(testing::all_close(flat_parameters(*model), flat_parameters(*reference), kMatchAtol,
                                  kMatchRtol));
   EXPECT_FALSE(
@@ -224,8 +232,6 @@ TEST(MpiDataParallelCuda, LeNetOnRanksSharingAGpuMatchesOneProcessOnTheWholeBatc
   SKIP_WITHOUT_CUDA();
   testing::DeterministicConvolutions deterministic;
   const Device gpu(kCUDA, cuda::current_device());
-  const int rank = group()->rank(), world = group()->size();
-  constexpr int64_t kPerRank = 4;
   manual_seed(5);
   auto model = models::LeNet();
   model->to(gpu);
@@ -238,21 +244,7 @@ TEST(MpiDataParallelCuda, LeNetOnRanksSharingAGpuMatchesOneProcessOnTheWholeBatc
   reference->load_state_dict(model->state_dict());
   const Tensor initial = flat_parameters(*model);
 
-  optim::SGD optimizer(model->parameters(), optim::SGDOptions(0.05).momentum(0.9));
-  optim::SGD reference_optimizer(reference->parameters(), optim::SGDOptions(0.05).momentum(0.9));
-  for (int step = 0; step < 4; ++step) {
-    // The same samples: this rank takes its slice of the whole batch.
-    const Tensor batch = images(0, world * kPerRank, step).to(gpu);
-    const Tensor targets = labels(0, world * kPerRank).to(gpu);
-    optimizer.zero_grad();
-    cross_entropy(ddp(batch.narrow(0, rank * kPerRank, kPerRank).contiguous()),
-                  targets.narrow(0, rank * kPerRank, kPerRank).contiguous())
-        .backward();
-    optimizer.step();
-    reference_optimizer.zero_grad();
-    cross_entropy(reference->forward(batch), targets).backward();
-    reference_optimizer.step();
-  }
+  train_beside_reference(ddp, *model, *reference, gpu);
   for (const Tensor& parameter : model->parameters()) {
     EXPECT_TRUE(parameter.is_cuda());
     EXPECT_TRUE(parameter.grad().is_cuda());  // the averages were copied back to the GPU
