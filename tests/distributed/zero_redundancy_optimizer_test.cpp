@@ -221,10 +221,10 @@ TEST(ZeroRedundancyOptimizer, ErrorsNameWhatIsWrong) {
 
 // --- The reduce-scatter form (Note [ZeRO's reduce-scatter form]) ---
 
-ZeroRedundancyOptimizerOptions reduce_scatter_on(std::shared_ptr<distributed::ProcessGroup> group) {
-  return ZeroRedundancyOptimizerOptions()
-      .process_group(std::move(group))
-      .sharding(distributed::ZeroSharding::ReduceScatter);
+ZeroRedundancyOptimizerOptions reduce_scatter_on(
+    const std::shared_ptr<distributed::ProcessGroup>& group) {
+  return ZeroRedundancyOptimizerOptions().process_group(group).sharding(
+      distributed::ZeroSharding::ReduceScatter);
 }
 
 TEST(ZeroReduceScatter, OnOneRankIsTheWrappedOptimizerBitForBit) {
