@@ -19,7 +19,6 @@ namespace minidl::distributed {
 struct ZeroRedundancyOptimizer::Parts {
   std::shared_ptr<ProcessGroup> group;
   ZeroSharding sharding = ZeroSharding::WholeParameters;
-  OptimizerFactory make_optimizer;
   std::vector<optim::OptimizerParamGroup> groups;  // every parameter, with the resolved options
   std::unique_ptr<optim::Optimizer> local;
   std::vector<int> owners;
@@ -120,9 +119,8 @@ ZeroRedundancyOptimizer::Parts ZeroRedundancyOptimizer::make_parts(
   if (!parts.group)
     parts.group = default_process_group(all.empty() ? Device(kCPU) : all.front().device());
   parts.sharding = options.sharding();
-  parts.make_optimizer = make_optimizer;
-  // The reduce-scatter form makes its wrapped optimizer over the slices at attach(); until then
-  // one over every parameter resolves the groups' options (it makes no state before a step).
+  // The reduce-scatter form's wrapped optimizer holds every parameter until attach() gives it
+  // the slices instead (it makes no state before a step, which attach() must precede).
   const bool slices_later =
       parts.sharding == ZeroSharding::ReduceScatter && parts.group->size() > 1;
   if (!slices_later) parts.owners = partition_parameters(all, parts.group->size());
@@ -157,7 +155,6 @@ ZeroRedundancyOptimizer::ZeroRedundancyOptimizer(Parts parts)
     : Optimizer(parts.local->defaults().clone()),
       group_(std::move(parts.group)),
       sharding_(parts.sharding),
-      make_optimizer_(std::move(parts.make_optimizer)),
       local_(std::move(parts.local)),
       owners_(std::move(parts.owners)) {
   for (const optim::OptimizerParamGroup& group : parts.groups) add_param_group(group);
@@ -188,18 +185,13 @@ void ZeroRedundancyOptimizer::attach(DistributedDataParallel& ddp) {
   for (const optim::OptimizerParamGroup& group : param_groups()) groups.push_back(group.params());
   const GradientReducer* reducer = ddp.reduce_scatter_gradients(groups);
   MINIDL_INTERNAL_ASSERT(reducer != nullptr, "a DDP wrapper of world size > 1 has a reducer");
-  auto slices = std::make_unique<ZeroFlatShards>(*reducer, parameters(), group_);
-  std::vector<std::vector<Tensor>> by_group = slices->slices_by_group(param_groups().size());
-  std::vector<optim::OptimizerParamGroup> local_groups;
+  slices_ = std::make_unique<ZeroFlatShards>(*reducer, parameters(), group_);
+  // The wrapped optimizer steps the slices from now on. It has no state yet (step() and
+  // load_state_dict() need attach() first), so its groups can change their tensors; the factory
+  // is not called again, as it may refer to what has gone since the constructor.
+  std::vector<std::vector<Tensor>> by_group = slices_->slices_by_group(param_groups().size());
   for (size_t g = 0; g < by_group.size(); ++g)
-    local_groups.emplace_back(std::move(by_group[g]), param_groups()[g].options());
-  auto local = make_optimizer_(std::move(local_groups));
-  MINIDL_CHECK(local != nullptr && local->param_groups().size() == param_groups().size(),
-               "ZeroRedundancyOptimizer attach: the function that makes the wrapped optimizer ",
-               "returned ", local ? "one with another number of param groups" : "null");
-  check_elementwise(*local);
-  local_ = std::move(local);
-  slices_ = std::move(slices);
+    local_->param_groups()[g].params() = std::move(by_group[g]);
   forget_consolidated_state();
 }
 

@@ -121,7 +121,8 @@ struct ZeroRedundancyOptimizerOptions {
 class ZeroRedundancyOptimizer final : public optim::Optimizer {
  public:
   // Makes the wrapped optimizer over this rank's share of each group (a group may be empty on a
-  // rank: groups keep their positions, so options stay group by group).
+  // rank: groups keep their positions, so options stay group by group). Called once, by the
+  // constructor (in the reduce-scatter form over every parameter; attach() hands it the slices).
   using OptimizerFactory = std::function<std::unique_ptr<optim::Optimizer>(
       std::vector<optim::OptimizerParamGroup> groups)>;
 
@@ -205,7 +206,6 @@ class ZeroRedundancyOptimizer final : public optim::Optimizer {
 
   std::shared_ptr<ProcessGroup> group_;
   ZeroSharding sharding_;
-  OptimizerFactory make_optimizer_;  // kept for attach()
   std::unique_ptr<optim::Optimizer> local_;
   std::unique_ptr<ZeroFlatShards> slices_;  // the reduce-scatter form, once attached
   std::vector<int> owners_;                 // by position

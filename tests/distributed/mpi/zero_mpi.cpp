@@ -481,5 +481,26 @@ TEST(MpiZeroReduceScatter, AStepNeedsAReduceScatteringBackward) {
   expect_same_on_every_rank(flat_parameters(*replica.model));
 }
 
+// The trainers' factories capture what is gone once the optimizer is made (train_gpt's options):
+// attach() must not call the factory again.
+TEST(MpiZeroReduceScatter, TheFactoryIsCalledOnlyByTheConstructor) {
+  Replica replica(kSmallBucketsMiB);
+  int calls = 0;
+  ZeroRedundancyOptimizer optimizer(
+      replica.model->parameters(),
+      [&calls](std::vector<optim::OptimizerParamGroup> groups) {
+        ++calls;
+        return make_adamw(std::move(groups));
+      },
+      reduce_scatter());
+  optimizer.attach(replica.ddp);
+  train_steps(replica, optimizer, 0, 2);
+  EXPECT_EQ(calls, 1);
+  Replica twin(kSmallBucketsMiB);
+  const auto unsharded = make_adamw({optim::OptimizerParamGroup(twin.model->parameters())});
+  train_steps(twin, *unsharded, 0, 2);
+  expect_as_ddp(flat_parameters(*replica.model), flat_parameters(*twin.model));
+}
+
 }  // namespace
 }  // namespace minidl
