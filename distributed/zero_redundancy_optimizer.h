@@ -133,9 +133,10 @@ class ZeroRedundancyOptimizer final : public optim::Optimizer {
                           ZeroRedundancyOptimizerOptions options = {});
 
   // The reduce-scatter form: makes `ddp` reduce-scatter its gradient buckets into the slices
-  // this optimizer steps (ddp.reduce_scatter_gradients), and makes the wrapped optimizer over
-  // them. Once, before the first step, on every rank; `ddp` must outlive this optimizer and wrap
-  // a model whose trainable parameters are exactly this optimizer's. Nothing to do (and allowed)
+  // this optimizer steps (ddp.reduce_scatter_gradients, for good: a plain optimizer needs a DDP
+  // wrapper of its own), and gives the wrapped optimizer the slices. Once, before the first
+  // step or load_state_dict, on every rank; `ddp` must outlive this optimizer's use and wrap a
+  // model whose trainable parameters are exactly this optimizer's. Nothing to do (and allowed)
   // in the whole-parameter form and at world size 1.
   void attach(DistributedDataParallel& ddp);
 
