@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <unordered_map>
 #include <vector>
 
 #include "minidl/core/autograd/grad_mode.h"
@@ -140,6 +141,34 @@ DistributedDataParallel::NoSyncGuard DistributedDataParallel::no_sync() {
 
 void DistributedDataParallel::finish_gradient_synchronization() {
   if (reducer_) reducer_->finish();
+}
+
+const GradientReducer* DistributedDataParallel::reduce_scatter_gradients(
+    const std::vector<std::vector<Tensor>>& parameter_groups) {
+  if (!reducer_) return nullptr;
+  std::unordered_map<const TensorImpl*, int> group_of;
+  for (size_t g = 0; g < parameter_groups.size(); ++g)
+    for (const Tensor& param : parameter_groups[g])
+      MINIDL_CHECK(group_of.emplace(param.unsafe_impl(), static_cast<int>(g)).second,
+                   "DistributedDataParallel reduce_scatter_gradients: a parameter of shape ",
+                   param.sizes(), " is listed twice");
+  std::vector<int> keys;
+  for (const auto& item : module_.ptr()->named_parameters()) {
+    if (!item.value().requires_grad()) continue;
+    const auto found = group_of.find(item.value().unsafe_impl());
+    MINIDL_CHECK(found != group_of.end(),
+                 "DistributedDataParallel reduce_scatter_gradients: ", "the model's parameter '",
+                 item.key(), "' is in none of the optimizer's param ",
+                 "groups; expected the optimizer to hold every parameter that requires grad");
+    keys.push_back(found->second);
+    group_of.erase(found);
+  }
+  MINIDL_CHECK(group_of.empty(),
+               "DistributedDataParallel reduce_scatter_gradients: ", group_of.size(),
+               " of the optimizer's parameters are not parameters of the ",
+               "model that require grad; expected exactly the model's trainable parameters");
+  reducer_->reduce_scatter_into_shards(keys);
+  return reducer_.get();
 }
 
 std::vector<std::vector<std::string>> DistributedDataParallel::bucket_parameter_names() const {

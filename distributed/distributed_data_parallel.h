@@ -33,6 +33,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "minidl/core/arg.h"
 #include "minidl/core/tensor.h"
@@ -93,6 +94,15 @@ class DistributedDataParallel {
 
   // The parameter names of each gradient bucket, in launch order (empty for world size 1).
   std::vector<std::vector<std::string>> bucket_parameter_names() const;
+
+  // For ZeRO-1's reduce-scatter form (ZeroRedundancyOptimizer::attach, which calls it): from the
+  // next backward on, each bucket is reduce-scattered instead of all-reduced, and .grad keeps
+  // this rank's own gradients (Note [Reduce-scattered buckets] in gradient_reducer.h).
+  // `parameter_groups`: the optimizer's groups, which never share a bucket; together they must
+  // hold exactly the parameters DDP averages. Returns the reducer whose buckets hold the shards,
+  // or null for world size 1 (nothing to reduce).
+  const GradientReducer* reduce_scatter_gradients(
+      const std::vector<std::vector<Tensor>>& parameter_groups);
 
  private:
   void check_same_model_on_every_rank();

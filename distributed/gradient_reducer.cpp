@@ -18,25 +18,37 @@ GradientReducer::GradientReducer(NamedParameters parameters, std::shared_ptr<Pro
                                  size_t bucket_bytes, bool find_unused_parameters)
     : parameters_(std::move(parameters)),
       group_(std::move(group)),
+      bucket_bytes_(bucket_bytes),
       find_unused_parameters_(find_unused_parameters) {
   MINIDL_CHECK(group_ != nullptr, "GradientReducer: expected a process group, got null");
-  slots_.resize(parameters_.size());
   ready_.assign(parameters_.size(), false);
+  for (const auto& [name, parameter] : parameters_)
+    MINIDL_CHECK(parameter.requires_grad() && parameter.is_leaf(), "GradientReducer: parameter '",
+                 name, "' must be a leaf that requires grad");
+  plan_buckets(std::vector<int>(parameters_.size(), 0));
+  for (size_t i = 0; i < parameters_.size(); ++i)
+    hook_handles_.push_back(parameters_[i].second.register_post_accumulate_grad_hook(
+        [this, i](const Tensor&) { on_gradient_ready(i); }));
+  logger().debug("GradientReducer: {} parameters in {} buckets of at most {} bytes",
+                 parameters_.size(), buckets_.size(), bucket_bytes);
+}
 
-  // Reverse registration order; one open bucket per (dtype, device) at a time.
-  std::map<std::tuple<DType, DeviceType, int>, size_t> open_bucket;
+void GradientReducer::plan_buckets(const std::vector<int>& bucket_keys) {
+  buckets_.clear();
+  slots_.assign(parameters_.size(), Slot{});
+  // Reverse registration order; one open bucket per (key, dtype, device) at a time.
+  std::map<std::tuple<int, DType, DeviceType, int>, size_t> open_bucket;
   std::vector<size_t> bucket_bytes_used;
   for (size_t i = parameters_.size(); i-- > 0;) {
     const Tensor& parameter = parameters_[i].second;
-    MINIDL_CHECK(parameter.requires_grad() && parameter.is_leaf(), "GradientReducer: parameter '",
-                 parameters_[i].first, "' must be a leaf that requires grad");
-    const auto key =
-        std::make_tuple(parameter.dtype(), parameter.device().type, parameter.device().index);
+    const auto key = std::make_tuple(bucket_keys[i], parameter.dtype(), parameter.device().type,
+                                     parameter.device().index);
     auto open = open_bucket.find(key);
     if (open == open_bucket.end() ||
         (bucket_bytes_used[open->second] > 0 &&
-         bucket_bytes_used[open->second] + parameter.nbytes() > bucket_bytes)) {
+         bucket_bytes_used[open->second] + parameter.nbytes() > bucket_bytes_)) {
       buckets_.emplace_back();
+      buckets_.back().key = bucket_keys[i];
       bucket_bytes_used.push_back(0);
       open = open_bucket.insert_or_assign(key, buckets_.size() - 1).first;
     }
@@ -49,18 +61,42 @@ GradientReducer::GradientReducer(NamedParameters parameters, std::shared_ptr<Pro
     bucket.parameters.push_back(i);
     bucket_bytes_used[open->second] += parameter.nbytes();
   }
+  const auto world = static_cast<int64_t>(group_->size());
   for (Bucket& bucket : buckets_) {
     const Tensor& first = parameters_[bucket.parameters.front()].second;
-    const int64_t elements =
-        bucket.offsets.back() + parameters_[bucket.parameters.back()].second.numel();
-    bucket.buffer = zeros({elements}, TensorOptions(first.dtype()).device(first.device()));
+    int64_t elements = bucket.offsets.back() + parameters_[bucket.parameters.back()].second.numel();
+    // Note [Reduce-scattered buckets]: zeros pad the buffer to N equal slices.
+    if (reduce_scatter_) elements = (elements + world - 1) / world * world;
+    const TensorOptions options = TensorOptions(first.dtype()).device(first.device());
+    bucket.buffer = zeros({elements}, options);
+    if (reduce_scatter_) bucket.shard = zeros({elements / world}, options);
     bucket.pending = bucket.parameters.size();
   }
-  for (size_t i = 0; i < parameters_.size(); ++i)
-    hook_handles_.push_back(parameters_[i].second.register_post_accumulate_grad_hook(
-        [this, i](const Tensor&) { on_gradient_ready(i); }));
-  logger().debug("GradientReducer: {} parameters in {} buckets of at most {} bytes",
-                 parameters_.size(), buckets_.size(), bucket_bytes);
+}
+
+void GradientReducer::reduce_scatter_into_shards(const std::vector<int>& bucket_keys) {
+  MINIDL_CHECK(!pass_active_, "DistributedDataParallel: cannot switch to reduce-scattered ",
+               "gradients during a backward pass");
+  MINIDL_CHECK(bucket_keys.size() == parameters_.size(), "GradientReducer: expected ",
+               parameters_.size(), " bucket keys, one per parameter, got ", bucket_keys.size());
+  reduce_scatter_ = true;
+  plan_buckets(bucket_keys);
+  logger().debug("GradientReducer: {} parameters in {} reduce-scattered buckets",
+                 parameters_.size(), buckets_.size());
+}
+
+std::vector<GradientReducer::ShardedBucket> GradientReducer::sharded_buckets() const {
+  MINIDL_INTERNAL_ASSERT(reduce_scatter_, "sharded_buckets() before reduce_scatter_into_shards()");
+  std::vector<ShardedBucket> sharded;
+  for (const Bucket& bucket : buckets_) {
+    ShardedBucket& out = sharded.emplace_back();
+    for (size_t i : bucket.parameters) out.parameters.push_back(parameters_[i].second);
+    out.offsets = bucket.offsets;
+    out.key = bucket.key;
+    out.buffer = bucket.buffer;
+    out.shard = bucket.shard;
+  }
+  return sharded;
 }
 
 GradientReducer::~GradientReducer() {
@@ -107,8 +143,13 @@ void GradientReducer::launch_ready_buckets() {
   while (next_bucket_to_launch_ < buckets_.size() &&
          buckets_[next_bucket_to_launch_].pending == 0) {
     Bucket& bucket = buckets_[next_bucket_to_launch_++];
-    const ProfileScope launch("all_reduce");
-    bucket.work = group_->all_reduce_async(bucket.buffer, ReduceOp::Average);
+    if (reduce_scatter_) {
+      const ProfileScope launch("reduce_scatter");
+      bucket.work = group_->reduce_scatter_async(bucket.shard, bucket.buffer, ReduceOp::Average);
+    } else {
+      const ProfileScope launch("all_reduce");
+      bucket.work = group_->all_reduce_async(bucket.buffer, ReduceOp::Average);
+    }
   }
 }
 
@@ -121,6 +162,12 @@ void GradientReducer::finish_pass() {
   try {
     if (next_bucket_to_launch_ < buckets_.size()) handle_unused_parameters();
     wait_for_launched(true);
+    ++finished_passes_;
+    // Note [Reduce-scattered buckets]: the averages stay in the shards.
+    if (reduce_scatter_) {
+      reset_pass();
+      return;
+    }
     NoGradGuard no_grad;
     for (size_t i = 0; i < parameters_.size(); ++i) {
       Tensor parameter = parameters_[i].second;

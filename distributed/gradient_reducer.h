@@ -20,7 +20,19 @@
 // so the buckets still complete.
 // While sync is off (DistributedDataParallel::no_sync()), the hooks do nothing: gradients
 // accumulate locally, and the next synchronised pass averages the accumulated .grad.
+//
+// Note [Reduce-scattered buckets]
+// ZeRO-1's reduce-scatter form (ZeroRedundancyOptimizer with ZeroSharding::ReduceScatter) asks
+// for reduce_scatter_into_shards(keys): the buckets are planned again so that no bucket mixes
+// two keys (the optimizer's param groups, whose options differ), each bucket's buffer is padded
+// with zeros to a multiple of the world size N, and a full bucket is reduce-scattered (average)
+// instead of all-reduced: rank r receives the averaged elements [r * P / N, (r + 1) * P / N) of
+// the bucket's P padded elements in the bucket's `shard`. Nothing is copied back into .grad,
+// which keeps this rank's own (local, not averaged) gradients; the buffer is free between passes
+// (the optimizer all-gathers the updated parameters through it). The averages are the very sums
+// an all-reduce makes, divided alike, so with 2 ranks they equal DDP's bit for bit.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -53,19 +65,39 @@ class GradientReducer {
   // The parameter names of each bucket, in launch order (for tests and logs).
   std::vector<std::vector<std::string>> bucket_parameter_names() const;
 
+  // Note [Reduce-scattered buckets]: `bucket_keys` holds one key per parameter (constructor
+  // order); parameters of different keys never share a bucket. Not during a backward pass.
+  void reduce_scatter_into_shards(const std::vector<int>& bucket_keys);
+  bool reduces_scatter() const { return reduce_scatter_; }
+
+  // One bucket of the reduce-scatter form, for the optimizer that steps its shards.
+  struct ShardedBucket {
+    std::vector<Tensor> parameters;  // in bucket order
+    std::vector<int64_t> offsets;    // element offset of each in the bucket
+    int key = 0;
+    Tensor buffer;  // [padded elements], a multiple of the world size: this rank's gradients
+    Tensor shard;   // [padded elements / world size]: the averaged slice of this rank
+  };
+  std::vector<ShardedBucket> sharded_buckets() const;
+  // Synchronised passes finished so far (the shards hold the last one's averages).
+  uint64_t finished_passes() const { return finished_passes_; }
+
  private:
   struct Bucket {
-    Tensor buffer;                   // flat, [total elements], the parameters' dtype/device
+    Tensor buffer;  // flat, [total elements (padded)], the parameters' dtype/device
+    Tensor shard;   // reduce-scatter form: [elements / world size]
     std::vector<size_t> parameters;  // indices into parameters_
     std::vector<int64_t> offsets;    // element offset of each parameter in buffer
+    int key = 0;                     // Note [Reduce-scattered buckets]
     size_t pending = 0;              // parameters that have not reported in this pass
-    std::shared_ptr<Work> work;      // the all-reduce in flight
+    std::shared_ptr<Work> work;      // the all-reduce (or reduce-scatter) in flight
   };
   struct Slot {  // where a parameter lives in the buckets
     size_t bucket = 0;
     size_t position = 0;  // index within the bucket
   };
 
+  void plan_buckets(const std::vector<int>& bucket_keys);
   void on_gradient_ready(size_t parameter);
   void copy_into_bucket(size_t parameter, const Tensor& gradient);
   void launch_ready_buckets();
@@ -77,7 +109,10 @@ class GradientReducer {
 
   NamedParameters parameters_;
   std::shared_ptr<ProcessGroup> group_;
+  size_t bucket_bytes_;
   bool find_unused_parameters_;
+  bool reduce_scatter_ = false;
+  uint64_t finished_passes_ = 0;
   std::vector<Bucket> buckets_;
   std::vector<Slot> slots_;
   std::vector<int> hook_handles_;

@@ -143,7 +143,7 @@ void GradScaler::unscale_(optim::Optimizer& optimizer) {
                "expected scaler.scale(loss).backward() before unscale_() or step()");
   NoGradGuard no_grad;
   std::vector<Tensor> grads;
-  std::vector<Tensor> params = optimizer.parameters();
+  std::vector<Tensor> params = optimizer.stepped_tensors();
   for (size_t i = 0; i < params.size(); ++i) {
     Tensor grad = params[i].grad();
     if (!grad.defined() || grad.numel() == 0) continue;

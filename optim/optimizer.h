@@ -84,6 +84,10 @@ class Optimizer {
   const OptimizerOptions& defaults() const { return *defaults_; }
   // Every parameter, group by group: position i here is position i in state_dict().
   std::vector<Tensor> parameters() const;
+  // The tensors whose .grad step() reads, which amp::GradScaler unscales: parameters(), unless
+  // the optimizer steps other tensors (distributed::ZeroRedundancyOptimizer's reduce-scatter
+  // form steps this rank's flat slices of the parameters).
+  virtual std::vector<Tensor> stepped_tensors() const { return parameters(); }
   // The state of `param` (e.g. {"momentum_buffer": ...}), or null before its first step.
   const ParamState* state(const Tensor& param) const;
 

@@ -136,7 +136,13 @@ Trainer::Trainer(nn::AnyModule model, optim::Optimizer& optimizer, data::DataLoa
                ") cannot be combined with the CUDA-graph step (TrainerOptions::cuda_graph, on by ",
                "default), which captures one whole optimizer step on one batch; expected ",
                "cuda_graph(false) with gradient accumulation on a GPU");
-  if (world_size_ > 1) ddp_.emplace(model_);  // collective: rank 0's weights on every rank
+  if (world_size_ > 1) {
+    ddp_.emplace(model_);  // collective: rank 0's weights on every rank
+    // ZeRO-1's reduce-scatter form steps slices of DDP's buckets, which DDP reduce-scatters
+    // from now on (nothing to do in the whole-parameter form).
+    if (auto* sharded = dynamic_cast<distributed::ZeroRedundancyOptimizer*>(&optimizer_))
+      sharded->attach(*ddp_);
+  }
 }
 
 Tensor Trainer::forward(const Tensor& images) {
@@ -361,9 +367,13 @@ void Trainer::run_step(const Tensor& images, const Tensor& labels, const MicroBa
 void Trainer::optimizer_step() {
   if (options_.clip_grad_norm() > 0) {
     scaler_.unscale_(optimizer_);  // clip the true gradients; then step() does not unscale again
-    // The norm stays on the device: nothing here waits for it.
-    last_grad_norm_ =
-        nn::utils::clip_grad_norm_(model_.ptr()->parameters(), options_.clip_grad_norm());
+    // The norm stays on the device: nothing here waits for it. ZeRO-1's reduce-scatter form
+    // holds the averaged gradients in its slices, whose global norm it computes.
+    if (auto* sharded = dynamic_cast<distributed::ZeroRedundancyOptimizer*>(&optimizer_))
+      last_grad_norm_ = sharded->clip_grad_norm_(options_.clip_grad_norm());
+    else
+      last_grad_norm_ =
+          nn::utils::clip_grad_norm_(model_.ptr()->parameters(), options_.clip_grad_norm());
   }
   scaler_.step(optimizer_);
   scaler_.update();

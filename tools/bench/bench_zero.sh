@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# ZeRO-1 against DDP, side by side: train_lenet on N CPU ranks with --zero 0 and --zero 1,
-# interleaved (0, 1, 0, 1, ...) so that both see the same machine load, and the median of each.
+# ZeRO-1 against DDP, side by side: train_lenet on N CPU ranks with --zero 0 (DDP: gradients
+# all-reduced, every rank steps every parameter) and --zero 1 (ZeRO-1's reduce-scatter form:
+# gradients reduce-scattered, each rank steps its 1/N slice, parameters all-gathered;
+# distributed/zero_redundancy_optimizer.h), interleaved (0, 1, 0, 1, ...) so that both see the
+# same machine load, and the median of each.
 # The step time is the rank's batch over the trainer's images per second per rank (its
 # "train_images_per_sec" is over every rank: global batch / step time).
 #
@@ -11,8 +14,10 @@
 # BIND_TO (default none) is mpirun's --bind-to: Open MPI binds each of 2 ranks to a core by
 # default; under other load a bound step scatters widely (see docs/benchmarks.md), so the
 # default here leaves the ranks unbound, and BIND_TO=core measures the bound case.
-# Prints one JSON line per setting: {"zero": 0|1, "model", "ranks", "batch", "bind_to",
-# "step_ms": [each run], "median_step_ms"}. Needs Fashion-MNIST (MINIDL_DATA or
+# Prints one JSON line per setting: {"zero": 0|1, "form": "ddp"|"reduce-scatter", "model",
+# "ranks", "batch", "bind_to", "step_ms": [each run], "median_step_ms", "min_step_ms"}, then one
+# line {"ratio": ZeRO-1's median step over DDP's, "min_ratio": the same of the fastest runs} (on a
+# machine that others load, the fastest run of each is the one least disturbed). Needs Fashion-MNIST (MINIDL_DATA or
 # /usr/share/datasets).
 set -euo pipefail
 tools=$1 repeats=${2:-7} ranks=${3:-2} batch=${4:-32} steps=${5:-300}
@@ -31,12 +36,17 @@ print(round(1000 * $batch * $ranks / s['train_images_per_sec'], 2))" "$line")
     times[$zero]+="$ms "
   done
 done
-for zero in 0 1; do
-  python3 - "$zero" "$ranks" "$batch" "$bind" ${times[$zero]} <<'EOF'
+python3 - "$ranks" "$batch" "$bind" "${times[0]}" "${times[1]}" <<'EOF'
 import json, statistics, sys
-zero, ranks, batch, bind, *runs = sys.argv[1:]
-runs = [float(t) for t in runs]
-print(json.dumps({"zero": int(zero), "model": "lenet", "ranks": int(ranks), "batch": int(batch),
-                  "bind_to": bind, "step_ms": runs, "median_step_ms": statistics.median(runs)}))
+ranks, batch, bind, *settings = sys.argv[1:]
+medians, minima = [], []
+for zero, runs in enumerate(settings):
+    runs = [float(t) for t in runs.split()]
+    medians.append(statistics.median(runs))
+    minima.append(min(runs))
+    print(json.dumps({"zero": zero, "form": ["ddp", "reduce-scatter"][zero], "model": "lenet",
+                      "ranks": int(ranks), "batch": int(batch), "bind_to": bind, "step_ms": runs,
+                      "median_step_ms": medians[-1], "min_step_ms": minima[-1]}))
+print(json.dumps({"ratio": round(medians[1] / medians[0], 3),
+                  "min_ratio": round(minima[1] / minima[0], 3)}))
 EOF
-done

@@ -131,10 +131,11 @@ void define_run_options(CLI::App& app, RunOptions& run, const RunOptionTexts& te
       ->transform(integer_in_range<int64_t>(1, 1 << 20))
       ->capture_default_str();
   app.add_option("--zero", run.zero,
-                 "ZeRO stage: 1 shards the optimizer's state over the ranks, each rank keeping "
-                 "and updating its share of the parameters (PyTorch's ZeroRedundancyOptimizer; "
-                 "the same weights as 0, about 1/N of the state per rank); 0: every rank keeps "
-                 "all of it. May change on resume; no CUDA graph with 1")
+                 "ZeRO stage: 1 shards the optimizer's state over the ranks (llm.c's -z 1): "
+                 "gradients reduce-scattered instead of all-reduced, each rank updating its "
+                 "1/N slice of the parameters, then all-gathered (about 1/N of the state per "
+                 "rank; the same weights as 0 on 2 ranks, within rounding on more); 0: every "
+                 "rank keeps all of it. May change on resume; no CUDA graph with 1")
       ->transform(integer_in_range<int64_t>(0, 1))
       ->capture_default_str();
   app.add_option("--device", run.device, "Where to train: auto takes a GPU when there is one")

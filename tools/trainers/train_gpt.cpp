@@ -178,7 +178,8 @@ std::vector<uint16_t> read_tokens(const CommandLine& line, const char* name) {
 
 // nanoGPT's configure_optimizers: the parameters of 2 or more dimensions (matrices and
 // embeddings) decay, the others (biases, LayerNorm weights) do not; decayed group first. With
-// --zero 1 its state is sharded over the ranks (distributed/zero_redundancy_optimizer.h).
+// --zero 1 its state is sharded over the ranks in ZeRO-1's reduce-scatter
+// form (distributed/zero_redundancy_optimizer.h; the Trainer attaches it to its DDP wrapper).
 std::unique_ptr<optim::Optimizer> make_optimizer(const CommandLine& line, const nn::Module& model) {
   std::vector<Tensor> decayed, undecayed;
   for (const auto& item : model.named_parameters())
@@ -193,7 +194,10 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const CommandLine& line, const 
     return std::make_unique<optim::AdamW>(std::move(local_groups), options);
   };
   if (line.zero == 1)
-    return std::make_unique<distributed::ZeroRedundancyOptimizer>(std::move(groups), make);
+    return std::make_unique<distributed::ZeroRedundancyOptimizer>(
+        std::move(groups), make,
+        distributed::ZeroRedundancyOptimizerOptions().sharding(
+            distributed::ZeroSharding::ReduceScatter));
   return make(std::move(groups));
 }
 

@@ -188,7 +188,8 @@ nn::AnyModule make_model(const std::string& name, int64_t in_channels, int64_t n
 }
 
 // The optimizer over `parameters`, as --optimizer says; with --zero 1 its state sharded over the
-// ranks (distributed/zero_redundancy_optimizer.h).
+// ranks in ZeRO-1's reduce-scatter
+// form (distributed/zero_redundancy_optimizer.h; the Trainer attaches it to its DDP wrapper).
 std::unique_ptr<optim::Optimizer> make_optimizer(const CommandLine& line,
                                                  std::vector<Tensor> parameters) {
   const auto make =
@@ -206,7 +207,10 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const CommandLine& line,
   };
   std::vector<optim::OptimizerParamGroup> groups{optim::OptimizerParamGroup(std::move(parameters))};
   if (line.zero == 1)
-    return std::make_unique<distributed::ZeroRedundancyOptimizer>(std::move(groups), make);
+    return std::make_unique<distributed::ZeroRedundancyOptimizer>(
+        std::move(groups), make,
+        distributed::ZeroRedundancyOptimizerOptions().sharding(
+            distributed::ZeroSharding::ReduceScatter));
   return make(std::move(groups));
 }
 
