@@ -37,6 +37,7 @@
 // ---- ops ----
 #include "minidl/ops/attention.h"
 #include "minidl/ops/broadcast.h"
+#include "minidl/ops/closeness.h"
 #include "minidl/ops/conv.h"
 #include "minidl/ops/conv1d.h"
 #include "minidl/ops/conv_transpose.h"

@@ -74,18 +74,24 @@ Tensor from_host(const void* data, const Shape& sizes, TensorOptions options) {
   return with_requires_grad(result, options);
 }
 
-Tensor arange(double start, double end, double step, TensorOptions options) {
+Tensor arange(Scalar start_scalar, Scalar end_scalar, Scalar step_scalar, TensorOptions options) {
+  const double start = start_scalar.to_double(), end = end_scalar.to_double(),
+               step = step_scalar.to_double();
   MINIDL_CHECK(step != 0, "arange: step must be non-zero");
   MINIDL_CHECK((end - start) / step >= 0, "arange: the range [", start, ", ", end,
                ") is not reachable with step ", step);
+  // torch.arange's dtype inference: any floating-point argument gives the default dtype.
+  const bool any_floating = start_scalar.is_floating_point() || end_scalar.is_floating_point() ||
+                            step_scalar.is_floating_point();
+  const DType dtype = options.has_dtype() ? options.dtype() : (any_floating ? kFloat32 : kInt64);
   const auto n = static_cast<int64_t>(std::ceil((end - start) / step));
   std::vector<double> values(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) values[i] = start + static_cast<double>(i) * step;
   Tensor as_double = from_host(values.data(), {n}, kFloat64);
-  return with_requires_grad(as_double.to(options.device(), options.dtype()), options);
+  return with_requires_grad(as_double.to(options.device(), dtype), options);
 }
 
-Tensor arange(double end, TensorOptions options) { return arange(0, end, 1, options); }
+Tensor arange(Scalar end, TensorOptions options) { return arange(0, end, 1, options); }
 
 template <class T>
 Tensor tensor(const std::vector<T>& values, const Shape& sizes) {
@@ -112,6 +118,12 @@ Tensor tensor(std::initializer_list<double> values, TensorOptions options) {
 }
 
 namespace detail {
+
+void check_nested_length(int64_t expected, size_t found, size_t dim) {
+  MINIDL_CHECK(static_cast<int64_t>(found) == expected, "tensor: expected a list of length ",
+               expected, " at dim ", dim, " (as the first list there), got one of length ", found,
+               ": the lists of a nested list must not be ragged");
+}
 
 Tensor tensor_from_values(const void* values, DType stored, const Shape& sizes, DType inferred,
                           TensorOptions options) {

@@ -5,6 +5,7 @@
 #include <concepts>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <iosfwd>
 #include <memory>
 #include <optional>
@@ -242,6 +243,16 @@ class Tensor {
   Tensor reciprocal() const;
   Tensor square() const;
   Tensor pow(Scalar exponent) const;
+  // clamp ... clamp_max: as the free functions of ops/elementwise.h, with scalar bounds (either
+  // may be std::nullopt: x.clamp(std::nullopt, 1.0)) or tensor bounds (broadcast with x), as
+  // LibTorch's Tensor::clamp.
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+  Tensor clamp(const std::optional<Tensor>& min,
+               const std::optional<Tensor>& max = std::nullopt) const;
+  Tensor clamp_min(Scalar min) const;
+  Tensor clamp_min(const Tensor& min) const;
+  Tensor clamp_max(Scalar max) const;
+  Tensor clamp_max(const Tensor& max) const;
   Tensor add(const Tensor& other, double alpha = 1) const;
   Tensor sub(const Tensor& other, double alpha = 1) const;
   Tensor mul(const Tensor& other) const;
@@ -263,6 +274,13 @@ class Tensor {
   Tensor logical_and(const Tensor& other) const;
   Tensor logical_or(const Tensor& other) const;
   Tensor logical_xor(const Tensor& other) const;
+  // ops/closeness.h: element-wise |x - other| <= atol + rtol |other| (bool), whether every
+  // element is, and whether both have the same sizes and values.
+  Tensor isclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8,
+                 bool equal_nan = false) const;
+  bool allclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8,
+                bool equal_nan = false) const;
+  bool equal(const Tensor& other) const;
   Tensor sum() const;
   Tensor sum(const Shape& dims, bool keepdim = false) const;
   // x.sum(-1): one dimension. A template, so that a braced list (x.sum({}), every dimension;
@@ -329,6 +347,15 @@ class Tensor {
   Tensor& mul_(const Tensor& other);
   Tensor& mul_(Scalar value);
   Tensor& div_(Scalar value);
+  // In-place clamp: the result type of this tensor and the bounds must fit this tensor's dtype
+  // (an int64 tensor's clamp_(0.5) is an error, as PyTorch's), and tensor bounds must broadcast
+  // to its shape.
+  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+  Tensor& clamp_(const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt);
+  Tensor& clamp_min_(Scalar min);
+  Tensor& clamp_min_(const Tensor& min);
+  Tensor& clamp_max_(Scalar max);
+  Tensor& clamp_max_(const Tensor& max);
 
  private:
   std::vector<Tensor> split_evenly(int64_t split_size, int64_t dim) const;
@@ -356,9 +383,12 @@ Tensor empty_like(const Tensor& t);
 Tensor zeros_like(const Tensor& t);
 Tensor ones_like(const Tensor& t);
 Tensor full_like(const Tensor& t, double value);
-// [start, end) in steps of `step`; int64 unless options say otherwise.
-Tensor arange(double start, double end, double step = 1, TensorOptions options = kInt64);
-Tensor arange(double end, TensorOptions options = kInt64);
+// [start, end) in steps of `step`, as torch::arange: the dtype is the options' when they give
+// one, else int64 when every argument is an integer (arange(5)) and float32 (the default dtype)
+// when any is floating-point (arange(0.0, 1.0, 0.25), arange(0, 5, 0.5), arange(24.0)). The
+// values are start + i * step computed in float64, then converted, as PyTorch's CPU kernel.
+Tensor arange(Scalar start, Scalar end, Scalar step = 1, TensorOptions options = {});
+Tensor arange(Scalar end, TensorOptions options = {});
 // Copies numel(sizes) elements of dtype options.dtype() from host memory. To borrow memory
 // without a copy, as torch::from_blob, see core/from_blob.h.
 Tensor from_host(const void* data, const Shape& sizes, TensorOptions options = {});
@@ -366,11 +396,13 @@ Tensor from_host(const void* data, const Shape& sizes, TensorOptions options = {
 template <class T>
 Tensor tensor(const std::vector<T>& values, const Shape& sizes = {});
 
-// tensor({1, 2, 3}), tensor({{1, 2}, {3, 4}}), tensor(3): as LibTorch's torch::tensor, the
-// dtype comes from the C++ type of the values unless the options give one: integers are int64
-// (uint8_t stays uint8), float and double float32 (the default dtype), bool bool; a list that
-// mixes integers and doubles ({1, 2.5}) is float32, as torch.tensor([1, 2.5]). A plain number
-// gives a 0-dimensional tensor. Rows of a nested list must have one length.
+// tensor({1, 2, 3}), tensor({{1, 2}, {3, 4}}), tensor({{{1, 2}, {3, 4}}}), tensor(3): as
+// LibTorch's torch::tensor, the dtype comes from the C++ type of the values unless the options
+// give one: integers are int64 (uint8_t stays uint8), float and double float32 (the default
+// dtype), bool bool; a 1-D list that mixes integers and doubles ({1, 2.5}) is float32, as
+// torch.tensor([1, 2.5]). A plain number gives a 0-dimensional tensor. Nested lists go up to
+// 4-D; the lists at one depth must have one length (a ragged list is an error naming the dim,
+// as PyTorch's "expected sequence of length 2 at dim 1 (got 3)").
 template <class T>
 requires std::is_arithmetic_v<T> Tensor tensor(std::initializer_list<T> values,
                                                TensorOptions options = {});
@@ -378,6 +410,15 @@ Tensor tensor(std::initializer_list<double> values, TensorOptions options = {});
 template <class T>
 requires std::is_arithmetic_v<T> Tensor tensor(std::initializer_list<std::initializer_list<T>> rows,
                                                TensorOptions options = {});
+template <class T>
+requires std::is_arithmetic_v<T> Tensor
+tensor(std::initializer_list<std::initializer_list<std::initializer_list<T>>> blocks,
+       TensorOptions options = {});
+template <class T>
+requires std::is_arithmetic_v<T> Tensor
+tensor(std::initializer_list<std::initializer_list<std::initializer_list<std::initializer_list<T>>>>
+           batches,
+       TensorOptions options = {});
 template <class T>
 requires std::is_arithmetic_v<T> Tensor tensor(T value, TensorOptions options = {});
 Tensor scalar_tensor(double value, TensorOptions options = {});
@@ -409,6 +450,54 @@ Tensor tensor_from(const std::vector<widened_t<T>>& values, const Shape& sizes,
                             std::is_same_v<T, bool> ? kBool : dtype_of_v<widened_t<T>>, sizes,
                             inferred_dtype<T>(), options);
 }
+
+// A nested initializer list's depth (its number of dims) and the type of its values.
+template <class T>
+struct NestedList {
+  using Value = T;
+  static constexpr size_t depth = 0;
+};
+template <class T>
+struct NestedList<std::initializer_list<T>> {
+  using Value = typename NestedList<T>::Value;
+  static constexpr size_t depth = NestedList<T>::depth + 1;
+};
+
+// The sizes of a nested list, read along its first elements (0 below an empty list).
+template <class List>
+void nested_sizes(const List& list, Shape& sizes) {
+  if constexpr (NestedList<List>::depth > 0) {
+    sizes.push_back(static_cast<int64_t>(list.size()));
+    if (list.size() > 0)
+      nested_sizes(*list.begin(), sizes);
+    else
+      sizes.resize(sizes.size() + NestedList<List>::depth - 1, 0);
+  }
+}
+
+void check_nested_length(int64_t expected, size_t found, size_t dim);
+
+// Appends a nested list's values row-major, checking that every list at a depth has the
+// length `sizes` gives there.
+template <class List, class Value>
+void flatten_nested(const List& list, const Shape& sizes, size_t dim, std::vector<Value>& values) {
+  if constexpr (NestedList<List>::depth == 0) {
+    values.push_back(static_cast<Value>(list));
+  } else {
+    check_nested_length(sizes[dim], list.size(), dim);
+    for (const auto& item : list) flatten_nested(item, sizes, dim + 1, values);
+  }
+}
+
+template <class List>
+Tensor tensor_from_nested(const List& list, TensorOptions options) {
+  using T = typename NestedList<List>::Value;
+  Shape sizes;
+  nested_sizes(list, sizes);
+  std::vector<widened_t<T>> values;
+  flatten_nested(list, sizes, 0, values);
+  return tensor_from<T>(values, sizes, options);
+}
 }  // namespace detail
 
 template <class T>
@@ -421,16 +510,22 @@ requires std::is_arithmetic_v<T> Tensor tensor(std::initializer_list<T> values,
 template <class T>
 requires std::is_arithmetic_v<T> Tensor tensor(std::initializer_list<std::initializer_list<T>> rows,
                                                TensorOptions options) {
-  const size_t columns = rows.size() == 0 ? 0 : rows.begin()->size();
-  std::vector<detail::widened_t<T>> widened;
-  widened.reserve(rows.size() * columns);
-  for (const std::initializer_list<T>& row : rows) {
-    MINIDL_CHECK(row.size() == columns, "tensor: expected every row of a nested list to have ",
-                 columns, " values (as the first), got a row of ", row.size());
-    widened.insert(widened.end(), row.begin(), row.end());
-  }
-  return detail::tensor_from<T>(
-      widened, {static_cast<int64_t>(rows.size()), static_cast<int64_t>(columns)}, options);
+  return detail::tensor_from_nested(rows, options);
+}
+
+template <class T>
+requires std::is_arithmetic_v<T> Tensor
+tensor(std::initializer_list<std::initializer_list<std::initializer_list<T>>> blocks,
+       TensorOptions options) {
+  return detail::tensor_from_nested(blocks, options);
+}
+
+template <class T>
+requires std::is_arithmetic_v<T> Tensor
+tensor(std::initializer_list<std::initializer_list<std::initializer_list<std::initializer_list<T>>>>
+           batches,
+       TensorOptions options) {
+  return detail::tensor_from_nested(batches, options);
 }
 
 template <class T>

@@ -186,6 +186,10 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
   return minidl::smooth_l1_loss(input, target, options.reduction(), options.beta());
 }
 
+Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossFuncOptions& options) {
+  return minidl::l1_loss(input, target, options.reduction());
+}
+
 Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFuncOptions& options) {
   return minidl::huber_loss(input, target, options.reduction(), options.delta());
 }

@@ -95,6 +95,7 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
                             const BinaryCrossEntropyFuncOptions& options = {});
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
                       const SmoothL1LossFuncOptions& options = {});
+Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossFuncOptions& options = {});
 Tensor huber_loss(const Tensor& input, const Tensor& target,
                   const HuberLossFuncOptions& options = {});
 Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& options = {});

@@ -34,6 +34,7 @@ constexpr std::array kAutocastPolicy{
     // (ops/pointwise_loss.cpp); on the CPU it runs in float32, as PyTorch's CPU list says.
     PolicyEntry{AutocastOp::BinaryCrossEntropy, CastPolicy::Float32, "binary_cross_entropy"},
     PolicyEntry{AutocastOp::SmoothL1Loss, CastPolicy::Float32, "smooth_l1_loss"},
+    PolicyEntry{AutocastOp::L1Loss, CastPolicy::Float32, "l1_loss"},
     PolicyEntry{AutocastOp::HuberLoss, CastPolicy::Float32, "huber_loss"},
     PolicyEntry{AutocastOp::KlDiv, CastPolicy::Float32, "kl_div"},
     PolicyEntry{AutocastOp::Sum, CastPolicy::Float32, "sum"},

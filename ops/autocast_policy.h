@@ -44,6 +44,7 @@ enum class AutocastOp {
   BinaryCrossEntropyWithLogits,
   BinaryCrossEntropy,
   SmoothL1Loss,
+  L1Loss,
   HuberLoss,
   KlDiv,
   Sum,

@@ -76,6 +76,10 @@ Tensor clamp_max(const Tensor& x, Scalar max);
 // gradient, as PyTorch's (a tie splits the gradient evenly between x and the bound; where
 // min > max the result is max).
 Tensor clamp(const Tensor& x, const std::optional<Tensor>& min, const std::optional<Tensor>& max);
+// clamp(x, min, std::nullopt) and clamp(x, std::nullopt, max), as torch.clamp_min and
+// torch.clamp_max with a tensor bound.
+Tensor clamp_min(const Tensor& x, const Tensor& min);
+Tensor clamp_max(const Tensor& x, const Tensor& max);
 
 // ---- binary, with broadcasting ----
 Tensor add(const Tensor& a, const Tensor& b, double alpha = 1);  // a + alpha * b

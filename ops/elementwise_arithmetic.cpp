@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "minidl/core/autograd/function.h"
+#include "minidl/core/autograd/grad_mode.h"
 #include "minidl/core/dispatch.h"
 #include "minidl/core/profiler.h"
 #include "minidl/core/type_promotion.h"
@@ -238,8 +239,13 @@ void add_inplace(Tensor& self, const Tensor& other, double alpha, const char* op
 
 // ---- binary ----
 
+// Bool operands add and multiply as PyTorch's, in bool: + is logical or (true + true is true),
+// * logical and; so a bool tensor + true stays bool. Subtraction of bools is an error there and
+// here (check_numeric).
 Tensor add(const Tensor& a, const Tensor& b, double alpha) {
   const Operands operands = promote_operands(a, b, "add");
+  if (operands.a.dtype() == kBool)
+    return logical_or(operands.a, alpha != 0 ? operands.b : zeros_like(operands.b));
   return add_with_alpha(operands.a, operands.b, alpha, "add", "AddBackward");
 }
 
@@ -250,6 +256,7 @@ Tensor sub(const Tensor& a, const Tensor& b, double alpha) {
 
 Tensor mul(const Tensor& input, const Tensor& other) {
   const auto [a, b] = promote_operands(input, other, "mul");
+  if (a.dtype() == kBool) return logical_and(a, b);
   check_numeric(a, "mul");
   Tensor out = binary_forward(BinaryOp::Mul, a, b, "mul");
   if (autograd::needs_grad({a, b})) {
@@ -360,6 +367,18 @@ Tensor clamp(const Tensor& x, const std::optional<Tensor>& min, const std::optio
   return has_max ? minimum(above, *max) : above;
 }
 
+Tensor clamp_min(const Tensor& x, const Tensor& min) {
+  check_defined(x, "clamp_min", "input");
+  check_defined(min, "clamp_min", "min");
+  return clamp(x, min, std::nullopt);
+}
+
+Tensor clamp_max(const Tensor& x, const Tensor& max) {
+  check_defined(x, "clamp_max", "input");
+  check_defined(max, "clamp_max", "max");
+  return clamp(x, std::nullopt, max);
+}
+
 // ---- with a scalar ----
 // fmod and remainder take the scalar as a 0-dimensional tensor of the promoted dtype and the
 // input's device, as where does.
@@ -378,7 +397,9 @@ Tensor remainder(const Tensor& input, Scalar other) {
 // with a floating-point scalar in float32, a bool tensor with an integer scalar in int64.
 
 Tensor add(const Tensor& a, Scalar b) {
-  return add_scalar(promoted_for(a, b, "add"), b.to_double(), "add", "AddBackward");
+  const Tensor input = promoted_for(a, b, "add");
+  if (input.dtype() == kBool) return logical_or(input, scalar_operand(input, b));
+  return add_scalar(input, b.to_double(), "add", "AddBackward");
 }
 
 Tensor sub(const Tensor& a, Scalar b) {
@@ -387,6 +408,7 @@ Tensor sub(const Tensor& a, Scalar b) {
 
 Tensor mul(const Tensor& input, Scalar scalar) {
   const Tensor a = promoted_for(input, scalar, "mul");
+  if (a.dtype() == kBool) return logical_and(a, scalar_operand(a, scalar));
   check_numeric(a, "mul");
   const double b = scalar.to_double();
   Tensor out = unary_forward(UnaryOp::MulScalar, a, "mul", b);
@@ -454,5 +476,41 @@ Tensor& Tensor::div_(Scalar value) {
   unary_inplace(*this, UnaryOp::DivScalar, value.to_double(), "div_");
   return *this;
 }
+
+// In-place clamp with scalar bounds: each bound is checked before either is applied, so that a
+// refused bound leaves the tensor as it was.
+Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) {
+  check_inplace_target(*this, "clamp_");
+  MINIDL_CHECK(min || max, "clamp_: expected at least one of min and max, got neither");
+  check_numeric(*this, "clamp_");
+  for (const std::optional<Scalar>& bound : {min, max})
+    if (bound) check_inplace_scalar(*this, *bound, "clamp_");
+  if (min) unary_inplace(*this, UnaryOp::ClampMin, min->to_double(), "clamp_");
+  if (max) unary_inplace(*this, UnaryOp::ClampMax, max->to_double(), "clamp_");
+  return *this;
+}
+
+Tensor& Tensor::clamp_min_(Scalar min) { return clamp_(min, std::nullopt); }
+Tensor& Tensor::clamp_max_(Scalar max) { return clamp_(std::nullopt, max); }
+
+// With tensor bounds: the out-of-place clamp (which checks and promotes the bounds), written back
+// when its result has this tensor's shape and a dtype this tensor can hold, as PyTorch's clamp_.
+Tensor& Tensor::clamp_(const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  check_inplace_target(*this, "clamp_");
+  Tensor clamped;
+  {
+    NoGradGuard no_grad;
+    clamped = minidl::clamp(*this, min, max);
+  }
+  MINIDL_CHECK(clamped.sizes() == sizes(), "clamp_: bounds that broadcast with this tensor to ",
+               "the shape ", clamped.sizes(), " cannot be applied in place to its shape ", sizes());
+  MINIDL_CHECK(can_cast(clamped.dtype(), dtype()), "clamp_: the result type ", clamped.dtype(),
+               " cannot be written into this ", dtype(), " tensor (in-place ops keep the ",
+               "target's dtype); convert it with to() and use the out-of-place clamp");
+  return copy_(clamped);
+}
+
+Tensor& Tensor::clamp_min_(const Tensor& min) { return clamp_(min, std::nullopt); }
+Tensor& Tensor::clamp_max_(const Tensor& max) { return clamp_(std::nullopt, max); }
 
 }  // namespace minidl

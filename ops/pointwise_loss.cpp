@@ -253,4 +253,19 @@ Tensor kl_div(const Tensor& input, const Tensor& target, KLDivReduction reductio
   return {};
 }
 
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  if (amp::AutocastCall cast{amp::AutocastOp::L1Loss, {input, target}})
+    return l1_loss(cast[0], cast[1], reduction);
+  const char* op = "l1_loss";
+  const ProfileScope profile(op, {input, target});
+  check_defined(input, op, "input");
+  check_defined(target, op, "target");
+  check_floating_input(input, op);
+  check_like_input(target, input, op, "target");
+  broadcast_shapes(input.sizes(), target.sizes(), op);  // names this op when they do not
+  // abs's gradient is sign(input - target), 0 at a tie, as PyTorch's; abs, sub and the
+  // reductions differentiate again, so l1_loss has a double backward (zero almost everywhere).
+  return reduce_loss(abs(sub(input, target)), reduction, op);
+}
+
 }  // namespace minidl

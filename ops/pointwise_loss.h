@@ -50,4 +50,8 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction
 Tensor kl_div(const Tensor& input, const Tensor& target,
               KLDivReduction reduction = KLDivReduction::Mean, bool log_target = false);
 
+// |input - target| (broadcast together, as PyTorch's), reduced: torch.nn.functional.l1_loss.
+// The gradient at input == target is 0 (sign(0)), as PyTorch's.
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
+
 }  // namespace minidl

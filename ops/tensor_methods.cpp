@@ -1,4 +1,5 @@
 // Tensor's math methods: each forwards to the free function of the same name.
+#include "minidl/ops/closeness.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/indexing.h"
 #include "minidl/ops/linalg.h"
@@ -44,6 +45,16 @@ Tensor Tensor::rsqrt() const { return minidl::rsqrt(*this); }
 Tensor Tensor::reciprocal() const { return minidl::reciprocal(*this); }
 Tensor Tensor::square() const { return minidl::square(*this); }
 Tensor Tensor::pow(Scalar exponent) const { return minidl::pow(*this, exponent); }
+Tensor Tensor::clamp(std::optional<Scalar> min, std::optional<Scalar> max) const {
+  return minidl::clamp(*this, min, max);
+}
+Tensor Tensor::clamp(const std::optional<Tensor>& min, const std::optional<Tensor>& max) const {
+  return minidl::clamp(*this, min, max);
+}
+Tensor Tensor::clamp_min(Scalar min) const { return minidl::clamp_min(*this, min); }
+Tensor Tensor::clamp_min(const Tensor& min) const { return minidl::clamp_min(*this, min); }
+Tensor Tensor::clamp_max(Scalar max) const { return minidl::clamp_max(*this, max); }
+Tensor Tensor::clamp_max(const Tensor& max) const { return minidl::clamp_max(*this, max); }
 Tensor Tensor::add(const Tensor& other, double alpha) const {
   return minidl::add(*this, other, alpha);
 }
@@ -68,6 +79,13 @@ Tensor Tensor::logical_not() const { return minidl::logical_not(*this); }
 Tensor Tensor::logical_and(const Tensor& other) const { return minidl::logical_and(*this, other); }
 Tensor Tensor::logical_or(const Tensor& other) const { return minidl::logical_or(*this, other); }
 Tensor Tensor::logical_xor(const Tensor& other) const { return minidl::logical_xor(*this, other); }
+Tensor Tensor::isclose(const Tensor& other, double rtol, double atol, bool equal_nan) const {
+  return minidl::isclose(*this, other, rtol, atol, equal_nan);
+}
+bool Tensor::allclose(const Tensor& other, double rtol, double atol, bool equal_nan) const {
+  return minidl::allclose(*this, other, rtol, atol, equal_nan);
+}
+bool Tensor::equal(const Tensor& other) const { return minidl::equal(*this, other); }
 Tensor Tensor::sum() const { return minidl::sum(*this); }
 Tensor Tensor::sum(const Shape& dims, bool keepdim) const {
   return minidl::sum(*this, dims, keepdim);

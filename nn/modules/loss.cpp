@@ -72,6 +72,14 @@ Tensor BCELossImpl::forward(const Tensor& input, const Tensor& target) {
 
 void BCELossImpl::pretty_print(std::ostream& out) const { out << "BCELoss()"; }
 
+L1LossImpl::L1LossImpl(const L1LossOptions& options) : Module("L1Loss"), options(options) {}
+
+Tensor L1LossImpl::forward(const Tensor& input, const Tensor& target) {
+  return functional::l1_loss(input, target, options);
+}
+
+void L1LossImpl::pretty_print(std::ostream& out) const { out << "L1Loss()"; }
+
 SmoothL1LossImpl::SmoothL1LossImpl(const SmoothL1LossOptions& options)
     : Module("SmoothL1Loss"), options(options) {
   MINIDL_CHECK(options.beta() >= 0, "SmoothL1Loss: expected beta >= 0, got ", options.beta());

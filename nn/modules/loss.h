@@ -12,6 +12,8 @@
 //                     with per-element weight and positive-class pos_weight; numerically stable
 //   BCELoss           binary cross-entropy of probabilities (after sigmoid); prefer
 //                     BCEWithLogitsLoss, which is stable and safe under autocast
+//   L1Loss            the absolute difference of input and target, element-wise; by default
+//                     the mean over all elements
 //   SmoothL1Loss      quadratic below beta, then linear (L1 at beta = 0)
 //   HuberLoss         quadratic below delta, then delta-times linear (delta * SmoothL1Loss)
 //   KLDivLoss         the KL divergence of log-probabilities from a target distribution
@@ -78,6 +80,16 @@ class BCELossImpl : public Module {
   BCELossOptions options;
 };
 MINIDL_MODULE(BCELoss);
+
+class L1LossImpl : public Module {
+ public:
+  explicit L1LossImpl(const L1LossOptions& options = {});
+  Tensor forward(const Tensor& input, const Tensor& target);
+  void pretty_print(std::ostream& out) const override;
+
+  L1LossOptions options;
+};
+MINIDL_MODULE(L1Loss);
 
 class SmoothL1LossImpl : public Module {
  public:

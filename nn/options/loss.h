@@ -46,6 +46,10 @@ struct SmoothL1LossOptions {
   MINIDL_ARG(double, beta) = 1.0;
 };
 
+struct L1LossOptions {
+  MINIDL_ARG(Reduction, reduction) = Reduction::Mean;
+};
+
 struct HuberLossOptions {
   MINIDL_ARG(Reduction, reduction) = Reduction::Mean;
   // Where the loss turns from quadratic to linear; positive.
@@ -72,6 +76,7 @@ struct NLLLossOptions {
 using BinaryCrossEntropyWithLogitsFuncOptions = BCEWithLogitsLossOptions;
 using BinaryCrossEntropyFuncOptions = BCELossOptions;
 using SmoothL1LossFuncOptions = SmoothL1LossOptions;
+using L1LossFuncOptions = L1LossOptions;
 using HuberLossFuncOptions = HuberLossOptions;
 using KLDivFuncOptions = KLDivLossOptions;
 using NLLLossFuncOptions = NLLLossOptions;
@@ -82,6 +87,7 @@ using nn::BinaryCrossEntropyFuncOptions;
 using nn::BinaryCrossEntropyWithLogitsFuncOptions;
 using nn::HuberLossFuncOptions;
 using nn::KLDivFuncOptions;
+using nn::L1LossFuncOptions;
 using nn::NLLLossFuncOptions;
 using nn::SmoothL1LossFuncOptions;
 }  // namespace functional

@@ -78,6 +78,15 @@ TEST(LossCuda, EveryLossMatchesTheCpu) {
     expect_parity("smooth_l1", prediction, truth, {},
                   [beta](const Tensor& x, const Tensor& y, const std::vector<Tensor>&,
                          Reduction r) { return smooth_l1_loss(x, y, r, beta); });
+  expect_parity("l1", prediction, truth, {},
+                [](const Tensor& x, const Tensor& y, const std::vector<Tensor>&, Reduction r) {
+                  return l1_loss(x, y, r);
+                });
+  // Ties (input == target), where both devices give the gradient 0, as PyTorch's.
+  expect_parity("l1 ties", prediction, where(prediction > 0.5, prediction, truth), {},
+                [](const Tensor& x, const Tensor& y, const std::vector<Tensor>&, Reduction r) {
+                  return l1_loss(x, y, r);
+                });
   expect_parity("huber", prediction, truth, {},
                 [](const Tensor& x, const Tensor& y, const std::vector<Tensor>&, Reduction r) {
                   return huber_loss(x, y, r, 0.8);
@@ -114,6 +123,7 @@ TEST(LossCuda, AutocastRunsLossesInFloat32AndRefusesBinaryCrossEntropy) {
   EXPECT_EQ(binary_cross_entropy_with_logits(logits, target).dtype(), kFloat32);
   EXPECT_EQ(smooth_l1_loss(logits, target).dtype(), kFloat32);
   EXPECT_EQ(huber_loss(logits, target).dtype(), kFloat32);
+  EXPECT_EQ(l1_loss(logits, target).dtype(), kFloat32);
   EXPECT_EQ(kl_div(logits, target).dtype(), kFloat32);
   EXPECT_ERROR_CONTAINS(binary_cross_entropy(sigmoid(logits), target),
                         "binary_cross_entropy: unsafe to autocast");

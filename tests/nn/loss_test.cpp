@@ -1,5 +1,5 @@
 // The losses of ops/pointwise_loss.h (binary_cross_entropy_with_logits, binary_cross_entropy,
-// smooth_l1_loss, huber_loss, kl_div), the weighted nll_loss and F::normalize: values and
+// smooth_l1_loss, l1_loss, huber_loss, kl_div), the weighted nll_loss and F::normalize: values and
 // gradients against PyTorch's (tests/nn/loss_reference.h, written by
 // tools/reference/make_loss_reference.py), f64 gradient checks, errors, autocast, and their
 // modules.
@@ -10,6 +10,7 @@
 
 #include "loss_reference.h"
 #include "minidl/core/autocast.h"
+#include "minidl/core/autograd/engine.h"
 #include "minidl/core/autograd/gradcheck.h"
 #include "minidl/nn/nn.h"
 #include "minidl/ops/autocast_policy.h"
@@ -100,6 +101,9 @@ std::vector<LossCase> loss_cases() {
           x, y, F::SmoothL1LossFuncOptions().reduction(reduction_named(reduction)).beta(beta));
     };
   };
+  const auto l1 = [](const Tensor& x, const Tensor& y, const std::string& reduction) {
+    return F::l1_loss(x, y, F::L1LossFuncOptions().reduction(reduction_named(reduction)));
+  };
   auto huber = [](double delta) {
     return [=](const Tensor& x, const Tensor& y, const std::string& reduction) {
       return F::huber_loss(
@@ -156,6 +160,17 @@ std::vector<LossCase> loss_cases() {
        false,
        reductions,
        smooth_l1(0.5)},
+      {"l1.plain", "regression_input", grid, "regression_target", grid, false, reductions, l1},
+      {"l1.broadcast",
+       "regression_input",
+       grid,
+       "regression_row_target",
+       {3},
+       false,
+       reductions,
+       l1},
+      // Three elements where input == target: PyTorch's gradient there is 0.
+      {"l1.ties", "regression_input", grid, "l1_tie_target", grid, false, reductions, l1},
       {"huber.delta1", "regression_input", grid, "regression_target", grid, false, reductions,
        huber(1.0)},
       {"huber.delta0.7", "regression_input", grid, "regression_target", grid, false, reductions,
@@ -318,6 +333,8 @@ TEST(LossGradcheck, SmoothL1AndHuberAgainstBothArguments) {
                      [beta](const Tensor& a, const Tensor& b, Reduction r) {
                        return smooth_l1_loss(a, b, r, beta);
                      });
+  expect_gradcheck("l1", x, y,
+                   [](const Tensor& a, const Tensor& b, Reduction r) { return l1_loss(a, b, r); });
   for (double delta : {0.7, 1.0})
     expect_gradcheck("huber delta " + std::to_string(delta), x, y,
                      [delta](const Tensor& a, const Tensor& b, Reduction r) {
@@ -327,6 +344,28 @@ TEST(LossGradcheck, SmoothL1AndHuberAgainstBothArguments) {
   expect_gradcheck(
       "smooth_l1 broadcast", x, testing::wiggly({4}, 0.3, kFloat64),
       [](const Tensor& a, const Tensor& b, Reduction r) { return smooth_l1_loss(a, b, r, 0.5); });
+}
+
+// l1_loss is abs(input - target) reduced, all ops with a double backward: its second
+// derivative is 0 away from ties, and a gradient penalty through it can be differentiated.
+TEST(LossGradcheck, L1LossHasADoubleBackward) {
+  const Tensor x = testing::wiggly({3, 4}, kFloat64, testing::Wiggle{.amplitude = 2});
+  const Tensor y = testing::wiggly({3, 4}, kFloat64, testing::Wiggle{.phase = 2.1});
+  for (Reduction reduction : {Reduction::None, Reduction::Mean, Reduction::Sum}) {
+    const GradcheckResult result = gradgradcheck(
+        [&](const std::vector<Tensor>& in) { return l1_loss(in[0], in[1], reduction); },
+        {x.detach().requires_grad_(), y.detach().requires_grad_()});
+    EXPECT_TRUE(result.ok) << static_cast<int>(reduction) << ": " << result.message;
+  }
+  // The penalty sum(grad^2) of the mean loss over 12 elements is 12 / 144 whatever x is, so
+  // its own gradient is 0 (as PyTorch's).
+  const Tensor input = x.detach().requires_grad_();
+  const Tensor grad = autograd::grad({l1_loss(input, y)}, {input}, {}, std::nullopt, true)[0];
+  EXPECT_TRUE(all_close(grad.abs(), full({3, 4}, 1.0 / 12, kFloat64), 0, 1e-15));
+  const Tensor penalty = (grad * grad).sum();
+  EXPECT_NEAR(penalty.item<double>(), 12.0 / 144.0, 1e-15);
+  penalty.backward();
+  EXPECT_TRUE(all_close(input.grad(), zeros({3, 4}, kFloat64), 0, 0));
 }
 
 TEST(LossGradcheck, KlDivAgainstInputAndTarget) {
@@ -454,6 +493,14 @@ TEST(LossErrors, NameTheOpWhatWasExpectedAndWhatWasFound) {
                         "smooth_l1_loss: expected beta >= 0, got -1");
   EXPECT_ERROR_CONTAINS(smooth_l1_loss(x, y.to(kFloat64)),
                         "smooth_l1_loss: expected target of the input's dtype");
+  EXPECT_ERROR_CONTAINS(l1_loss(x, testing::wiggly({4})), "l1_loss: shapes");
+  EXPECT_ERROR_CONTAINS(l1_loss(x, y.to(kFloat64)),
+                        "l1_loss: expected target of the input's dtype float32, got target of "
+                        "dtype float64");
+  EXPECT_ERROR_CONTAINS(l1_loss(x.to(kInt64), y.to(kInt64)),
+                        "l1_loss: expected a floating-point input");
+  EXPECT_ERROR_CONTAINS(l1_loss(x, y, static_cast<Reduction>(5)), "l1_loss: expected reduction");
+  EXPECT_ERROR_CONTAINS(l1_loss(Tensor(), y), "l1_loss: argument 'input' is an undefined tensor");
   EXPECT_ERROR_CONTAINS(huber_loss(x, y, Reduction::Mean, 0.0),
                         "huber_loss: expected delta > 0, got 0");
   EXPECT_ERROR_CONTAINS(huber_loss(x, testing::wiggly({3, 3})), "huber_loss: shapes");
@@ -478,8 +525,9 @@ TEST(LossErrors, NameTheOpWhatWasExpectedAndWhatWasFound) {
 
 TEST(LossAutocast, LossesRunInFloat32AsPyTorchsAutocastLists) {
   using amp::AutocastOp;
-  for (AutocastOp op : {AutocastOp::BinaryCrossEntropyWithLogits, AutocastOp::BinaryCrossEntropy,
-                        AutocastOp::SmoothL1Loss, AutocastOp::HuberLoss, AutocastOp::KlDiv})
+  for (AutocastOp op :
+       {AutocastOp::BinaryCrossEntropyWithLogits, AutocastOp::BinaryCrossEntropy,
+        AutocastOp::SmoothL1Loss, AutocastOp::L1Loss, AutocastOp::HuberLoss, AutocastOp::KlDiv})
     EXPECT_EQ(amp::cast_policy(op), amp::CastPolicy::Float32) << amp::autocast_op_name(op);
   const Tensor logits = testing::wiggly({4, 3}, 0.0, kBFloat16);
   const Tensor target = inner_probabilities({4, 3}, 0.3).to(kBFloat16);
@@ -491,6 +539,7 @@ TEST(LossAutocast, LossesRunInFloat32AsPyTorchsAutocastLists) {
     EXPECT_EQ(binary_cross_entropy(sigmoid(logits), target, {}, reduction).dtype(), kFloat32);
     EXPECT_EQ(smooth_l1_loss(logits, target, reduction).dtype(), kFloat32);
     EXPECT_EQ(huber_loss(logits, target, reduction).dtype(), kFloat32);
+    EXPECT_EQ(l1_loss(logits, target, reduction).dtype(), kFloat32);
     EXPECT_EQ(F::nll_loss(log_softmax(logits, 1), tensor(std::vector<int64_t>{0, 1, 2, 0}, {4}),
                           F::NLLLossFuncOptions().weight(tensor({1.0, 2.0, 3.0})))
                   .dtype(),
@@ -541,6 +590,11 @@ TEST(LossModules, ForwardIsTheFunctionalFormAndWeightsAreBuffers) {
   nn::SmoothL1Loss smooth_l1(nn::SmoothL1LossOptions().beta(0.25));
   EXPECT_TRUE(all_close(smooth_l1(logits, target),
                         smooth_l1_loss(logits, target, Reduction::Mean, 0.25), 0, 0));
+  nn::L1Loss l1;
+  EXPECT_TRUE(all_close(l1(logits, target), l1_loss(logits, target), 0, 0));
+  nn::L1Loss l1_sum(nn::L1LossOptions().reduction(Reduction::Sum));
+  EXPECT_TRUE(all_close(l1_sum(logits, target), l1_loss(logits, target, Reduction::Sum), 0, 0));
+  EXPECT_TRUE(l1->parameters().empty());
   nn::HuberLoss huber(nn::HuberLossOptions().delta(0.3).reduction(Reduction::None));
   EXPECT_TRUE(
       all_close(huber(logits, target), huber_loss(logits, target, Reduction::None, 0.3), 0, 0));
@@ -557,6 +611,7 @@ TEST(LossModules, ForwardIsTheFunctionalFormAndWeightsAreBuffers) {
                                     F::NLLLossFuncOptions().weight(weight).ignore_index(1)),
                         0, 0));
   // The defaults are PyTorch's.
+  EXPECT_EQ(nn::L1LossOptions().reduction(), Reduction::Mean);
   EXPECT_EQ(nn::SmoothL1LossOptions().beta(), 1.0);
   EXPECT_EQ(nn::HuberLossOptions().delta(), 1.0);
   EXPECT_EQ(nn::KLDivLossOptions().reduction(), KLDivReduction::Mean);
@@ -572,6 +627,7 @@ TEST(LossModules, PrintAsPyTorchAndCheckTheirOptions) {
   EXPECT_EQ(printed(*nn::BCEWithLogitsLoss()), "BCEWithLogitsLoss()");
   EXPECT_EQ(printed(*nn::BCELoss()), "BCELoss()");
   EXPECT_EQ(printed(*nn::SmoothL1Loss()), "SmoothL1Loss()");
+  EXPECT_EQ(printed(*nn::L1Loss()), "L1Loss()");
   EXPECT_EQ(printed(*nn::HuberLoss()), "HuberLoss()");
   EXPECT_EQ(printed(*nn::KLDivLoss()), "KLDivLoss()");
   EXPECT_EQ(printed(*nn::NLLLoss()), "NLLLoss()");

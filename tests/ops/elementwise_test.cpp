@@ -356,8 +356,9 @@ TEST(Elementwise, FloatOnlyOpsRefuseIntegersAndArithmeticRefusesBool) {
       add(ints, ints, 0.5),
       "add: the scalar 0.5 is not an integer and cannot be applied to a int64 tensor");
   Tensor mask = gt(ints, 1.0);
-  EXPECT_ERROR_CONTAINS(add(mask, mask),
-                        "add: expected a numeric tensor (float32, float64, float16, bfloat16, "
+  // Two bools add to bool (logical or, as PyTorch's); subtracting them is an error there too.
+  EXPECT_ERROR_CONTAINS(sub(mask, mask),
+                        "sub: expected a numeric tensor (float32, float64, float16, bfloat16, "
                         "int32, int64 or uint8), got bool");
   EXPECT_ERROR_CONTAINS(neg(mask), "neg: expected a numeric tensor");
 }

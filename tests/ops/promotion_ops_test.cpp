@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "minidl/core/autograd/gradcheck.h"
+#include "minidl/ops/closeness.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/linalg.h"
 #include "promotion_reference.h"
@@ -66,6 +67,49 @@ std::map<std::string, Case> cases() {
       {"tensor({{1.5, 2.0}})", {[](O) {
          return tensor({{1.5, 2.0}});
        }}},
+      {"tensor({{{1, 2}, {3, 4}}})", {[](O) {
+         return tensor({{{1, 2}, {3, 4}}});
+       }}},
+      {"tensor({{{1.5, 2.0}}, {{3.0, 4.0}}})", {[](O) {
+         return tensor({{{1.5, 2.0}}, {{3.0, 4.0}}});
+       }}},
+      {"tensor({{{true}}, {{false}}})", {[](O) {
+         return tensor({{{true}}, {{false}}});
+       }}},
+      {"tensor({{{{1, 2}}, {{3, 4}}}})", {[](O) {
+         return tensor({{{{1, 2}}, {{3, 4}}}});
+       }}},
+      {"tensor({{{{1, 2}}}}, kFloat64)", {[](O) {
+         return tensor({{{{1, 2}}}}, kFloat64);
+       }}},
+      {"tensor({{{1, 2}, {3}}}) (ragged)",
+       {[](O) {
+          return tensor({{{1, 2}, {3}}});
+        },
+        "tensor: expected a list of length 2 at dim 2 (as the first list there), got one of "
+        "length 1: the lists of a nested list must not be ragged"}},
+      {"tensor({{{1, 2}}, {{1, 2}, {3, 4}}}) (ragged)",
+       {[](O) {
+          return tensor({{{1, 2}}, {{1, 2}, {3, 4}}});
+        },
+        "tensor: expected a list of length 1 at dim 1 (as the first list there), got one of "
+        "length 2"}},
+      {"tensor({{{{1}}, {{2}}}, {{{3}}}}) (ragged)",
+       {[](O) {
+          return tensor({{{{1}}, {{2}}}, {{{3}}}});
+        },
+        "tensor: expected a list of length 2 at dim 1 (as the first list there), got one of "
+        "length 1"}},
+      {"arange(5)", {[](O) { return arange(5); }}},
+      {"arange(24.0)", {[](O) { return arange(24.0); }}},
+      {"arange(0.0, 1.0, 0.25)", {[](O) { return arange(0.0, 1.0, 0.25); }}},
+      {"arange(0, 1, 0.25)", {[](O) { return arange(0, 1, 0.25); }}},
+      {"arange(1, 2.5)", {[](O) { return arange(1, 2.5); }}},
+      {"arange(-1.5, 1, 0.5)", {[](O) { return arange(-1.5, 1, 0.5); }}},
+      {"arange(10, 0, -3)", {[](O) { return arange(10, 0, -3); }}},
+      {"arange(5, kFloat64)", {[](O) { return arange(5, kFloat64); }}},
+      {"arange(0, 1, 0.25, kInt64)", {[](O) { return arange(0, 1, 0.25, kInt64); }}},
+      {"arange(0.1, 0.9, 0.1)", {[](O) { return arange(0.1, 0.9, 0.1); }}},
       {"tensor(3)", {[](O) { return tensor(3); }}},
       {"tensor(2.5)", {[](O) { return tensor(2.5); }}},
       {"tensor({1, 2}, kFloat64)", {[](O) {
@@ -77,6 +121,14 @@ std::map<std::string, Case> cases() {
       {"float16 + 2", {[](O o) { return o.h + 2; }}},
       {"bool + 1", {[](O o) { return o.b + 1; }}},
       {"bool + 1.0", {[](O o) { return o.b + 1.0; }}},
+      {"bool + true", {[](O o) { return o.b + true; }}},
+      {"bool + false", {[](O o) { return o.b + false; }}},
+      {"true + bool", {[](O o) { return true + o.b; }}},
+      {"bool * true", {[](O o) { return o.b * true; }}},
+      {"bool * false", {[](O o) { return o.b * false; }}},
+      {"bool + bool", {[](O o) { return o.b + o.b.flip({0}); }}},
+      {"bool * bool", {[](O o) { return o.b * o.b.flip({0}); }}},
+      {"bool - true", {[](O o) { return o.b - true; }, "sub: expected a numeric tensor"}},
       {"2.0 - int64", {[](O o) { return 2.0 - o.i64; }}},
       {"2 - int64", {[](O o) { return 2 - o.i64; }}},
       {"int64 - 1.0", {[](O o) { return o.i64 - 1.0; }}},
@@ -104,6 +156,61 @@ std::map<std::string, Case> cases() {
       {"clamp_max(int32, 2)", {[](O o) { return clamp_max(o.i32, 2); }}},
       {"clamp(int64, float32 min)",
        {[](O o) { return clamp(o.i64, full({3}, 0.5), std::optional<Tensor>()); }}},
+      {"int64.clamp(0, 2)", {[](O o) { return o.i64.clamp(0, 2); }}},
+      {"int64.clamp(0.5)", {[](O o) { return o.i64.clamp(0.5); }}},
+      {"float32.clamp(nullopt, 1)", {[](O o) { return o.f.clamp(std::nullopt, 1); }}},
+      {"float32.clamp(int64 min)", {[](O o) {
+         return o.f.clamp(tensor({2, 0, 0}));
+       }}},
+      {"int64.clamp(nullopt, float32 max)",
+       {[](O o) { return o.i64.clamp(std::nullopt, full({3}, 0.5)); }}},
+      {"int64.clamp_min(float32 0-d)", {[](O o) { return o.i64.clamp_min(tensor(0.5)); }}},
+      {"float32.clamp_max(1)", {[](O o) { return o.f.clamp_max(1); }}},
+      {"int64.clamp_(0, 2)", {[](O o) { return o.i64.clone().clamp_(0, 2); }}},
+      {"int64.clamp_(0.5)",
+       {[](O o) { return o.i64.clone().clamp_(0.5); },
+        "clamp_: the result type float32 (with the floating-point scalar 0.5) cannot be written "
+        "into this int64 tensor"}},
+      {"float16.clamp_(-1, 1.5)", {[](O o) { return o.h.clone().clamp_(-1, 1.5); }}},
+      {"float32.clamp_(int64 min)", {[](O o) {
+         return o.f.clone().clamp_(tensor({2, 0, 0}));
+       }}},
+      {"int64.clamp_(float32 min)",
+       {[](O o) { return o.i64.clone().clamp_(full({3}, 0.5)); },
+        "clamp_: the result type float32 cannot be written into this int64 tensor"}},
+      {"float32.clamp_(nullopt, max of shape [2, 3])",
+       {[](O o) {
+          return o.f.clone().clamp_(std::nullopt, zeros({2, 3}));
+        },
+        "clamp_: bounds that broadcast with this tensor to the shape [2, 3] cannot be applied in "
+        "place to its shape [3]"}},
+      {"int32.clamp_min_(int64 0-d)", {[](O o) { return o.i32.clone().clamp_min_(tensor(0)); }}},
+      {"int32.clamp_max_(2)", {[](O o) { return o.i32.clone().clamp_max_(2); }}},
+      {"isclose(uint8, uint8, atol 1)", {[](O o) {
+         return isclose(o.u8, tensor({8, 5, 1}, kUInt8), 1e-5, 1.0);
+       }}},
+      {"isclose(bool, bool)", {[](O o) {
+         return o.b.isclose(tensor({true, true, false}));
+       }}},
+      {"isclose(int64, int64, rtol 0.5)", {[](O o) {
+         return isclose(o.i64, tensor({3, -3, 3}), 0.5);
+       }}},
+      {"isclose(float16, float16, rtol 1e-3)",
+       {[](O o) { return isclose(o.h, o.h + 0.001, 1e-3); }}},
+      {"isclose(float32, float64)",
+       {[](O o) { return isclose(o.f, o.d); },
+        "isclose: expected both tensors to have one dtype, got float32 and float64"}},
+      {"isclose(float32, float32, rtol -1)",
+       {[](O o) { return isclose(o.f, o.f, -1.0); }, "isclose: expected rtol >= 0, got -1"}},
+      {"equal(int64, float32)", {[](O o) { return tensor(equal(o.i64, o.i64.to(kFloat32))); }}},
+      {"equal(float32, float32 of shape [1, 3])",
+       {[](O o) { return tensor(o.f.equal(o.f.unsqueeze(0))); }}},
+      {"allclose(int32, int32, atol 1)", {[](O o) {
+         return tensor(allclose(o.i32, o.i32 + tensor({1, 0, -1}, kInt32), 1e-5, 1.0));
+       }}},
+      {"allclose(float16, float32)",
+       {[](O o) { return tensor(o.h.allclose(o.f)); },
+        "allclose: expected both tensors to have one dtype, got float16 and float32"}},
       {"clamp(float32, int64 min)", {[](O o) {
          return clamp(o.f, tensor({2, 0, 0}), std::optional<Tensor>());
        }}},
@@ -214,7 +321,8 @@ TEST(PromotionOps, DtypesValuesAndErrorsMatchPyTorch) {
 
 TEST(PromotionOps, TensorListsNeedOneRowLengthAndIntegersCannotRequireGrad) {
   EXPECT_ERROR_CONTAINS(tensor({{1, 2}, {3}}),
-                        "tensor: expected every row of a nested list to have 2 values");
+                        "tensor: expected a list of length 2 at dim 1 (as the first list there), "
+                        "got one of length 1");
   EXPECT_ERROR_CONTAINS(tensor({1, 2}, TensorOptions().requires_grad()), "int64");
   EXPECT_TRUE(tensor({1, 2}, TensorOptions().dtype(kFloat32).requires_grad()).requires_grad());
   EXPECT_EQ(tensor({3u, 4u}).dtype(), kInt64);

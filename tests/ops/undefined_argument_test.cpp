@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "minidl/ops/attention.h"
+#include "minidl/ops/closeness.h"
 #include "minidl/ops/conv.h"
 #include "minidl/ops/dropout.h"
 #include "minidl/ops/einsum.h"
@@ -16,6 +17,7 @@
 #include "minidl/ops/loss.h"
 #include "minidl/ops/masking.h"
 #include "minidl/ops/norm.h"
+#include "minidl/ops/pointwise_loss.h"
 #include "minidl/ops/pool.h"
 #include "minidl/ops/random.h"
 #include "minidl/ops/reduce.h"
@@ -45,6 +47,10 @@ TEST(UndefinedArgument, ElementwiseOpsNameTheOpAndTheArgument) {
   EXPECT_ERROR_CONTAINS(fmod(undefined, 2.0), undefined_message("fmod", "input"));
   EXPECT_ERROR_CONTAINS(remainder(x, undefined), undefined_message("remainder", "other"));
   EXPECT_ERROR_CONTAINS(clamp(undefined, x, std::nullopt), undefined_message("clamp", "input"));
+  EXPECT_ERROR_CONTAINS(clamp_min(x, undefined), undefined_message("clamp_min", "min"));
+  EXPECT_ERROR_CONTAINS(clamp_max(undefined, x), undefined_message("clamp_max", "input"));
+  EXPECT_ERROR_CONTAINS(isclose(x, undefined), undefined_message("isclose", "other"));
+  EXPECT_ERROR_CONTAINS(equal(undefined, x), undefined_message("equal", "input"));
   EXPECT_ERROR_CONTAINS(softplus(undefined), undefined_message("softplus", "input"));
   EXPECT_ERROR_CONTAINS(hardtanh(undefined), undefined_message("hardtanh", "input"));
   EXPECT_ERROR_CONTAINS(isfinite(undefined), undefined_message("isfinite", "input"));
@@ -87,6 +93,7 @@ TEST(UndefinedArgument, LinalgConvAndLossOpsNameTheArgument) {
   EXPECT_ERROR_CONTAINS(nll_loss(undefined, zeros({2}, kInt64)),
                         undefined_message("nll_loss", "log_probs"));
   EXPECT_ERROR_CONTAINS(mse_loss(ones({2}), undefined), undefined_message("mse_loss", "target"));
+  EXPECT_ERROR_CONTAINS(l1_loss(ones({2}), undefined), undefined_message("l1_loss", "target"));
   EXPECT_ERROR_CONTAINS(log_softmax(undefined, 1), undefined_message("log_softmax", "input"));
 }
 

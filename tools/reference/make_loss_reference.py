@@ -48,6 +48,11 @@ def inputs():
     t["regression_target"] = torch.tensor([1.5 * math.cos(0.5 * i) for i in range(count)],
                                           dtype=torch.float64).reshape(4, 3)
     t["regression_row_target"] = torch.tensor([0.3, -0.4, 1.1], dtype=torch.float64)
+    # l1_loss at input == target: PyTorch's gradient there is sign(0) = 0.
+    l1_tie_target = t["regression_target"].clone()
+    for i, j in ((0, 0), (2, 1), (3, 2)):
+        l1_tie_target[i, j] = t["regression_input"][i, j]
+    t["l1_tie_target"] = l1_tie_target
     t["kl_input"] = F.log_softmax(t["logits"], dim=1)
     kl_target = F.softmax(t["regression_input"], dim=1)
     kl_target[2] = torch.tensor([0.0, 0.25, 0.75], dtype=torch.float64)  # xlogy(0, 0) = 0
@@ -146,6 +151,9 @@ def cases(t):
          REDUCTIONS),
         ("smooth_l1.broadcast",
          regression(F.smooth_l1_loss, "regression_row_target", beta=0.5), REDUCTIONS),
+        ("l1.plain", regression(F.l1_loss, "regression_target"), REDUCTIONS),
+        ("l1.broadcast", regression(F.l1_loss, "regression_row_target"), REDUCTIONS),
+        ("l1.ties", regression(F.l1_loss, "l1_tie_target"), REDUCTIONS),
         ("huber.delta1", regression(F.huber_loss, "regression_target"), REDUCTIONS),
         ("huber.delta0.7", regression(F.huber_loss, "regression_target", delta=0.7),
          REDUCTIONS),

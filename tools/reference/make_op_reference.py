@@ -161,6 +161,7 @@ def P(*shape, kind="x"):  # probabilities, away from 0 and 1
     return T(*shape, kind=kind, lo=0.05, hi=0.95)
 
 
+NAN = float("nan")
 FLOATS = ("float64", "float32", "bfloat16", "float16")
 WIDE = ("float64", "float32", "bfloat16")  # ops without a float16 CPU kernel in PyTorch
 ONCE = ("float64",)  # bool or integer-valued: the dtype does not matter
@@ -303,10 +304,26 @@ SAMPLE = [
     ("scaled_dot_product_attention_causal",
      lambda t: F.scaled_dot_product_attention(t[0], t[1], t[2], is_causal=True),
      [[T(1, 2, 4, 8), T(1, 2, 4, 8), T(1, 2, 4, 8)]], WIDE),
+    # Values chosen away from the tolerance's edge in float32 (float64 and float32 only: a
+    # 16-bit rounding moves them across it).
+    ("isclose", lambda t: torch.isclose(t[0], t[1]),
+     [[T(2, 3, kind="c", values=[1.0, 1.0, 1.0, NAN, 0.5, -2.0]),
+       T(2, 3, kind="c", values=[1.0 + 5e-6, 1.1, 1.0 + 2e-5, NAN, 0.5, -2.0 - 1e-5])],
+      [T(2, 3, kind="c", values=[3e-9, 4.00003, 1e-7, 4.0, 4.0001, -4.0]),
+       T(3, kind="c", values=[0.0, 4.0, -4.0])],
+      [T(0, 3, kind="c"), T(3, kind="c", values=[1.0, 2.0, 3.0])]], ("float64", "float32")),
+    ("isclose_tolerances", lambda t: torch.isclose(t[0], t[1], rtol=0.1, atol=0.05, equal_nan=True),
+     [[T(2, 3, kind="c", values=[1.0, 1.0, NAN, NAN, 0.0, 10.0]),
+       T(2, 3, kind="c", values=[1.12, 1.2, NAN, 1.0, 0.04, 8.5])]], ("float64", "float32")),
     ("mse_loss", lambda t: F.mse_loss(t[0], t[1]), [[T(3, 4), T(3, 4)]], FLOATS),
     ("mse_loss_sum", lambda t: F.mse_loss(t[0], t[1], reduction="sum"), [[T(3, 4), T(3, 4)]],
      FLOATS),
     ("l1_loss", lambda t: F.l1_loss(t[0], t[1], reduction="none"), [[T(3, 4), T(3, 4)]], FLOATS),
+    ("l1_loss_mean", lambda t: F.l1_loss(t[0], t[1]),
+     [[T(3, 4), T(3, 4)], [T(2, 3), T(3, kind="c")]], FLOATS),
+    # (The mean of an empty loss is NaN, which the table's comparison does not take.)
+    ("l1_loss_sum", lambda t: F.l1_loss(t[0], t[1], reduction="sum"),
+     [[T(2, 3, 2), T(2, 3, 2)], [T(0, 3), T(0, 3)]], FLOATS),
     ("smooth_l1_loss", lambda t: F.smooth_l1_loss(t[0], t[1], beta=0.5), [[T(3, 4), T(3, 4)]],
      FLOATS),
     ("huber_loss", lambda t: F.huber_loss(t[0], t[1], reduction="sum", delta=0.7),
