@@ -62,6 +62,10 @@ struct CommandLine : RunOptions {
     seed = 1337;  // nanoGPT's
     checkpoint_dir = "runs/train_gpt";
     log_every = 50;
+    // A batch is windows of a mapped token file, no work to hand to a thread, and on a CPU run a
+    // worker only takes time from the compute threads (2000 steps on 2 cores: 331 s with 0,
+    // 341 s with 1; docs/benchmarks.md). PyTorch's DataLoader defaults to 0 workers too.
+    workers = 0;
   }
 };
 
