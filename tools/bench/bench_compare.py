@@ -24,7 +24,8 @@ capture or compilation, and the timed steps), allocated and reserved, in MiB.
 --profile (GPU only) passes --profile (and --profile-steps) to both and prints a second table of
 where a step's time goes on the device, per step and per framework: kernel launches, kernel
 time, busy time (the union of kernels, copies and memsets) and the gap (wall - busy: the device
-idle, waiting for the host). The fields are defined in tools/bench/device_time_summary.h and
+idle, waiting for the host), then each side's ten kernels with the most time per step, with
+their calls per step. The fields are defined in tools/bench/device_time_summary.h and
 tools/bench/bench_pytorch.py alike.
 
 --optimizer-step sgd,adamw times the optimizer's step alone for each model's parameters (bench
@@ -245,6 +246,7 @@ def main():
                   f"{mib(mine, 'peak_reserved_bytes')} | {mib(pytorch, 'peak_reserved_bytes')} |")
     if args.profile:
         print_profile_table(args.model.split(","), modes, ours, theirs)
+        print_top_kernels(args.model.split(","), modes, ours, theirs)
 
 
 def print_profile_table(models, modes, ours, theirs):
@@ -266,6 +268,22 @@ def print_profile_table(models, modes, ours, theirs):
                     cells.append(number.format(
                         statistics.median(r["profile"][key] for r in results)))
             print(f"| {model} | {mode} | " + " | ".join(cells) + " |")
+
+
+def print_top_kernels(models, modes, ours, theirs):
+    """Each side's kernels with the most time per step (its first repeat): where a step goes."""
+    for model in models:
+        sides = [("minidl", ours[model])]
+        sides += [(f"PyTorch {mode}", theirs[(model, mode)]) for mode in modes]
+        for side, results in sides:
+            print(f"\nTop kernels per step, {model}, {side}:\n")
+            print("| kernel | ms per step | calls per step |")
+            print("|---|---|---|")
+            for kernel in results[0]["profile"].get("top_kernels", []):
+                name = kernel["name"].replace("|", "/")
+                if len(name) > 120:
+                    name = name[:117] + "..."
+                print(f"| {name} | {kernel['ms_per_step']:.3f} | {kernel['calls_per_step']:.1f} |")
 
 
 if __name__ == "__main__":

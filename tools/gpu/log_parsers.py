@@ -134,11 +134,15 @@ def _key(title):
 
 def bench_compare(text, _options):
     """Every markdown table: {table title key: {"<model> <PyTorch mode>": {column: value}}}; the
-    first table is the timing ("steps"), a second is the --profile table ("profile")."""
-    tables, header = [], None
+    first table is the timing ("steps"), a second is the --profile table ("profile"). The
+    --profile run's kernel tables, each under its line "Top kernels per step, <model>, <side>:",
+    go to "top_kernels": {"<model>, <side>": [{column: value}, ...]}."""
+    tables, header, kernel_tables, kernel_rows, title = [], None, {}, None, ""
     for line in text.splitlines():
         if not line.startswith("|"):
-            header = None
+            header = kernel_rows = None
+            if line.strip():
+                title = line.strip()
             continue
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
         if set("".join(cells)) <= set("-"):
@@ -146,6 +150,12 @@ def bench_compare(text, _options):
         if cells[0] == "model":
             header = [_key(cell) for cell in cells]
             tables.append({})
+        elif cells[0] == "kernel" and title.startswith("Top kernels per step, "):
+            header = [_key(cell) for cell in cells]
+            kernel_rows = kernel_tables.setdefault(
+                title.removeprefix("Top kernels per step, ").rstrip(":"), [])
+        elif header and kernel_rows is not None and len(cells) == len(header):
+            kernel_rows.append({name: _cell(value) for name, value in zip(header, cells)})
         elif header and len(cells) == len(header):
             row = dict(zip(header, cells))
             key = f"{row.pop('model')} {row.pop('pytorch_mode', 'eager')}"
@@ -153,6 +163,8 @@ def bench_compare(text, _options):
     figures = {}
     for name, table in zip(("steps", "profile"), tables):
         figures[name] = table
+    if kernel_tables:
+        figures["top_kernels"] = kernel_tables
     heading = re.search(r"^\d{4}-\d\d-\d\d .*UTC, .*$", text, flags=re.MULTILINE)
     if heading:
         figures["heading"] = heading.group(0)

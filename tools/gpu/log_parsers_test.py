@@ -120,7 +120,9 @@ def bench_row(framework, model, step_ms, images_per_sec, peak_mib, kernels=50.0)
             "peak_reserved_bytes": 2 * peak_mib * 2**20, "warmup_seconds": 12.5,
             "torch_version": "2.11.0", "profile": {
                 "kernels_per_step": kernels, "kernel_ms_per_step": 1.0, "busy_ms_per_step": 1.5,
-                "gap_ms_per_step": 0.5}}
+                "gap_ms_per_step": 0.5, "top_kernels": [
+                    {"name": f"{framework}_gemm<a|b>", "ms_per_step": 0.75, "calls_per_step": 4.0},
+                    {"name": "x" * 130, "ms_per_step": 0.125, "calls_per_step": 1.0}]}}
 
 
 def compare_record(name, arguments, ours, theirs):
@@ -277,6 +279,12 @@ class BenchTest(unittest.TestCase):
         self.assertEqual(lenet["steps"]["lenet eager"]["pytorch_warm_up_s"], 12.5)
         self.assertEqual(lenet["steps"]["lenet eager"]["minidl_peak_reserved_mb"], 20)
         self.assertEqual(lenet["profile"]["lenet reduce-overhead"]["minidl_kernels"], 30.0)
+        self.assertEqual(set(lenet["top_kernels"]),
+                         {"lenet, minidl", "lenet, PyTorch eager", "lenet, PyTorch reduce-overhead"})
+        self.assertEqual(lenet["top_kernels"]["lenet, minidl"][0],
+                         {"kernel": "minidl_gemm<a/b>", "ms_per_step": 0.75, "calls_per_step": 4.0})
+        self.assertEqual(lenet["top_kernels"]["lenet, PyTorch eager"][1]["kernel"], "x" * 117 + "...")
+        self.assertNotIn("top_kernels", records[1]["figures"])  # no --profile
         targets = stages.bench_targets(records)
         self.assertEqual(targets["lenet_fp32_graph_step_over_pytorch_eager"],
                          {"value": 0.2, "target": "<= 0.25", "met": True})
