@@ -25,6 +25,9 @@ namespace minidl {
 
 enum class AttentionMask { None, Boolean, Additive };
 
+// Which half of the op a kernel runs (some implementations take one and not the other).
+enum class AttentionPass { Forward, Backward };
+
 struct AttentionParams {
   int64_t batch = 0, heads = 0;
   int64_t query_length = 0, key_length = 0;  // T, S

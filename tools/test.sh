@@ -3,7 +3,8 @@
 # UndefinedBehaviorSanitizer, and the threaded ones under ThreadSanitizer. Runnable from any
 # directory; CI runs it through .ci/run.
 #
-#   1. tools/bootstrap.sh (installs missing Debian packages); tools/format.sh --check; after the
+#   1. tools/bootstrap.sh (installs missing Debian packages), and for a CUDA build
+#      tools/fetch_cudnn_frontend.sh (the cuDNN frontend's headers); tools/format.sh --check; after the
 #      main build, tools/tidy.sh --all (clang-tidy over every .cpp file build/ compiles)
 #   2. build/: Release, Ninja, ccache, CUDA when /usr/local/cuda/bin/nvcc exists (environment
 #      MINIDL_CUDA=AUTO|ON|OFF overrides), oneDNN; builds everything; ctest (labels unit, gpu,
@@ -81,6 +82,12 @@ unit_test_targets() {
 }
 
 minidl_timed "bootstrap" bash "${MINIDL_ROOT}/tools/bootstrap.sh"
+# The cuDNN frontend's headers (a PyPI wheel, about 11 MB once), so that a CUDA build compiles
+# and tests the cuDNN attention too (ops/cuda/attention_cudnn.cpp).
+if [[ $(minidl_cuda_setting) != OFF ]]; then
+  minidl_timed "cuDNN frontend headers" bash "${MINIDL_ROOT}/tools/fetch_cudnn_frontend.sh" ||
+    stop_on_build_failure "tools/fetch_cudnn_frontend.sh"
+fi
 
 # ---- 0. formatting (.clang-format): a file that is not formatted counts as one failure ----
 format_status=0

@@ -20,9 +20,10 @@
 // - head_dim and value_dim are at most kMaxDim (the per-thread accumulators are fixed arrays).
 // - Every launch is on the current stream, followed by a launch check; nothing synchronises
 //   the host. Dropout refuses CUDA graph capture (its counters advance on the host).
-// - With MINIDL_CUDA_ATTENTION=tensor-cores, float16 and bfloat16 problems that fit run on the
-//   tensor-core kernels of ops/cuda/attention_tensor_cores.cu instead (either direction, each
-//   deciding on its own: the two implementations' logsumexps are interchangeable).
+// - With MINIDL_CUDA_ATTENTION=tensor-cores or cudnn (ops/cuda_attention_implementations.h),
+//   float16 and bfloat16 problems that fit run on the tensor-core kernels of
+//   ops/cuda/attention_tensor_cores.cu or on cuDNN (ops/cuda/attention_cudnn.cpp) instead (either
+//   direction, each deciding on its own: the implementations' logsumexps are interchangeable).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -36,7 +37,9 @@
 #include "minidl/core/cuda/launch.cuh"
 #include "minidl/ops/attention_kernels.h"
 #include "minidl/ops/attention_math.h"
+#include "minidl/ops/cuda/attention_cudnn.h"
 #include "minidl/ops/cuda/attention_tensor_cores.h"
+#include "minidl/ops/cuda_attention_implementations.h"
 
 namespace minidl::cuda {
 
@@ -499,30 +502,62 @@ void cuda_core_backward(const Tensor& grad_query, const Tensor& grad_key, const 
   });
 }
 
-// AttentionKernels::kCuda: the tensor-core kernels where MINIDL_CUDA_ATTENTION selects them and
-// the problem fits, else the CUDA-core kernels above.
+// The implementation MINIDL_CUDA_ATTENTION selects; an error for cudnn in a build without it,
+// rather than a silent fall back that a benchmark would mistake for cuDNN's speed. (The
+// functions below are named with cuda::, since the public ones of
+// ops/cuda_attention_implementations.h have the same names and argument types.)
+CudaAttention selected_implementation() {
+  const CudaAttention selected = selected_cuda_attention();
+  MINIDL_CHECK(selected != CudaAttention::Cudnn || cuda::cudnn_attention_built(),
+               "MINIDL_CUDA_ATTENTION=cudnn: this build of minidl has no cuDNN attention: it was "
+               "configured without the cuDNN frontend's headers (run "
+               "tools/fetch_cudnn_frontend.sh, then configure again)");
+  return selected;
+}
+
+// AttentionKernels::kCuda: the implementation MINIDL_CUDA_ATTENTION selects where the problem
+// fits, else the CUDA-core kernels above.
 void attention_forward(const Tensor& out, const Tensor& logsumexp, const Tensor& query,
                        const Tensor& key, const Tensor& value, const Tensor& mask,
                        const AttentionParams& params) {
-  if (tensor_core_attention_selected() &&
-      tensor_core_attention_fits(params, {&query, &key, &value, &out}))
-    attention_forward_tensor_cores(out, logsumexp, query, key, value, mask, params);
-  else
-    cuda_core_forward(out, logsumexp, query, key, value, mask, params);
+  switch (selected_implementation()) {
+    case CudaAttention::TensorCores:
+      if (cuda::tensor_core_attention_fits(params, {&query, &key, &value, &out}))
+        return attention_forward_tensor_cores(out, logsumexp, query, key, value, mask, params);
+      break;
+    case CudaAttention::Cudnn:
+      if (cuda::cudnn_attention_fits(params, {&query, &key, &value, &out, &logsumexp},
+                                     AttentionPass::Forward))
+        return attention_forward_cudnn(out, logsumexp, query, key, value, mask, params);
+      break;
+    case CudaAttention::CudaCores: break;
+  }
+  cuda_core_forward(out, logsumexp, query, key, value, mask, params);
 }
 
 void attention_backward(const Tensor& grad_query, const Tensor& grad_key, const Tensor& grad_value,
                         const Tensor& grad_out, const Tensor& query, const Tensor& key,
                         const Tensor& value, const Tensor& out, const Tensor& logsumexp,
                         const Tensor& mask, const AttentionParams& params) {
-  if (tensor_core_attention_selected() &&
-      tensor_core_attention_fits(
-          params, {&query, &key, &value, &out, &grad_out, &grad_query, &grad_key, &grad_value}))
-    attention_backward_tensor_cores(grad_query, grad_key, grad_value, grad_out, query, key, value,
-                                    out, logsumexp, mask, params);
-  else
-    cuda_core_backward(grad_query, grad_key, grad_value, grad_out, query, key, value, out,
-                       logsumexp, mask, params);
+  switch (selected_implementation()) {
+    case CudaAttention::TensorCores:
+      if (cuda::tensor_core_attention_fits(
+              params, {&query, &key, &value, &out, &grad_out, &grad_query, &grad_key, &grad_value}))
+        return attention_backward_tensor_cores(grad_query, grad_key, grad_value, grad_out, query,
+                                               key, value, out, logsumexp, mask, params);
+      break;
+    case CudaAttention::Cudnn:
+      if (cuda::cudnn_attention_fits(params,
+                                     {&query, &key, &value, &out, &grad_out, &logsumexp,
+                                      &grad_query, &grad_key, &grad_value},
+                                     AttentionPass::Backward))
+        return attention_backward_cudnn(grad_query, grad_key, grad_value, grad_out, query, key,
+                                        value, out, logsumexp, mask, params);
+      break;
+    case CudaAttention::CudaCores: break;
+  }
+  cuda_core_backward(grad_query, grad_key, grad_value, grad_out, query, key, value, out, logsumexp,
+                     mask, params);
 }
 
 }  // namespace

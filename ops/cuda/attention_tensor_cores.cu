@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -82,19 +80,6 @@ void check_fits(const AttentionParams& params, std::initializer_list<const Tenso
 }
 
 }  // namespace
-
-bool tensor_core_attention_selected() {
-  static const bool selected = [] {
-    const char* value = std::getenv("MINIDL_CUDA_ATTENTION");
-    if (value == nullptr || *value == '\0' || std::string_view(value) == "cuda-cores") return false;
-    MINIDL_CHECK(std::string_view(value) == "tensor-cores",
-                 "MINIDL_CUDA_ATTENTION: expected \"tensor-cores\" or \"cuda-cores\" (or unset), "
-                 "got \"",
-                 value, "\"");
-    return true;
-  }();
-  return selected;
-}
 
 bool tensor_core_attention_fits(const AttentionParams& params,
                                 std::initializer_list<const Tensor*> operands) {

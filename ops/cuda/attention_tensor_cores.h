@@ -5,18 +5,14 @@
 // AttentionKernels (ops/attention_kernels.h): either implementation's backward accepts the
 // other's logsumexp.
 //
-// Opt-in: MINIDL_CUDA_ATTENTION=tensor-cores selects it (read once); unset, empty or
-// "cuda-cores" keeps the CUDA-core kernels of ops/cuda/attention.cu. It stays opt-in until it
-// has run on a GPU (docs/gpu.md, "Not run on a GPU yet").
+// Opt-in: MINIDL_CUDA_ATTENTION=tensor-cores selects it (ops/cuda_attention_implementations.h).
+// It stays opt-in until it has run on a GPU (docs/gpu.md, "Not run on a GPU yet").
 #include <initializer_list>
 
 #include "minidl/core/tensor.h"
 #include "minidl/ops/attention_kernels.h"
 
 namespace minidl::cuda {
-
-// Whether MINIDL_CUDA_ATTENTION=tensor-cores; any value but those above is an error.
-bool tensor_core_attention_selected();
 
 // Whether the tensor-core kernels take this problem: float16 or bfloat16 on a device of compute
 // capability 8.0 or later, no dropout, D and Dv multiples of 16 from 16 to 128, T and S not 0,

@@ -1,9 +1,11 @@
 #pragma once
 // What the two tests of the tensor-core attention kernels share: the cases, the problems built
-// from them, the CPU's results and the tolerances.
+// from them, the CPU's results and the tolerances; the cuDNN attention's test uses the problems,
+// results and tolerances (cuDNN too multiplies 16-bit P and dS on tensor cores).
 //   tests/ops/attention_tensor_cores_cuda_test.cpp         on a GPU (skips without one)
 //   tests/ops/attention_tensor_cores_emulation_test.cpp    the kernels' code on the CPU, with
 //                                                          WMMA and thread blocks emulated
+//   tests/ops/attention_cudnn_cuda_test.cpp                cuDNN's, on a GPU
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -14,7 +14,7 @@
 #include "attention_tensor_cores_cases.h"
 #include "minidl/core/cuda/device.h"
 #include "minidl/ops/attention_kernels.h"
-#include "minidl/ops/attention_tensor_core_kernels.h"
+#include "minidl/ops/cuda_attention_implementations.h"
 #include "test_util.h"
 
 namespace minidl {

@@ -16,6 +16,7 @@
 #include "attention_reference.h"
 #include "minidl/core/autograd/gradcheck.h"
 #include "minidl/core/generator.h"
+#include "minidl/ops/cuda_attention_implementations.h"
 #include "minidl/ops/dropout_math.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/random.h"
@@ -425,6 +426,17 @@ TEST(ScaledDotProductAttention, ErrorsNameTheOpAndWhatWasExpected) {
                         "scaled_dot_product_attention: no gradient flows to attn_mask");
   EXPECT_ERROR_CONTAINS(scaled_dot_product_attention(q, Tensor(), v),
                         "scaled_dot_product_attention: argument 'key' is an undefined tensor");
+}
+
+// MINIDL_CUDA_ATTENTION's values (ops/cuda_attention_implementations.h), in any build.
+TEST(CudaAttentionSelection, NamesTheThreeImplementationsAndRefusesOthers) {
+  EXPECT_EQ(parse_cuda_attention(""), CudaAttention::CudaCores);
+  EXPECT_EQ(parse_cuda_attention("cuda-cores"), CudaAttention::CudaCores);
+  EXPECT_EQ(parse_cuda_attention("tensor-cores"), CudaAttention::TensorCores);
+  EXPECT_EQ(parse_cuda_attention("cudnn"), CudaAttention::Cudnn);
+  EXPECT_ERROR_CONTAINS(parse_cuda_attention("cuDNN"),
+                        "MINIDL_CUDA_ATTENTION: expected \"cuda-cores\", \"tensor-cores\" or "
+                        "\"cudnn\" (or unset), got \"cuDNN\"");
 }
 
 }  // namespace

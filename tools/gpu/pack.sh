@@ -10,10 +10,13 @@
 #                                 which tools/gpu/kit_mpi_env.sh relocates to where it is unpacked
 #   DIR/data/fashion-mnist/*.gz   Fashion-MNIST (package dataset-fashion-mnist), laid out as
 #                                 MINIDL_DATA expects
+#   DIR/cudnn-frontend/           the cuDNN frontend's headers (tools/fetch_cudnn_frontend.sh), for
+#                                 the cuDNN attention (ops/cuda/attention_cudnn.cpp)
 #   DIR/manifest.txt              package names and versions, and what was left out and why
 #
 # Runs on a Debian build machine (apt-get; no root needed unless dataset-fashion-mnist must be
-# installed). Downloads nothing but Debian packages. The .debs are cached in
+# installed). Downloads nothing but Debian packages, and the cuDNN frontend's wheel from PyPI
+# when tools/fetch_cudnn_frontend.sh has not fetched it yet. The .debs are cached in
 # MINIDL_GPU_DEB_CACHE (default ~/.cache/minidl/gpu-kit-debs; apt's own cache is looked at
 # first), and the archive is made again only when a package or this script changed, so a
 # second run takes seconds. Prints the folder's size next to the tree that travels with it and
@@ -261,6 +264,19 @@ copy_fashion_mnist() {
   cp -u "${source}"/*.gz "${kit}/data/fashion-mnist/"
 }
 
+# The cuDNN frontend's headers as tools/fetch_cudnn_frontend.sh leaves them (fetched first when
+# they are not there), copied whole: run.sh points the GPU machine's configure at them.
+copy_cudnn_frontend() {
+  local source=${MINIDL_CUDNN_FRONTEND_DIR:-${XDG_CACHE_HOME:-${HOME}/.cache}/minidl/cudnn-frontend}
+  bash "${repository}/tools/fetch_cudnn_frontend.sh" --out "${source}" >/dev/null ||
+    fail "could not fetch the cuDNN frontend's headers (tools/fetch_cudnn_frontend.sh)"
+  rm -rf "${kit}/cudnn-frontend"
+  cp -r "${source}" "${kit}/cudnn-frontend"
+  sed -i '/^# cudnn frontend: /d' "${kit}/manifest.txt"
+  echo "# cudnn frontend: cudnn-frontend/ from $(cut -d' ' -f3 "${source}/fetched-from")" \
+    >>"${kit}/manifest.txt"
+}
+
 # Bytes of the files that travel with the kit: tracked, and untracked but not ignored.
 tree_bytes() {
   { git -C "${repository}" ls-files -z --cached --others --exclude-standard || true; } |
@@ -316,6 +332,7 @@ main() {
     } >"${kit}/manifest.txt"
   fi
   copy_fashion_mnist
+  copy_cudnn_frontend
   local data_version
   data_version=$(dpkg-query -W -f='${Version}' dataset-fashion-mnist 2>/dev/null || echo '?')
   sed -i '/^# data: /d' "${kit}/manifest.txt"

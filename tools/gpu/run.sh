@@ -84,6 +84,14 @@ else
   note "kit: no Open MPI in it (packed before it was added: run tools/gpu/pack.sh again); the" \
     "mpi steps need an mpirun of the machine's own"
 fi
+# CMakeLists.txt finds the cuDNN frontend's headers (the cuDNN attention) in the kit.
+if [[ -f ${kit}/cudnn-frontend/include/cudnn_frontend.h ]]; then
+  export MINIDL_CUDNN_FRONTEND_DIR=${kit}/cudnn-frontend
+else
+  unset MINIDL_CUDNN_FRONTEND_DIR
+  problem "no cuDNN frontend in the kit (${kit}/cudnn-frontend): run tools/gpu/pack.sh again;" \
+    "the build goes on without the cuDNN attention"
+fi
 # data/readers/data_root.h: the readers look in $MINIDL_DATA/fashion-mnist.
 export MINIDL_DATA=${kit}/data
 [[ -f ${MINIDL_DATA}/fashion-mnist/train-images-idx3-ubyte.gz ]] ||

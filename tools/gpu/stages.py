@@ -90,6 +90,8 @@ class Context:
         # The kit's Open MPI, unpacked and relocated by run.sh (tools/gpu/kit_mpi_env.sh); empty
         # when the kit holds none.
         self.kit_mpi_root = environ.get("MINIDL_GPU_KIT_MPI_ROOT") or ""
+        # The kit's cuDNN frontend headers (run.sh); empty when the kit holds none.
+        self.cudnn_frontend = environ.get("MINIDL_CUDNN_FRONTEND_DIR") or ""
 
     @property
     def has_gpu(self):
@@ -113,6 +115,10 @@ class Context:
                 f"-DMINIDL_CUDNN={self.libs}/libcudnn.so", f"-DMINIDL_NCCL={self.libs}/libnccl.so",
                 f"-DMINIDL_NCCL_INCLUDE={nvidia}/nccl/include",
                 f"-DCMAKE_CXX_FLAGS={include}", f"-DCMAKE_CUDA_FLAGS={include}",
+                # The cuDNN attention, on the kit's frontend headers: AUTO, so that a toolkit
+                # without NVRTC builds without it rather than failing the stage (its tests then
+                # skip saying so, and its bench step fails naming the build).
+                f"-DMINIDL_CUDNN_FRONTEND={'AUTO' if self.cudnn_frontend else 'OFF'}",
                 *self.mpi_configure_options()]
 
     def mpi_configure_options(self):
@@ -287,6 +293,10 @@ def bench_steps(context):
             "--model", "gpt", "--precision", "bf16", "--pytorch-mode", "eager"], 180,
              parser="bench_compare", needs_gpu=True,
              env={"MINIDL_CUDA_ATTENTION": "tensor-cores"}),
+        # And with cuDNN's fused attention (ops/cuda/attention_cudnn.cpp).
+        Step("gpt2-small bf16 cuDNN attention vs PyTorch", compare + [
+            "--model", "gpt", "--precision", "bf16", "--pytorch-mode", "eager"], 180,
+             parser="bench_compare", needs_gpu=True, env={"MINIDL_CUDA_ATTENTION": "cudnn"}),
         Step("gpt2-small fp32 TF32 vs PyTorch", compare + [
             "--model", "gpt", "--precision", "fp32", "--tf32", "on"], 90,
              parser="bench_compare", needs_gpu=True),
