@@ -67,6 +67,7 @@ double calculate_gain(Nonlinearity nonlinearity, double param) {
     case Nonlinearity::SELU: return 3.0 / 4.0;
   }
   MINIDL_INTERNAL_ASSERT(false, "unknown nonlinearity");
+  return 0.0;
 }
 
 Fans calculate_fan_in_and_fan_out(const Tensor& tensor) {

@@ -146,6 +146,7 @@ Tensor reduce_losses(const Tensor& losses, Reduction reduction, const CountedRow
       return (counted.count.defined() ? div(sum(losses), counted.count) : mean(losses)).to(dtype);
   }
   MINIDL_INTERNAL_ASSERT(false, "unknown Reduction");
+  return {};
 }
 
 // The gradient of the reduced loss as one value per row ([N], stride 0 when reduced), and the
@@ -312,6 +313,7 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
     case Reduction::Mean: return mean(squared);
   }
   MINIDL_INTERNAL_ASSERT(false, "unknown Reduction");
+  return {};
 }
 
 }  // namespace minidl

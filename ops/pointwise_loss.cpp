@@ -59,6 +59,25 @@ void check_broadcasts_to(const Tensor& weight, const Shape& sizes, const char* o
                weight.sizes());
 }
 
+// The checks of l1_loss, smooth_l1_loss, huber_loss and kl_div on their pair: both defined, a
+// floating input, a target of its dtype and device, shapes that broadcast together (the loss
+// broadcasts them, as PyTorch's). `check_scalars` checks the op's own scalars (smooth_l1_loss's
+// beta, huber_loss's delta) after the tensors and before the shapes.
+template <typename CheckScalars>
+void check_loss_pair(const Tensor& input, const Tensor& target, const char* op,
+                     CheckScalars&& check_scalars) {
+  check_defined(input, op, "input");
+  check_defined(target, op, "target");
+  check_floating_input(input, op);
+  check_like_input(target, input, op, "target");
+  check_scalars();
+  broadcast_shapes(input.sizes(), target.sizes(), op);  // names this op when they do not broadcast
+}
+
+void check_loss_pair(const Tensor& input, const Tensor& target, const char* op) {
+  check_loss_pair(input, target, op, [] {});
+}
+
 Tensor reduce_loss(const Tensor& losses, Reduction reduction, const char* op) {
   switch (reduction) {
     case Reduction::None: return losses;
@@ -184,13 +203,9 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduc
     return smooth_l1_loss(cast[0], cast[1], reduction, beta);
   const char* op = "smooth_l1_loss";
   const ProfileScope profile(op, {input, target});
-  check_defined(input, op, "input");
-  check_defined(target, op, "target");
-  check_floating_input(input, op);
-  check_like_input(target, input, op, "target");
-  MINIDL_CHECK(beta >= 0, op, ": expected beta >= 0, got ", beta);
-  broadcast_shapes(input.sizes(), target.sizes(), op);  // names this op when they do not
-  const Tensor difference = sub(input, target);         // broadcasts, as PyTorch's
+  check_loss_pair(input, target, op,
+                  [&] { MINIDL_CHECK(beta >= 0, op, ": expected beta >= 0, got ", beta); });
+  const Tensor difference = sub(input, target);
   const Tensor distance = abs(difference);
   if (beta == 0) return reduce_loss(distance, reduction, op);  // the L1 loss
   // The quadratic branch squares the difference itself, so that its gradient is exact at 0.
@@ -204,13 +219,9 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction
     return huber_loss(cast[0], cast[1], reduction, delta);
   const char* op = "huber_loss";
   const ProfileScope profile(op, {input, target});
-  check_defined(input, op, "input");
-  check_defined(target, op, "target");
-  check_floating_input(input, op);
-  check_like_input(target, input, op, "target");
-  MINIDL_CHECK(delta > 0, op, ": expected delta > 0, got ", delta);
-  broadcast_shapes(input.sizes(), target.sizes(), op);  // names this op when they do not
-  const Tensor difference = sub(input, target);         // broadcasts, as PyTorch's
+  check_loss_pair(input, target, op,
+                  [&] { MINIDL_CHECK(delta > 0, op, ": expected delta > 0, got ", delta); });
+  const Tensor difference = sub(input, target);
   const Tensor distance = abs(difference);
   const Tensor quadratic = mul(square(difference), 0.5);
   const Tensor linear = mul(sub(distance, 0.5 * delta), delta);
@@ -223,11 +234,7 @@ Tensor kl_div(const Tensor& input, const Tensor& target, KLDivReduction reductio
     return kl_div(cast[0], cast[1], reduction, log_target);
   const char* op = "kl_div";
   const ProfileScope profile(op, {input, target});
-  check_defined(input, op, "input");
-  check_defined(target, op, "target");
-  check_floating_input(input, op);
-  check_like_input(target, input, op, "target");
-  broadcast_shapes(input.sizes(), target.sizes(), op);  // names this op when they do not
+  check_loss_pair(input, target, op);
   Tensor losses;
   if (log_target) {
     losses = mul(exp(target), sub(target, input));
@@ -258,11 +265,7 @@ Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
     return l1_loss(cast[0], cast[1], reduction);
   const char* op = "l1_loss";
   const ProfileScope profile(op, {input, target});
-  check_defined(input, op, "input");
-  check_defined(target, op, "target");
-  check_floating_input(input, op);
-  check_like_input(target, input, op, "target");
-  broadcast_shapes(input.sizes(), target.sizes(), op);  // names this op when they do not
+  check_loss_pair(input, target, op);
   // abs's gradient is sign(input - target), 0 at a tie, as PyTorch's; abs, sub and the
   // reductions differentiate again, so l1_loss has a double backward (zero almost everywhere).
   return reduce_loss(abs(sub(input, target)), reduction, op);

@@ -157,6 +157,7 @@ class DeviceTables {
       return static_cast<const std::byte*>(table.device_table(device_));
     }
     MINIDL_INTERNAL_ASSERT(false, "a CUDA tensor exists in a build without CUDA");
+    return nullptr;
   }
 
   Device device_;

@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "distributed/flat_parameters.h"
 #include "minidl/data/dataloader.h"
 #include "minidl/data/datasets/synthetic_dataset.h"
 #include "minidl/data/samplers/distributed_sampler.h"
@@ -44,12 +45,7 @@ Tensor trained_parameters(TrainerOptions options, int64_t batch_size) {
   Trainer trainer(model, optimizer, train_loader, test_loader,
                   options.epochs(2).progress(ProgressMode::kNone).handle_signals(false));
   trainer.fit();
-  std::vector<double> values;
-  for (const Tensor& parameter : model->parameters()) {
-    const std::vector<double> v = to_vector<double>(parameter.to(kFloat64));
-    values.insert(values.end(), v.begin(), v.end());
-  }
-  return tensor(values, {static_cast<int64_t>(values.size())});
+  return testing::flat_parameters(*model);
 }
 
 void expect_same_on_every_rank(const Tensor& local) {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "distributed/flat_parameters.h"
 #include "minidl/data/dataloader.h"
 #include "minidl/data/datasets/token_window_dataset.h"
 #include "minidl/data/samplers/distributed_sampler.h"
@@ -64,12 +65,7 @@ Outcome train(TrainerOptions options, int64_t batch_size) {
                       .progress(ProgressMode::kNone)
                       .handle_signals(false));
   Outcome outcome{trainer.fit(), {}};
-  std::vector<double> values;
-  for (const Tensor& parameter : model->parameters()) {
-    const std::vector<double> v = to_vector<double>(parameter.to(kFloat64));
-    values.insert(values.end(), v.begin(), v.end());
-  }
-  outcome.parameters = tensor(values, {static_cast<int64_t>(values.size())});
+  outcome.parameters = testing::flat_parameters(*model);
   return outcome;
 }
 

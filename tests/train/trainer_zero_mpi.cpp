@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "distributed/flat_parameters.h"
 #include "minidl/data/dataloader.h"
 #include "minidl/data/datasets/synthetic_dataset.h"
 #include "minidl/data/samplers/distributed_sampler.h"
@@ -72,12 +73,7 @@ Tensor trained_parameters(const Run& run) {
         .overwrite(!run.resume);
   Trainer trainer(model, *optimizer, train_loader, test_loader, options);
   trainer.fit();
-  std::vector<double> values;
-  for (const Tensor& parameter : model->parameters()) {
-    const std::vector<double> v = to_vector<double>(parameter.to(kFloat64));
-    values.insert(values.end(), v.begin(), v.end());
-  }
-  return tensor(values, {static_cast<int64_t>(values.size())});
+  return testing::flat_parameters(*model);
 }
 
 ::testing::AssertionResult same_weights(const Tensor& sharded, const Tensor& plain,

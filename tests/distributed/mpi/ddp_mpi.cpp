@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "distributed/flat_parameters.h"
 #include "minidl/core/cuda/device.h"
 #include "minidl/distributed/distributed.h"
 #include "minidl/models/lenet.h"
@@ -23,15 +24,7 @@ namespace {
 
 std::shared_ptr<distributed::ProcessGroup> group() { return distributed::default_process_group(); }
 
-// Every parameter of `module`, flattened and concatenated.
-Tensor flat_parameters(const nn::Module& module) {
-  std::vector<double> values;
-  for (const Tensor& p : module.parameters()) {
-    std::vector<double> v = to_vector<double>(p);
-    values.insert(values.end(), v.begin(), v.end());
-  }
-  return from_host(values.data(), {static_cast<int64_t>(values.size())}, kFloat64);
-}
+using testing::flat_parameters;
 
 // Asserts that `local` holds exactly the same values on every rank.
 void expect_same_on_every_rank(const Tensor& local) {

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "distributed/flat_parameters.h"
 #include "minidl/core/safetensors.h"
 #include "minidl/distributed/distributed.h"
 #include "minidl/models/lenet.h"
@@ -34,6 +35,7 @@ namespace {
 using distributed::ZeroRedundancyOptimizer;
 using distributed::ZeroRedundancyOptimizerOptions;
 using distributed::ZeroSharding;
+using testing::flat_parameters;
 using OptimizerFactory = ZeroRedundancyOptimizer::OptimizerFactory;
 
 constexpr double kSmallBucketsMiB = 0.01;
@@ -47,15 +49,6 @@ std::unique_ptr<optim::Optimizer> make_sgd(std::vector<optim::OptimizerParamGrou
 std::unique_ptr<optim::Optimizer> make_adamw(std::vector<optim::OptimizerParamGroup> groups) {
   return std::make_unique<optim::AdamW>(std::move(groups),
                                         optim::AdamWOptions(2e-3).weight_decay(0.05));
-}
-
-Tensor flat_parameters(const nn::Module& module) {
-  std::vector<double> values;
-  for (const Tensor& p : module.parameters()) {
-    const std::vector<double> v = to_vector<double>(p);
-    values.insert(values.end(), v.begin(), v.end());
-  }
-  return from_host(values.data(), {static_cast<int64_t>(values.size())}, kFloat64);
 }
 
 // This rank's share of a Fashion-MNIST-shaped batch of step `step`.
