@@ -100,6 +100,36 @@ inline Outputs run_cpu(const Problem& p) {
   return {out, logsumexp, grad_query, grad_key, grad_value};
 }
 
+// forward with one CUDA implementation, backward with another (each reading the other's
+// logsumexp when they differ), on copies of the problem on the GPU; the results on the CPU.
+inline Outputs run_cuda(const Problem& p, const AttentionKernels& forward_kernels,
+                        const AttentionKernels& backward_kernels) {
+  const AttentionParams& params = p.params;
+  const Tensor query = p.query.cuda(), key = p.key.cuda(), value = p.value.cuda();
+  const Tensor grad_out = p.grad_out.cuda();
+  const Tensor mask = p.mask.defined() ? p.mask.cuda() : Tensor();
+  Tensor out =
+      empty({params.batch, params.heads, params.query_length, params.value_dim}, query.options());
+  Tensor logsumexp =
+      empty({params.batch, params.heads, params.query_length}, query.options().dtype(kFloat32));
+  forward_kernels.forward(out, logsumexp, query, key, value, mask, params);
+  Tensor grad_query = empty(query.sizes(), query.options());
+  Tensor grad_key = empty(key.sizes(), key.options());
+  Tensor grad_value = empty(value.sizes(), value.options());
+  backward_kernels.backward(grad_query, grad_key, grad_value, grad_out, query, key, value, out,
+                            logsumexp, mask, params);
+  return {out.cpu(), logsumexp.cpu(), grad_query.cpu(), grad_key.cpu(), grad_value.cpu()};
+}
+
+// Every output of two runs has the same bits.
+inline void expect_same_bits(const Outputs& first, const Outputs& second) {
+  EXPECT_TRUE(bitwise_equal(first.out, second.out)) << "out";
+  EXPECT_TRUE(bitwise_equal(first.logsumexp, second.logsumexp)) << "logsumexp";
+  EXPECT_TRUE(bitwise_equal(first.grad_query, second.grad_query)) << "grad_query";
+  EXPECT_TRUE(bitwise_equal(first.grad_key, second.grad_key)) << "grad_key";
+  EXPECT_TRUE(bitwise_equal(first.grad_value, second.grad_value)) << "grad_value";
+}
+
 // logsumexps agree: both +inf (a fully masked row) or within atol + rtol |expected|.
 inline ::testing::AssertionResult logsumexp_close(const Tensor& actual, const Tensor& expected) {
   const std::vector<float> a = to_vector<float>(actual), e = to_vector<float>(expected);

@@ -20,42 +20,14 @@
 namespace minidl {
 namespace {
 
-using testing::bitwise_equal;
 using testing::expect_matches;
+using testing::expect_same_bits;
 using testing::make_problem;
 using testing::Outputs;
 using testing::Problem;
 using testing::run_cpu;
+using testing::run_cuda;
 using testing::TensorCoreCase;
-
-enum class Kernels { TensorCores, CudaCores };
-
-// Each implementation's own table (AttentionKernels::kCuda would choose by the environment).
-const AttentionKernels& cuda_kernels(Kernels kernels) {
-  return kernels == Kernels::TensorCores ? tensor_core_attention_kernels()
-                                         : cuda_core_attention_kernels();
-}
-
-// forward with one implementation, backward with another (each reading the other's logsumexp
-// when they differ).
-Outputs run_cuda(const Problem& p, Kernels forward_kernels, Kernels backward_kernels) {
-  const AttentionParams& params = p.params;
-  const Tensor query = p.query.cuda(), key = p.key.cuda(), value = p.value.cuda();
-  const Tensor grad_out = p.grad_out.cuda();
-  const Tensor mask = p.mask.defined() ? p.mask.cuda() : Tensor();
-  Tensor out =
-      empty({params.batch, params.heads, params.query_length, params.value_dim}, query.options());
-  Tensor logsumexp =
-      empty({params.batch, params.heads, params.query_length}, query.options().dtype(kFloat32));
-  cuda_kernels(forward_kernels).forward(out, logsumexp, query, key, value, mask, params);
-  Tensor grad_query = empty(query.sizes(), query.options());
-  Tensor grad_key = empty(key.sizes(), key.options());
-  Tensor grad_value = empty(value.sizes(), value.options());
-  cuda_kernels(backward_kernels)
-      .backward(grad_query, grad_key, grad_value, grad_out, query, key, value, out, logsumexp, mask,
-                params);
-  return {out.cpu(), logsumexp.cpu(), grad_query.cpu(), grad_key.cpu(), grad_value.cpu()};
-}
 
 class AttentionTensorCores : public ::testing::TestWithParam<TensorCoreCase> {};
 
@@ -66,7 +38,8 @@ TEST_P(AttentionTensorCores, MatchesTheCpu) {
     SCOPED_TRACE(dtype_name(dtype));
     const Problem problem = make_problem(c, dtype);
     const Outputs cpu = run_cpu(problem);
-    const Outputs gpu = run_cuda(problem, Kernels::TensorCores, Kernels::TensorCores);
+    const Outputs gpu =
+        run_cuda(problem, tensor_core_attention_kernels(), tensor_core_attention_kernels());
     expect_matches(gpu, cpu, dtype);
   }
 }
@@ -86,11 +59,15 @@ TEST(AttentionTensorCoresExchange, EachBackwardTakesTheOthersLogsumexp) {
     const Outputs cpu = run_cpu(problem);
     {
       SCOPED_TRACE("tensor-core forward, CUDA-core backward");
-      expect_matches(run_cuda(problem, Kernels::TensorCores, Kernels::CudaCores), cpu, dtype);
+      expect_matches(
+          run_cuda(problem, tensor_core_attention_kernels(), cuda_core_attention_kernels()), cpu,
+          dtype);
     }
     {
       SCOPED_TRACE("CUDA-core forward, tensor-core backward");
-      expect_matches(run_cuda(problem, Kernels::CudaCores, Kernels::TensorCores), cpu, dtype);
+      expect_matches(
+          run_cuda(problem, cuda_core_attention_kernels(), tensor_core_attention_kernels()), cpu,
+          dtype);
     }
   }
 }
@@ -101,13 +78,11 @@ TEST(AttentionTensorCoresDeterminism, TwoRunsGiveTheSameBits) {
   for (DType dtype : {kFloat16, kBFloat16}) {
     SCOPED_TRACE(dtype_name(dtype));
     const Problem problem = make_problem(c, dtype);
-    const Outputs first = run_cuda(problem, Kernels::TensorCores, Kernels::TensorCores);
-    const Outputs second = run_cuda(problem, Kernels::TensorCores, Kernels::TensorCores);
-    EXPECT_TRUE(bitwise_equal(first.out, second.out)) << "out";
-    EXPECT_TRUE(bitwise_equal(first.logsumexp, second.logsumexp)) << "logsumexp";
-    EXPECT_TRUE(bitwise_equal(first.grad_query, second.grad_query)) << "grad_query";
-    EXPECT_TRUE(bitwise_equal(first.grad_key, second.grad_key)) << "grad_key";
-    EXPECT_TRUE(bitwise_equal(first.grad_value, second.grad_value)) << "grad_value";
+    const Outputs first =
+        run_cuda(problem, tensor_core_attention_kernels(), tensor_core_attention_kernels());
+    const Outputs second =
+        run_cuda(problem, tensor_core_attention_kernels(), tensor_core_attention_kernels());
+    expect_same_bits(first, second);
   }
 }
 
@@ -142,9 +117,10 @@ TEST(AttentionTensorCoresFit, TheEntryPointsRefuseWhatDoesNotFit) {
   SKIP_WITHOUT_CUDA();
   const TensorCoreCase c{"Refuse", 1, 1, 8, 8, 64, 64, "none", false};
   Problem problem = make_problem(c, kFloat32);
-  EXPECT_ERROR_CONTAINS(run_cuda(problem, Kernels::TensorCores, Kernels::TensorCores),
-                        "scaled_dot_product_attention: the tensor-core kernels expected float16 or "
-                        "bfloat16");
+  EXPECT_ERROR_CONTAINS(
+      run_cuda(problem, tensor_core_attention_kernels(), tensor_core_attention_kernels()),
+      "scaled_dot_product_attention: the tensor-core kernels expected float16 or "
+      "bfloat16");
 }
 
 }  // namespace
