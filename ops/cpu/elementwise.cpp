@@ -45,7 +45,9 @@ constexpr bool uses_vectorisable_math = false;
 template <class Out, class Functor, class... In>
 constexpr bool uses_vectorisable_math<Computing<Out, Functor, In...>> =
     std::is_same_v<Functor, VectorisableExp> || std::is_same_v<Functor, VectorisableSigmoid> ||
-    std::is_same_v<Functor, VectorisableSilu> || std::is_same_v<Functor, VectorisableGelu>;
+    std::is_same_v<Functor, VectorisableSilu> || std::is_same_v<Functor, VectorisableGelu> ||
+    std::is_same_v<Functor, VectorisableSiluBackward> ||
+    std::is_same_v<Functor, VectorisableGeluBackward>;
 
 // out[i] = op(inputs[0][i], ...) over every element of out's shape. When all operands share one
 // dense layout the elements are walked as flat arrays in memory order; otherwise through
@@ -105,10 +107,26 @@ void unary_kernel(UnaryOp op, const Tensor& out, const Tensor& x, Scalars scalar
   });
 }
 
+// The same for the binary ops that have one: the derivatives of silu and gelu.
+template <class Fn>
+bool with_vectorisable_functor(BinaryOp op, Fn&& fn) {
+  switch (op) {
+    case BinaryOp::SiluBackward: fn(VectorisableSiluBackward{}); return true;
+    case BinaryOp::GeluBackward: fn(VectorisableGeluBackward{}); return true;
+    default: return false;
+  }
+}
+
 void binary_kernel(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b,
                    Scalars scalars) {
   visit_dtype(a.dtype(), [&](auto zero) {
     using T = decltype(zero);
+    if constexpr (std::is_same_v<compute_t<T>, float>) {
+      const bool done = with_vectorisable_functor(op, [&](auto functor) {
+        elementwise_loop<T, T, T>(Computing<T, decltype(functor), T, T>{functor}, out, {a, b});
+      });
+      if (done) return;
+    }
     with_binary_functor<T>(op, scalars, [&](auto functor) {
       elementwise_loop<T, T, T>(Computing<T, decltype(functor), T, T>{functor}, out, {a, b});
     });

@@ -55,8 +55,9 @@ inline float vectorisable_erf(float x) {
   return x < 0.0f ? -magnitude : magnitude;
 }
 
-// The CPU's float functors of exp, sigmoid, silu and gelu (erf's form), in place of
-// ops/elementwise_math.h's libm ones; CUDA keeps those.
+// The CPU's float functors of exp, sigmoid, silu and gelu (erf's form), and of silu's and gelu's
+// derivatives, in place of ops/elementwise_math.h's libm ones (the same formulas in the same
+// order); CUDA keeps those.
 struct VectorisableExp {
   float operator()(float x) const { return vectorisable_exp(x); }
 };
@@ -69,6 +70,19 @@ struct VectorisableSilu {
 struct VectorisableGelu {  // x * Phi(x) = x / 2 (1 + erf(x / sqrt 2)), in PyTorch's order
   float operator()(float x) const {
     return x * 0.5f * (1.0f + vectorisable_erf(x * 0.70710678118654752440f));
+  }
+};
+struct VectorisableSiluBackward {  // grad * s (1 + x (1 - s)), s = sigmoid(x): SiluBackward
+  float operator()(float grad, float x) const {
+    const float s = 1.0f / (1.0f + vectorisable_exp(-x));
+    return grad * s * (1.0f + x * (1.0f - s));
+  }
+};
+struct VectorisableGeluBackward {  // grad * (Phi(x) + x phi(x)): GeluBackward
+  float operator()(float grad, float x) const {
+    const float cdf = 0.5f * (1.0f + vectorisable_erf(x * 0.70710678118654752440f));
+    const float pdf = 0.39894228040143267794f * vectorisable_exp(-0.5f * x * x);
+    return grad * (cdf + x * pdf);
   }
 };
 

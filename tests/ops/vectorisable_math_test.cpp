@@ -1,6 +1,7 @@
 // The CPU's vectorisable exp and erf (ops/cpu/vectorisable_math.h, Note [Vectorisable exp and
 // erf on the CPU]) against double-precision libm over their whole float range: exp within 2 ulps
-// (subnormal results and overflow included), erf within 5e-7, and the special values.
+// (subnormal results and overflow included), erf within 5e-7, and the special values; silu's and
+// gelu's derivatives built on them against their formulas in double.
 #include "minidl/ops/cpu/vectorisable_math.h"
 
 #include <gtest/gtest.h>
@@ -50,6 +51,38 @@ TEST(VectorisableMath, ErfIsWithinFiveTenMillionthsAndOdd) {
   EXPECT_EQ(cpu::vectorisable_erf(std::numeric_limits<float>::infinity()), 1.0f);
   EXPECT_EQ(cpu::vectorisable_erf(-std::numeric_limits<float>::infinity()), -1.0f);
   EXPECT_TRUE(std::isnan(cpu::vectorisable_erf(std::nanf(""))));
+}
+
+// grad * d/dx silu(x) and grad * d/dx gelu(x), in double.
+double silu_derivative(double x) {
+  const double s = 1.0 / (1.0 + std::exp(-x));
+  return s * (1.0 + x * (1.0 - s));
+}
+double gelu_derivative(double x) {
+  return 0.5 * (1.0 + std::erf(x / std::sqrt(2.0))) +
+         x * std::exp(-0.5 * x * x) / std::sqrt(2.0 * 3.14159265358979323846);
+}
+
+// Their float results carry erf's 5e-7 and exp's 2 ulps, times factors below 2 in magnitude (the
+// derivatives lie in [-0.17, 1.13] and [-0.1, 1.1]), and float rounding of a few operations.
+TEST(VectorisableMath, SiluAndGeluDerivativesAreWithinTwoMillionthsOfTheirFormulas) {
+  double worst_silu = 0, worst_gelu = 0;
+  for (double x = -30.0; x < 30.0; x += 0.00731) {
+    const float xf = static_cast<float>(x);
+    const double xd = static_cast<double>(xf);
+    for (float grad : {1.0f, -0.75f}) {
+      worst_silu = std::max(worst_silu, std::abs(cpu::VectorisableSiluBackward{}(grad, xf) -
+                                                 grad * silu_derivative(xd)));
+      worst_gelu = std::max(worst_gelu, std::abs(cpu::VectorisableGeluBackward{}(grad, xf) -
+                                                 grad * gelu_derivative(xd)));
+    }
+  }
+  EXPECT_LE(worst_silu, 2e-6);
+  EXPECT_LE(worst_gelu, 2e-6);
+  EXPECT_EQ(cpu::VectorisableGeluBackward{}(2.0f, 0.0f), 1.0f);  // Phi(0) = 1/2
+  EXPECT_EQ(cpu::VectorisableSiluBackward{}(2.0f, 0.0f), 1.0f);  // s(0) = 1/2
+  EXPECT_TRUE(std::isnan(cpu::VectorisableGeluBackward{}(1.0f, std::nanf(""))));
+  EXPECT_TRUE(std::isnan(cpu::VectorisableSiluBackward{}(1.0f, std::nanf(""))));
 }
 
 }  // namespace
