@@ -411,12 +411,16 @@ class GptTest(unittest.TestCase):
         self.assertEqual(log_parsers.parse("gpt_summary", "", {})["figures"], {"complete": False})
 
     def test_targets_put_the_pair_side_by_side(self):
-        def record(name, log):
-            return {"name": name, "status": "passed", **log_parsers.parse("gpt_summary", log, {})}
+        def record(name, log, seconds=30.0):
+            return {"name": name, "status": "passed", "wall_seconds": seconds,
+                    **log_parsers.parse("gpt_summary", log, {})}
 
-        targets = stages.accuracy_targets([record(self.minidl_step, TRAIN_GPT_LOG),
-                                           record(self.twin_step, TWIN_LOG)])["gpt_shakespeare"]
+        targets = stages.accuracy_targets([record(self.minidl_step, TRAIN_GPT_LOG, 12.0),
+                                           record(self.twin_step, TWIN_LOG, 30.0)])
+        targets = targets["gpt_shakespeare"]
         self.assertEqual(targets["val_loss_minus_pytorch"], -0.0059)
+        self.assertEqual(targets["process_seconds_over_pytorch"], 0.4)
+        self.assertEqual(targets["pytorch"]["process_seconds"], 30.0)
         self.assertEqual(targets["val_loss_gap_nats"],
                          {"value": 0.0059, "target": "<= 0.02", "met": True})
         self.assertEqual(targets["wall_seconds_over_pytorch"], 0.459)
@@ -435,6 +439,11 @@ class GptTest(unittest.TestCase):
         self.assertEqual(gpt["val_loss_gap_nats"], {"value": None, "target": "<= 0.02",
                                                     "met": None})
         self.assertIsNone(gpt["wall_seconds_over_pytorch"])
+        timed_out = dict(record(self.twin_step, TWIN_LOG[:40], 120.0), status="timed_out")
+        gpt = stages.accuracy_targets([record(self.minidl_step, TRAIN_GPT_LOG),
+                                       timed_out])["gpt_shakespeare"]
+        self.assertIsNone(gpt["pytorch"]["process_seconds"])
+        self.assertIsNone(gpt["process_seconds_over_pytorch"])
         self.assertIsNone(stages.accuracy_targets([])["gpt_shakespeare"]["val_loss_minus_pytorch"])
 
     def test_the_gpt_steps_come_last_with_one_recipe_and_gpt_selects_them(self):
