@@ -15,6 +15,8 @@ an exception, so that one odd log cannot lose the whole summary.
     trainer          train_lenet/train_cifar10: the summary line, and from the --metrics file the
                      time to the target accuracy, counted as tools/pytorch/time_to_accuracy.py counts it
     pytorch_trainer  the JSON line the PyTorch twins (tools/pytorch/train_*_pytorch.py) print last
+    gpt_summary      the JSON line train_gpt and tools/pytorch/train_gpt_pytorch.py print last,
+                     under the same names for both; of a run cut short, the last evaluation seen
 """
 import json
 import re
@@ -229,10 +231,40 @@ def pytorch_trainer(text, _options):
     return {"figures": rows[-1] if rows else {}}
 
 
+# train_gpt's evaluation line (the Trainer's, train/trainer.cpp) and the twin's.
+GPT_EVALUATION_LINES = (r"^epoch \d+/\d+.*  test_loss (\S+)  ", r"^step \d+: val loss (\S+)$")
+
+
+def gpt_summary(text, _options):
+    """{val_loss, tokens_per_sec, wall_seconds, train_seconds, steps, ..., complete}: train_gpt's
+    summary (val_loss, tokens_per_sec, wall_seconds) or the twin's (val_loss, val_losses,
+    tokens_per_sec, train_s, wall_s), the twin's names given train_gpt's; train_seconds is the
+    twin's alone (train_gpt's time without evaluations is not in its summary). Without a summary
+    (a crash, a timeout): complete false, and the last validation loss printed, if any."""
+    rows = [row for row in _json_lines(text) if row.get("model") == "gpt" and "val_loss" in row]
+    if not rows:
+        figures = {"complete": False}
+        losses = [float(loss) for pattern in GPT_EVALUATION_LINES
+                  for loss in re.findall(pattern, text, flags=re.MULTILINE)]
+        if losses:
+            figures["last_val_loss"] = losses[-1]
+        return {"figures": figures}
+    row = rows[-1]
+    figures = {"complete": True, "framework": row.get("framework", "minidl")}
+    for name, names in (("val_loss", ("val_loss",)), ("tokens_per_sec", ("tokens_per_sec",)),
+                        ("wall_seconds", ("wall_seconds", "wall_s")),
+                        ("train_seconds", ("train_s",)), ("train_loss", ("train_loss",)),
+                        ("steps", ("steps",)), ("params", ("params",)),
+                        ("device", ("device",)), ("precision", ("precision",)),
+                        ("cuda_graph", ("cuda_graph",)), ("val_losses", ("val_losses",))):
+        figures[name] = next((row[key] for key in names if key in row), None)
+    return {"figures": figures}
+
+
 def none(_text, _options):
     return {}
 
 
 PARSERS = {"ctest": ctest, "gtest": gtest, "mpi_gtest": mpi_gtest, "bench_compare": bench_compare,
            "bench_json": bench_json, "trainer": trainer, "pytorch_trainer": pytorch_trainer,
-           "none": none}
+           "gpt_summary": gpt_summary, "none": none}

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Tests of tools/gpu/log_parsers.py and of the bench stage's targets on logs as the GPU machine
-writes them, since no machine here writes them: CTest and GoogleTest runs that failed, crashed or
-were cut short, compute-sanitizer's summaries, and tools/bench/bench_compare.py's tables printed by its
-own code from made-up rows (so that a change of its columns shows here, not as a null target
-after a GPU run).
+"""Tests of tools/gpu/log_parsers.py and of the bench and accuracy stages' targets on logs as
+the GPU machine writes them, since no machine here writes them: CTest and GoogleTest runs that
+failed, crashed or were cut short, compute-sanitizer's summaries, tools/bench/bench_compare.py's
+tables printed by its own code from made-up rows (so that a change of its columns shows here, not
+as a null target after a GPU run), and the JSON lines that train_gpt and its PyTorch twin print
+last, whole and cut short.
 
     python3 tools/gpu/log_parsers_test.py
 """
@@ -326,6 +327,153 @@ class TrainerTest(unittest.TestCase):
         text = 'epoch 1/6 ...\n{"framework": "pytorch", "seconds_to_target": 3.5}\n'
         self.assertEqual(log_parsers.parse("pytorch_trainer", text, {})["figures"],
                          {"framework": "pytorch", "seconds_to_target": 3.5})
+
+
+REPOSITORY = os.path.join(HERE, "..", "..")
+
+# train_gpt's end (tools/trainers/train_gpt.cpp: the Trainer's epoch lines, the sample, then
+# print_summary's nlohmann::ordered_json dump, compact, in this order).
+TRAIN_GPT_LOG = """\
+[2026-11-27 15:18:22.864] [info] train_gpt: GPT of 820352 parameters (4 layers, 4 heads, 128 \
+wide, block 128) on /w/shakespeare (4551478 training, 505720 validation tokens), 2000 steps
+epoch 7/8  train_loss 1.7801  test_loss 1.7512  test_accuracy 0.4702  812345 tok/s  1.1 s
+epoch 8/8  train_loss 1.7403  test_loss 1.7186  test_accuracy 0.4791  815000 tok/s  1.0 s
+---- sample ----
+
+ROMEO: {not JSON} what light
+----
+{"model":"gpt","params":820352,"steps":2000,"val_loss":1.7186,"val_accuracy":0.4791,\
+"train_loss":1.7403,"tokens_per_sec":812000.5,"wall_seconds":11.25,"device":"cuda:0",\
+"precision":"fp32","cuda_graph":true,"world_size":1}
+"""
+
+# The twin's end (tools/pytorch/train_gpt_pytorch.py: its step lines, the sample, json.dumps).
+TWIN_LOG = """\
+step 2000/2000: loss 1.7350 (mean of the last 50), lr 0.0001, 402,000 tokens/s
+step 2000: val loss 1.7245
+sample (temperature 0.8, top-k 40):
+KING: so
+""" + json.dumps({
+    "framework": "pytorch", "model": "gpt", "steps": 2000, "val_loss": 1.7245,
+    "val_losses": [[250, 2.4], [2000, 1.7245]], "train_loss": 1.735, "tokens_per_sec": 406000.0,
+    "train_s": 20.2, "wall_s": 24.5, "params": 836736, "batch_size": 32, "block_size": 128,
+    "lr": 0.001, "seed": 0, "device": "cuda", "precision": "fp32", "compile": False,
+    "threads": 16, "torch_version": "2.9.0"}) + "\n"
+
+
+class GptTest(unittest.TestCase):
+    minidl_step = "train_gpt shakespeare (CUDA)"
+    twin_step = "train_gpt_pytorch.py shakespeare (CUDA)"
+
+    def test_the_field_names_read_are_the_programs_own(self):
+        # A renamed field would leave the parser with nulls after a GPU run: it shows here first.
+        with open(os.path.join(REPOSITORY, "tools", "trainers", "train_gpt.cpp"),
+                  encoding="utf-8") as source:
+            train_gpt = source.read()
+        for name in ("model", "val_loss", "tokens_per_sec", "wall_seconds", "steps"):
+            self.assertIn(f'summary["{name}"]', train_gpt)
+        with open(os.path.join(REPOSITORY, "train", "trainer.cpp"), encoding="utf-8") as source:
+            self.assertIn('"epoch %lld/%lld%s  train_loss %.4f  test_loss %.4f  ', source.read())
+        with open(os.path.join(REPOSITORY, "tools", "pytorch", "train_gpt_pytorch.py"),
+                  encoding="utf-8") as source:
+            twin = source.read()
+        for name in ("model", "val_loss", "val_losses", "tokens_per_sec", "train_s", "wall_s"):
+            self.assertIn(f'"{name}": ', twin)
+        self.assertIn('print(f"step {done}: val loss {val_losses[-1][1]:.4f}"', twin)
+
+    def test_reads_train_gpts_summary(self):
+        figures = log_parsers.parse("gpt_summary", TRAIN_GPT_LOG, {})["figures"]
+        self.assertEqual(figures["val_loss"], 1.7186)
+        self.assertEqual(figures["tokens_per_sec"], 812000.5)
+        self.assertEqual(figures["wall_seconds"], 11.25)
+        self.assertIsNone(figures["train_seconds"])
+        self.assertEqual(figures["framework"], "minidl")
+        self.assertTrue(figures["complete"])
+        self.assertTrue(figures["cuda_graph"])
+        self.assertEqual(figures["steps"], 2000)
+
+    def test_reads_the_twins_summary_under_the_same_names(self):
+        figures = log_parsers.parse("gpt_summary", TWIN_LOG, {})["figures"]
+        self.assertEqual(figures["framework"], "pytorch")
+        self.assertEqual(figures["val_loss"], 1.7245)
+        self.assertEqual(figures["wall_seconds"], 24.5)
+        self.assertEqual(figures["train_seconds"], 20.2)
+        self.assertEqual(figures["tokens_per_sec"], 406000.0)
+        self.assertEqual(figures["val_losses"], [[250, 2.4], [2000, 1.7245]])
+
+    def test_a_log_cut_short_keeps_the_last_evaluation_and_says_it_is_incomplete(self):
+        cut = TRAIN_GPT_LOG[:TRAIN_GPT_LOG.index('"tokens_per_sec"')]  # the summary line cut
+        self.assertEqual(log_parsers.parse("gpt_summary", cut, {})["figures"],
+                         {"complete": False, "last_val_loss": 1.7186})
+        twin_cut = TWIN_LOG[:TWIN_LOG.index("sample")]
+        self.assertEqual(log_parsers.parse("gpt_summary", twin_cut, {})["figures"],
+                         {"complete": False, "last_val_loss": 1.7245})
+        self.assertEqual(log_parsers.parse("gpt_summary", "", {})["figures"], {"complete": False})
+
+    def test_targets_put_the_pair_side_by_side(self):
+        def record(name, log, seconds=30.0):
+            return {"name": name, "status": "passed", "wall_seconds": seconds,
+                    **log_parsers.parse("gpt_summary", log, {})}
+
+        targets = stages.accuracy_targets([record(self.minidl_step, TRAIN_GPT_LOG, 12.0),
+                                           record(self.twin_step, TWIN_LOG, 30.0)])
+        targets = targets["gpt_shakespeare"]
+        self.assertEqual(targets["val_loss_minus_pytorch"], -0.0059)
+        self.assertEqual(targets["process_seconds_over_pytorch"], 0.4)
+        self.assertEqual(targets["pytorch"]["process_seconds"], 30.0)
+        self.assertEqual(targets["val_loss_gap_nats"],
+                         {"value": 0.0059, "target": "<= 0.02", "met": True})
+        self.assertEqual(targets["wall_seconds_over_pytorch"], 0.459)
+        self.assertEqual(targets["tokens_per_sec_over_pytorch"], 2.0)
+        self.assertEqual(targets["minidl"]["val_loss"], 1.7186)
+        self.assertEqual(targets["pytorch"]["train_seconds"], 20.2)
+        worse = TRAIN_GPT_LOG.replace('"val_loss":1.7186', '"val_loss":1.7516')
+        targets = stages.accuracy_targets([record(self.minidl_step, worse),
+                                           record(self.twin_step, TWIN_LOG)])["gpt_shakespeare"]
+        self.assertEqual(targets["val_loss_gap_nats"],
+                         {"value": 0.0271, "target": "<= 0.02", "met": False})
+        # The twin timed out: no verdict, not a pass.
+        targets = stages.accuracy_targets([record(self.minidl_step, TRAIN_GPT_LOG),
+                                           record(self.twin_step, TWIN_LOG[:40])])
+        gpt = targets["gpt_shakespeare"]
+        self.assertEqual(gpt["val_loss_gap_nats"], {"value": None, "target": "<= 0.02",
+                                                    "met": None})
+        self.assertIsNone(gpt["wall_seconds_over_pytorch"])
+        timed_out = dict(record(self.twin_step, TWIN_LOG[:40], 120.0), status="timed_out")
+        gpt = stages.accuracy_targets([record(self.minidl_step, TRAIN_GPT_LOG),
+                                       timed_out])["gpt_shakespeare"]
+        self.assertIsNone(gpt["pytorch"]["process_seconds"])
+        self.assertIsNone(gpt["process_seconds_over_pytorch"])
+        self.assertIsNone(stages.accuracy_targets([])["gpt_shakespeare"]["val_loss_minus_pytorch"])
+
+    def test_the_gpt_steps_come_last_with_one_recipe_and_gpt_selects_them(self):
+        with mock.patch.dict(os.environ, {"MINIDL_GPU_WORK_DIR": "/w", "MINIDL_GPU_KIT_DIR": "/k",
+                                          "MINIDL_GPU_BUILD_DIR": "/b"}):
+            steps = stages.accuracy_steps(stages.Context(rehearse=True))
+        data, minidl, twin = steps[-3:]
+        self.assertEqual([data.name, minidl.name, twin.name],
+                         ["gpt data: Shakespeare token files from the kit's archive",
+                          self.minidl_step, self.twin_step])
+        self.assertIn("/k/data/shakespeare", data.command)
+        self.assertEqual(data.command[data.command.index("--out") + 1], "/w/shakespeare")
+        self.assertIn("train_gpt", steps[1].command)  # the build step's targets
+        self.assertIn("prepare_text_tokens", steps[1].command)
+
+        def options(command):
+            return {command[index]: command[index + 1] for index in range(len(command) - 1)
+                    if command[index].startswith("--") and not command[index + 1].startswith("--")}
+
+        ours, theirs = options(minidl.command), options(twin.command)
+        for option in ("--max-steps", "--batch-size", "--lr", "--eval-interval", "--precision",
+                       "--device", "--data-dir"):
+            self.assertEqual(ours[option], theirs[option], option)
+        self.assertEqual(ours["--eval-batches"], theirs["--eval-iters"])
+        self.assertEqual((ours["--device"], ours["--precision"]), ("cuda", "fp32"))
+        self.assertEqual(options(minidl.rehearsal_command)["--device"], "cpu")
+        self.assertEqual(options(minidl.rehearsal_command)["--max-steps"], "20")
+        selected = stages.select_steps(steps, "gpt")
+        self.assertEqual([step.name for step in selected if step.skip_reason is None],
+                         ["configure", "build", data.name, self.minidl_step, self.twin_step])
 
 
 if __name__ == "__main__":

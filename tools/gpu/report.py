@@ -6,7 +6,8 @@ summary-STAGE.json:
     versions        what the machine has: GPU, driver, nvcc, cuDNN, NCCL, torch, the kit, ...
     totals          steps by status, and the tests passed/failed/skipped over all steps
     targets         (bench) the issue's ratios, each {value, target, met}; (accuracy) the times
-                    to accuracy side by side
+                    to accuracy side by side, and train_gpt's validation loss, wall time and
+                    tokens/s next to its twin's, with the loss gap's {value, target, met}
     steps           one record per step (tools/gpu/step_runner.py)
 """
 import json
@@ -75,7 +76,7 @@ def print_table(summary):
         tests = record.get("tests") or (record.get("rehearsal_run") or {}).get("tests")
         note = record.get("reason") or ""
         figures = record.get("figures") or {}
-        for key in ("sanitizer_errors", "racecheck_hazards", "seconds_to_target"):
+        for key in ("sanitizer_errors", "racecheck_hazards", "seconds_to_target", "val_loss"):
             if key in figures:
                 note = f"{key} {figures[key]} " + note
         print(f"{record['name'][:44]:<44} {record['status']:<10} "

@@ -7,7 +7,8 @@
 #   tools/gpu/run.sh bench OUTDIR    bench_compare.py against PyTorch eager and torch.compile,
 #                                    whole-run peak memory, bench --profile
 #   tools/gpu/run.sh accuracy OUTDIR time to accuracy of train_lenet and train_cifar10
-#                                    (ResNet-18) next to the PyTorch twins
+#                                    (ResNet-18) next to the PyTorch twins; train_gpt on
+#                                    Shakespeare (from the kit's archive) next to its twin
 #   tools/gpu/run.sh STAGE OUTDIR --rehearse   (or MINIDL_GPU_REHEARSE=1) the same sequence on
 #                                    a machine without a GPU: CUDA steps are skipped ("no GPU")
 #                                    after their command lines are checked; the rest runs small

@@ -13,7 +13,9 @@ bench     tools/bench/bench_compare.py --device cuda against PyTorch eager and t
           eager), ResNet-18 batch 512 bf16/fp16 channels-last and fp32 with TF32 off and on,
           with each side's peak memory over the whole run; the kernel/gap profile (--profile)
 accuracy  time to accuracy of train_lenet (0.89) and train_cifar10 --dataset fashion-mnist
-          --model resnet18 (0.94) next to the PyTorch twins
+          --model resnet18 (0.94) next to the PyTorch twins; then train_gpt's recipe on
+          Shakespeare (token files made from the kit's archive) next to its twin: the final
+          validation loss (issue 28: within 0.02 nats of the twin's), wall time and tokens/s
 
 Each stage ends within STAGE_SECONDS (MINIDL_GPU_STAGE_SECONDS sets fewer, to fit two stages
 in one call): steps run in the order below, each under its own budget, and a step is cut to
@@ -29,9 +31,11 @@ Environment (run.sh sets the first ones):
     MINIDL_GPU_STEPS                a regular expression: only the steps whose names it finds
                                     run (configure and build always do); the others are
                                     recorded as skipped. For a short lease: the new paths first
+                                    (accuracy: `gpt` runs the GPT's three steps alone)
 """
 import argparse
 import datetime
+import importlib.util
 import os
 import platform
 import re
@@ -318,6 +322,50 @@ def select_steps(steps, pattern):
     return steps
 
 
+# train_gpt's default recipe (tools/trainers/train_gpt.cpp), spelled out for both programs so
+# that the pair runs the same one: 2000 AdamW steps of batch 32 x 128 bytes, peak lr 1e-3, the
+# validation loss of 20 batches every 250 steps, float32 (TF32 off, both programs' default).
+GPT_RECIPE = ["--max-steps", "2000", "--batch-size", "32", "--lr", "1e-3",
+              "--eval-interval", "250", "--precision", "fp32"]
+GPT_EVAL_BATCHES = "20"  # train_gpt's --eval-batches, the twin's --eval-iters
+# Their CPU forms for a rehearsal: 20 steps, two evaluations of 2 batches.
+GPT_SMALL = ["--max-steps", "20", "--batch-size", "32", "--lr", "1e-3", "--eval-interval", "10",
+             "--precision", "fp32"]
+GPT_SMALL_EVAL_BATCHES = "2"
+GPT_LOSS_TOLERANCE = 0.02  # nats: issue 28's learning target against the twin
+
+
+def gpt_steps(context):
+    """train_gpt on Shakespeare next to tools/pytorch/train_gpt_pytorch.py, on token files that
+    tools/fetch_shakespeare.sh makes here from the kit's archive (the GPU machine has no
+    network), in a scratch folder of the work folder."""
+    tokens = os.path.join(context.work, "shakespeare")
+    data = ["--data-dir", tokens]
+    train_gpt = context.tool("train_gpt")
+    twin = [context.python, "tools/pytorch/train_gpt_pytorch.py"]
+    quiet = ["--checkpoint-dir", "", "--no-progress"]
+    # The twin's CPU form needs PyTorch where the rehearsal runs (CI's Python has none: there
+    # its command line is checked with stand-ins, and its parser by log_parsers_test.py).
+    twin_small = [*twin, "--device", "cpu", *data, *GPT_SMALL, "--eval-iters",
+                  GPT_SMALL_EVAL_BATCHES, "--threads", "2"] \
+        if importlib.util.find_spec("torch") else None
+    return [
+        Step("gpt data: Shakespeare token files from the kit's archive", [
+            os.path.join(context.repository, "tools", "fetch_shakespeare.sh"),
+            "--archive-from", os.path.join(context.kit, "data", "shakespeare"),
+            "--prepare-program", context.tool("prepare_text_tokens"), "--out", tokens], 60),
+        Step("train_gpt shakespeare (CUDA)", [
+            train_gpt, "--device", "cuda", *data, *GPT_RECIPE, "--eval-batches", GPT_EVAL_BATCHES,
+            *quiet], 120, parser="gpt_summary", needs_gpu=True,
+            rehearsal_command=[train_gpt, "--device", "cpu", *data, *GPT_SMALL,
+                               "--eval-batches", GPT_SMALL_EVAL_BATCHES, "--warmup-steps", "5",
+                               "--sample-tokens", "0", *quiet]),
+        Step("train_gpt_pytorch.py shakespeare (CUDA)", [
+            *twin, "--device", "cuda", *data, *GPT_RECIPE, "--eval-iters", GPT_EVAL_BATCHES], 120,
+            parser="gpt_summary", needs_gpu=True, rehearsal_command=twin_small),
+    ]
+
+
 def accuracy_steps(context):
     epochs = os.environ.get("MINIDL_GPU_RESNET18_EPOCHS", "15")
     precision = os.environ.get("MINIDL_GPU_RESNET18_PRECISION", "bf16")
@@ -342,7 +390,8 @@ def accuracy_steps(context):
                     needs_gpu=True, fresh_files=[metrics_file],
                     rehearsal_command=[program, *small, *recipe, *outputs])
 
-    return build_steps(context, ["train_lenet", "train_cifar10"]) + [
+    return build_steps(context, ["train_lenet", "train_cifar10", "train_gpt",
+                                 "prepare_text_tokens"]) + [
         trainer_step("time to 0.89: train_lenet (CUDA graph)", lenet, [], ["--cuda-graph", "on"],
                      0.89, 60, metrics["lenet-graph"], small_lenet),
         trainer_step("time to 0.89: train_lenet eager", lenet, [], ["--cuda-graph", "off"], 0.89,
@@ -358,6 +407,9 @@ def accuracy_steps(context):
             context.python, "tools/pytorch/train_cifar10_pytorch.py", *cifar_recipe,
             "--epochs", epochs, "--precision", precision, "--device", "cuda", "--target", "0.94"], 180,
             parser="pytorch_trainer", needs_gpu=True),
+        # Last: the stage's 9 minutes may run out before them (MINIDL_GPU_STEPS=gpt runs only
+        # these, with configure and build).
+        *gpt_steps(context),
     ]
 
 
@@ -503,8 +555,37 @@ def bench_targets(records):
     }
 
 
+def gpt_targets(records):
+    """train_gpt's final validation loss within GPT_LOSS_TOLERANCE of its twin's (issue 28; each
+    draws its own batches, so the gap is statistical), and its wall time and tokens/s next to
+    the twin's."""
+    steps = ("train_gpt shakespeare (CUDA)", "train_gpt_pytorch.py shakespeare (CUDA)")
+    ours, theirs = (_figures(records, step) for step in steps)
+    names = ("val_loss", "wall_seconds", "train_seconds", "tokens_per_sec")
+    # The whole process as the step runner timed it (start-up, the sample and exit included),
+    # the same clock for both sides.
+    process = [next((record.get("wall_seconds") for record in records
+                     if record["name"] == step and record["status"] == "passed"), None)
+               for step in steps]
+    gap = None
+    if isinstance(ours.get("val_loss"), (int, float)) and \
+            isinstance(theirs.get("val_loss"), (int, float)):
+        gap = round(ours["val_loss"] - theirs["val_loss"], 4)
+    return {
+        "minidl": {**{name: ours.get(name) for name in names}, "process_seconds": process[0]},
+        "pytorch": {**{name: theirs.get(name) for name in names}, "process_seconds": process[1]},
+        "val_loss_minus_pytorch": gap,
+        "val_loss_gap_nats": _target(None if gap is None else abs(gap), "<=",
+                                     GPT_LOSS_TOLERANCE),
+        "wall_seconds_over_pytorch": _ratio(ours.get("wall_seconds"), theirs.get("wall_seconds")),
+        "process_seconds_over_pytorch": _ratio(*process),
+        "tokens_per_sec_over_pytorch": _ratio(ours.get("tokens_per_sec"),
+                                              theirs.get("tokens_per_sec")),
+    }
+
+
 def accuracy_targets(records):
-    """The times to accuracy, side by side."""
+    """The times to accuracy, side by side, and the GPT pair's losses and speeds."""
     def seconds(name):
         return _figures(records, name).get("seconds_to_target")
 
@@ -516,6 +597,7 @@ def accuracy_targets(records):
         "resnet18_seconds_to_0.94": {
             "minidl": seconds("time to 0.94: train_cifar10 resnet18"),
             "pytorch": seconds("time to 0.94: train_cifar10_pytorch.py resnet18")},
+        "gpt_shakespeare": gpt_targets(records),
     }
 
 
