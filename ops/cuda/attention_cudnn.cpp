@@ -54,17 +54,9 @@ enum Uid : int64_t {
 
 constexpr uintptr_t kAlignmentBytes = 16;
 
-using Dims = std::vector<int64_t>;
-
-Dims contiguous_strides(const Dims& dims) {
-  Dims strides(dims.size(), 1);
-  for (size_t i = dims.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * dims[i];
-  return strides;
-}
-
 // The [B, H, n, width] tensor, and logsumexp's [B, H, T, 1], in cuDNN's terms.
 struct Shapes {
-  Dims query, key, value, out, logsumexp;
+  Shape query, key, value, out, logsumexp;
 
   explicit Shapes(const AttentionParams& p)
       : query{p.batch, p.heads, p.query_length, p.head_dim},
@@ -75,14 +67,14 @@ struct Shapes {
 };
 
 std::shared_ptr<fe::graph::Tensor_attributes> input(fe::graph::Graph& graph, const char* name,
-                                                    Uid uid, const Dims& dims) {
+                                                    Uid uid, const Shape& dims) {
   return graph.tensor(
       fe::graph::Tensor_attributes().set_name(name).set_uid(uid).set_dim(dims).set_stride(
           contiguous_strides(dims)));
 }
 
 void mark_output(const std::shared_ptr<fe::graph::Tensor_attributes>& tensor, Uid uid,
-                 const Dims& dims) {
+                 const Shape& dims) {
   tensor->set_output(true).set_uid(uid).set_dim(dims).set_stride(contiguous_strides(dims));
 }
 
