@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "minidl/core/ceil_div.h"
 #include "minidl/core/logging.h"
 #include "minidl/core/parallel.h"
 #include "minidl/ops/cpu/onednn_context.h"
@@ -51,6 +52,10 @@ struct MatmulPlan {
   dnnl::matmul primitive;
   memory::desc a, b, c;
   size_t scratchpad_bytes = 0;
+  // gemm:jit's order of summation over k changes with the number of rows it is given (measured:
+  // a [128, 4096] @ [4096, 192] product as one block of rows and as two differ in their last
+  // bits), so it may not take blocks of rows whose height follows the thread count.
+  bool sums_depend_on_rows = false;
 };
 
 memory::data_type operand_type(const MatmulKey& k) {
@@ -71,13 +76,16 @@ std::shared_ptr<const MatmulPlan> make_plan(const MatmulKey& k) {
   const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(plan->a, plan->b, plan->c), attributes,
                                         onednn::engine());
   const std::string implementation = pd.impl_info_str();
-  // oneDNN's own kernels (brgemm, jit), not its reference loops.
-  if (implementation.rfind("brg", 0) != 0 && implementation.rfind("jit", 0) != 0) {
+  // oneDNN's own kernels (brgemm, jit, and its JIT-compiled GEMM "gemm:jit"), not its reference
+  // loops.
+  if (implementation.rfind("brg", 0) != 0 && implementation.rfind("jit", 0) != 0 &&
+      implementation.rfind("gemm:jit", 0) != 0) {
     logger().debug("matmul: oneDNN has only {} for {} [{}, {}] @ [{}, {}]; using OpenBLAS",
                    implementation, k.float32 ? "float32" : "bfloat16", k.rows, k.depth, k.depth,
                    k.cols);
     return nullptr;
   }
+  plan->sums_depend_on_rows = implementation.rfind("gemm:jit", 0) == 0;
   plan->primitive = dnnl::matmul(pd);
   plan->scratchpad_bytes = pd.scratchpad_desc().get_size();
   onednn::count_primitive();
@@ -88,6 +96,62 @@ std::shared_ptr<const MatmulPlan> make_plan(const MatmulKey& k) {
 std::shared_ptr<const MatmulPlan> plan_for(const MatmulKey& key) {
   static onednn::PlanCache<MatmulKey, MatmulPlan, MatmulKeyHash> plans("matmul");
   return plans.get(key, make_plan);
+}
+
+// Note [Products split along k]: a weight gradient dW = dY^T X sums over the batch's tokens, so
+// its k (4096 in the GPT's step) dwarfs its rows and columns (128 to 512). Split into blocks of
+// rows, as other products are, each block repacks all of k for a few rows; and oneDNN runs these
+// shapes on gemm:jit, whose sums change with the rows it is given. So such a product is cut
+// along k instead, into chunks of kDepthChunk whose number depends on k alone: one primitive
+// call per chunk on any of minidl's threads, each into a partial product of its own, and then
+// c = (beta c) + partial_0 + partial_1 + ..., in that order for every element. The same chunks and
+// the same order at any thread count: the same bits.
+constexpr int64_t kDepthChunk = 512;
+
+bool splits_along_depth(int64_t batch, int64_t n, int64_t m, int64_t k) {
+  return batch == 1 && k >= 2 * kDepthChunk && k > 2 * std::max(n, m);
+}
+
+bool gemm_in_depth_chunks(const Tensor& a, const Tensor& b, const Tensor& c, double beta) {
+  const int64_t n = c.size(1), m = c.size(2), k = a.size(2);
+  const int64_t chunks = ceil_div(k, kDepthChunk), last_depth = k - (chunks - 1) * kDepthChunk;
+  auto key_for = [&](int64_t depth) {
+    return MatmulKey{n,           m,           depth, a.stride(1),          a.stride(2),
+                     b.stride(1), b.stride(2), false, a.dtype() == kFloat32};
+  };
+  const std::shared_ptr<const MatmulPlan> chunk_plan = plan_for(key_for(kDepthChunk));
+  const std::shared_ptr<const MatmulPlan> last_plan =
+      last_depth == kDepthChunk ? chunk_plan : plan_for(key_for(last_depth));
+  if (!chunk_plan || !last_plan) return false;
+
+  const size_t scratchpad_bytes =
+      std::max(chunk_plan->scratchpad_bytes, last_plan->scratchpad_bytes);
+  const int64_t es = a.element_size();
+  const auto* a_bytes = static_cast<const char*>(a.data_ptr());
+  const auto* b_bytes = static_cast<const char*>(b.data_ptr());
+  std::vector<float> partials(static_cast<size_t>(chunks * n * m));
+  parallel_for(0, chunks, 1, [&](int64_t first, int64_t last) {
+    std::vector<std::byte> scratchpad(scratchpad_bytes);
+    for (int64_t chunk = first; chunk < last; ++chunk) {
+      const MatmulPlan& plan = chunk == chunks - 1 ? *last_plan : *chunk_plan;
+      const int64_t depth = chunk * kDepthChunk;
+      onednn::execute(
+          plan.primitive,
+          {{DNNL_ARG_SRC, onednn::wrap(plan.a, a_bytes + es * depth * a.stride(2))},
+           {DNNL_ARG_WEIGHTS, onednn::wrap(plan.b, b_bytes + es * depth * b.stride(1))},
+           {DNNL_ARG_DST, onednn::wrap(plan.c, partials.data() + chunk * n * m)},
+           {DNNL_ARG_SCRATCHPAD, onednn::scratchpad_memory(scratchpad.data(), scratchpad_bytes)}});
+    }
+  });
+  auto* c_data = static_cast<float*>(c.data_ptr());
+  parallel_for(0, n * m, kDefaultGrain, [&](int64_t first, int64_t last) {
+    for (int64_t e = first; e < last; ++e) {
+      float sum = beta == 1 ? c_data[e] : 0.0f;
+      for (int64_t chunk = 0; chunk < chunks; ++chunk) sum += partials[chunk * n * m + e];
+      c_data[e] = sum;
+    }
+  });
+  return true;
 }
 
 }  // namespace
@@ -106,6 +170,7 @@ bool onednn_gemm(const Tensor& a, const Tensor& b, const Tensor& c, double beta)
       "result and beta 0 or 1, got ", a.dtype(), ", ", b.dtype(), ", ", c.dtype(), " and beta ",
       beta);
   const int64_t batch = c.size(0), n = c.size(1), m = c.size(2), k = a.size(2);
+  if (splits_along_depth(batch, n, m, k)) return gemm_in_depth_chunks(a, b, c, beta);
   const int64_t multiply_adds = n * m * k;
   // Rows [block * n / row_blocks, (block + 1) * n / row_blocks) of each matrix per item: at most
   // two block heights, so at most two plans.
@@ -121,6 +186,7 @@ bool onednn_gemm(const Tensor& a, const Tensor& b, const Tensor& c, double beta)
   const std::shared_ptr<const MatmulPlan> tall_plan =
       tall_rows == short_rows ? short_plan : plan_for(key_for(tall_rows));
   if (!short_plan || !tall_plan) return false;
+  if (short_plan->sums_depend_on_rows || tall_plan->sums_depend_on_rows) return false;
 
   const size_t scratchpad_bytes =
       std::max(short_plan->scratchpad_bytes, tall_plan->scratchpad_bytes);

@@ -21,7 +21,9 @@ bool onednn_gemm_enabled(DType dtype);
 // column-major, batch stride 0 for a shared matrix), with float32 sums, each rounded once into c.
 // False, with c untouched, where oneDNN has only its reference kernel for the shapes; the
 // caller then uses OpenBLAS. Each output element is summed over the whole of k by one primitive
-// call, in an order that does not depend on minidl's thread count.
+// call, or, where k dwarfs the other sizes (a weight gradient over a batch of tokens), over
+// chunks of k whose partial products are added in order (Note [Products split along k] in
+// onednn_matmul.cpp); either way in an order that does not depend on minidl's thread count.
 bool onednn_gemm(const Tensor& a, const Tensor& b, const Tensor& c, double beta);
 
 }  // namespace minidl::cpu

@@ -1,9 +1,10 @@
 // Matrix products on the CPU through oneDNN (ops/cpu/onednn_matmul.cpp): bfloat16 on CPUs with
 // AVX-512 BF16, float32 on CPUs with AVX-512, each against the same products by OpenBLAS (oneDNN
-// switched off), for plain, transposed, batched and broadcast operands, linear with a bias, and
+// switched off), for plain, transposed, batched and broadcast operands, products cut along k
+// (Note [Products split along k]), linear with a bias, and
 // gradients; the same bits at any thread count; and float16 as float32's product rounded once.
 //
-// Tolerances. Both paths sum the same float32 products over k <= 300 in different orders. In
+// Tolerances. Both paths sum the same float32 products over k <= 2100 in different orders. In
 // bfloat16 they then round once: the float32 sums differ by far less than a bfloat16 ulp (2^-8
 // relative), so the results are equal or one ulp apart where a sum lies near a rounding
 // boundary; allowed 2^-7 relative. In float32 the two orders' errors are each about
@@ -14,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "minidl/minidl.h"
@@ -84,8 +86,16 @@ TEST_P(OnednnMatmul, ProductsMatchOpenBlasInEveryLayout) {
     const Tensor q = values({2, 4, 33, 16}, 0.7), k = values({2, 4, 33, 16}, 0.8);
     return matmul(q, k.transpose(-2, -1));
   });
+  // dW = dY^T X over a batch of tokens: oneDNN takes it with its JIT-compiled GEMM ("gemm:jit").
+  expect_onednn_matches_openblas(dtype, "a weight gradient's form, k = 2048", [&] {
+    return matmul(values({2048, 72}, 1.2).t(), values({2048, 40}, 1.3));
+  });
   expect_onednn_matches_openblas(dtype, "linear with a bias", [&] {
     return linear(values({8, 21, 96}, 0.9), values({40, 96}, 1.0), values({40}, 1.1));
+  });
+  // Cut along k too, onto the bias already in the output (beta = 1).
+  expect_onednn_matches_openblas(dtype, "linear with a bias, in_features 2100", [&] {
+    return linear(values({6, 2100}, 1.4), values({30, 2100}, 1.5), values({30}, 1.6));
   });
 }
 
@@ -107,22 +117,28 @@ TEST_P(OnednnMatmul, GradientsMatchOpenBlas) {
 
 TEST_P(OnednnMatmul, MakesItsPrimitivesOnceAndGivesTheSameBitsAtAnyThreadCount) {
   SKIP_WITHOUT_ONEDNN_GEMM(GetParam());
-  // 256 x 512 x 192 multiply-adds: one block of rows on one thread, two on two.
-  const Tensor a = values({256, 512}, 0.1), b = values({512, 192}, 0.2);
-  const int64_t before = onednn_primitives_created();
-  Tensor one_thread;
-  {
-    const ScopedThreadCount threads(1);
-    one_thread = matmul(a, b);
+  // 256 x 512 x 192 multiply-adds (brgemm), and a weight gradient's form, a transposed a with
+  // k = 4096 (gemm:jit): one block of rows on one thread, two on two.
+  const std::vector<std::pair<Tensor, Tensor>> products = {
+      {values({256, 512}, 0.1), values({512, 192}, 0.2)},
+      {values({4096, 128}, 0.3).t(), values({4096, 192}, 0.4)}};
+  for (const auto& [a, b] : products) {
+    SCOPED_TRACE("a of shape " + std::to_string(a.size(0)) + " x " + std::to_string(a.size(1)));
+    const int64_t before = onednn_primitives_created();
+    Tensor one_thread;
+    {
+      const ScopedThreadCount threads(1);
+      one_thread = matmul(a, b);
+    }
+    EXPECT_GT(onednn_primitives_created(), before) << "the product did not run on oneDNN";
+    const ScopedThreadCount threads(2);
+    const Tensor first = matmul(a, b);
+    const int64_t made = onednn_primitives_created();
+    const Tensor again = matmul(a, b);
+    EXPECT_EQ(onednn_primitives_created(), made) << "a second product of these shapes made more";
+    EXPECT_TRUE(testing::bitwise_equal(first, again));
+    EXPECT_TRUE(testing::bitwise_equal(first, one_thread));
   }
-  EXPECT_GT(onednn_primitives_created(), before) << "the product did not run on oneDNN";
-  const ScopedThreadCount threads(2);
-  const Tensor first = matmul(a, b);
-  const int64_t made = onednn_primitives_created();
-  const Tensor again = matmul(a, b);
-  EXPECT_EQ(onednn_primitives_created(), made) << "a second product of these shapes made more";
-  EXPECT_TRUE(testing::bitwise_equal(first, again));
-  EXPECT_TRUE(testing::bitwise_equal(first, one_thread));
 }
 
 // float16 has no oneDNN product here: converted to float32, then multiplied as float32 is.
