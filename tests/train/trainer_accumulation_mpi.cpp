@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "distributed/flat_parameters.h"
+#include "distributed/same_on_every_rank.h"
 #include "minidl/data/dataloader.h"
 #include "minidl/data/datasets/synthetic_dataset.h"
 #include "minidl/data/samplers/distributed_sampler.h"
@@ -24,6 +25,8 @@
 
 namespace minidl::train {
 namespace {
+
+using testing::expect_same_on_every_rank;
 
 constexpr int64_t kTrainSize = 256;
 
@@ -46,17 +49,6 @@ Tensor trained_parameters(TrainerOptions options, int64_t batch_size) {
                   options.epochs(2).progress(ProgressMode::kNone).handle_signals(false));
   trainer.fit();
   return testing::flat_parameters(*model);
-}
-
-void expect_same_on_every_rank(const Tensor& local) {
-  const auto group = distributed::default_process_group();
-  const int world = group->size();
-  Tensor gathered = zeros({local.numel() * world}, local.dtype());
-  group->all_gather(gathered, local.contiguous());
-  for (int r = 1; r < world; ++r)
-    EXPECT_TRUE(testing::bitwise_equal(gathered.narrow(0, r * local.numel(), local.numel()),
-                                       gathered.narrow(0, 0, local.numel())))
-        << "rank " << r << " differs from rank 0";
 }
 
 TEST(MpiTrainerAccumulation, MicroBatchesOnEveryRankStepAsBatchesTwiceAsLarge) {

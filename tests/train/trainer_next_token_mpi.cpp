@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "distributed/flat_parameters.h"
+#include "distributed/same_on_every_rank.h"
 #include "minidl/data/dataloader.h"
 #include "minidl/data/datasets/token_window_dataset.h"
 #include "minidl/data/samplers/distributed_sampler.h"
@@ -23,6 +24,8 @@
 
 namespace minidl::train {
 namespace {
+
+using testing::expect_same_on_every_rank;
 
 constexpr int64_t kVocab = 16;
 constexpr int64_t kBlock = 8;
@@ -67,17 +70,6 @@ Outcome train(TrainerOptions options, int64_t batch_size) {
   Outcome outcome{trainer.fit(), {}};
   outcome.parameters = testing::flat_parameters(*model);
   return outcome;
-}
-
-void expect_same_on_every_rank(const Tensor& local) {
-  const auto group = distributed::default_process_group();
-  const int world = group->size();
-  Tensor gathered = zeros({local.numel() * world}, local.dtype());
-  group->all_gather(gathered, local.contiguous());
-  for (int r = 1; r < world; ++r)
-    EXPECT_TRUE(testing::bitwise_equal(gathered.narrow(0, r * local.numel(), local.numel()),
-                                       gathered.narrow(0, 0, local.numel())))
-        << "rank " << r << " differs from rank 0";
 }
 
 TEST(MpiTrainerNextToken, EveryRankEndsWithTheSameLearnedWeights) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "distributed/flat_parameters.h"
+#include "distributed/same_on_every_rank.h"
 #include "minidl/core/cuda/device.h"
 #include "minidl/distributed/distributed.h"
 #include "minidl/models/lenet.h"
@@ -22,20 +23,10 @@
 namespace minidl {
 namespace {
 
-std::shared_ptr<distributed::ProcessGroup> group() { return distributed::default_process_group(); }
-
+using testing::expect_same_on_every_rank;
 using testing::flat_parameters;
 
-// Asserts that `local` holds exactly the same values on every rank.
-void expect_same_on_every_rank(const Tensor& local) {
-  const int world = group()->size();
-  Tensor gathered = zeros({local.numel() * world}, local.dtype());
-  group()->all_gather(gathered, local.contiguous());
-  for (int r = 1; r < world; ++r)
-    EXPECT_TRUE(testing::all_close(gathered.narrow(0, r * local.numel(), local.numel()),
-                                   gathered.narrow(0, 0, local.numel()), 0, 0))
-        << "rank " << r << " differs from rank 0";
-}
+std::shared_ptr<distributed::ProcessGroup> group() { return distributed::default_process_group(); }
 
 // A synthetic Fashion-MNIST-shaped batch: `count` images starting at global sample `first`.
 Tensor images(int64_t first, int64_t count, int step) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "distributed/flat_parameters.h"
+#include "distributed/same_on_every_rank.h"
 #include "minidl/core/safetensors.h"
 #include "minidl/distributed/distributed.h"
 #include "minidl/models/lenet.h"
@@ -31,6 +32,8 @@
 
 namespace minidl {
 namespace {
+
+using testing::expect_same_on_every_rank;
 
 using distributed::ZeroRedundancyOptimizer;
 using distributed::ZeroRedundancyOptimizerOptions;
@@ -132,16 +135,6 @@ Tensor trained_sharded(const OptimizerFactory& make_optimizer, int steps, Recipe
   ZeroRedundancyOptimizer optimizer(replica.model->parameters(), make_optimizer);
   train_steps(replica, optimizer, 0, steps, recipe);
   return flat_parameters(*replica.model);
-}
-
-void expect_same_on_every_rank(const Tensor& local) {
-  const int world = group()->size();
-  Tensor gathered = zeros({local.numel() * world}, local.dtype());
-  group()->all_gather(gathered, local.contiguous());
-  for (int r = 1; r < world; ++r)
-    EXPECT_TRUE(testing::bitwise_equal(gathered.narrow(0, r * local.numel(), local.numel()),
-                                       gathered.narrow(0, 0, local.numel())))
-        << "rank " << r << " differs from rank 0";
 }
 
 TEST(MpiZeroRedundancyOptimizer, SgdWithMomentumIsBitIdenticalToDdp) {
