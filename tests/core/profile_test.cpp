@@ -1,5 +1,6 @@
-// profiler::Profile (core/profile.h): a LeNet training step on the CPU recorded op by op, whose
-// ops' spans cover the step's time within 10% (the target for the trace), the summary
+// profiler::Profile (core/profile.h): a LeNet training step and a small GPT's on the CPU recorded
+// op by op, whose ops' spans cover the step's time within 10% (the target for the trace;
+// the GPT's needs a span from each of its forward ops, attention's included), the summary
 // table, the Chrome trace's JSON, RecordFunction, one profile at a time, NVTX's switch, and the
 // ops' input shapes and dtypes (record_shapes).
 #include <gtest/gtest.h>
@@ -104,7 +105,9 @@ TEST(Profile, ALeNetStepsOpsCoverItsTimeAndNestUnderTheStep) {
 
 // Three training steps of a small GPT (nanoGPT's layers: embeddings, layer norms, causal
 // attention, GELU MLPs, the tied head, cross-entropy; AdamW), each inside
-// RecordFunction("step"), after one unprofiled step.
+// RecordFunction("step"), after one unprofiled step. Big enough that the ops' work outweighs
+// what runs between them (the autograd engine's bookkeeping, the views' graph records): at 32
+// wide, 16 tokens and batch 4 that was 10-11% of a 1 ms step (measured: 89-90% covered).
 profiler::Profile profile_gpt_steps() {
   manual_seed(1);
   models::GPT model(
