@@ -8,6 +8,7 @@
 
 #include "minidl/core/autograd/function.h"
 #include "minidl/core/autograd/grad_mode.h"
+#include "minidl/core/profiler.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/indexing.h"
 #include "minidl/ops/reduce.h"
@@ -93,6 +94,7 @@ const indexing::TensorIndex& only_tensor_index(const std::vector<indexing::Tenso
 }  // namespace
 
 Tensor Tensor::index_by_tensor(const Tensor& index) const {
+  const ProfileScope profile("index", {*this, index});
   const int64_t leading = check_index(*this, index, "index");
   const Tensor rows =
       index_select(rows_of(*this, leading), 0, row_positions(*this, index, "index"));
@@ -105,6 +107,7 @@ Tensor Tensor::index_by_tensor(const Tensor& index) const {
 
 Tensor index_put(const Tensor& x, const std::vector<indexing::TensorIndex>& indices,
                  const Tensor& values, bool accumulate) {
+  const ProfileScope profile("index_put", {x, values});
   const Tensor& index = only_tensor_index(indices, "index_put").tensor();
   const int64_t leading = check_index(x, index, "index_put");
   check_defined(values, "index_put", "values");
@@ -145,6 +148,7 @@ Tensor index_put(const Tensor& x, const std::vector<indexing::TensorIndex>& indi
 
 Tensor& Tensor::index_put_(const std::vector<indexing::TensorIndex>& indices, const Tensor& values,
                            bool accumulate) {
+  const ProfileScope profile("index_put_", {*this, values});
   autograd::check_inplace(*this, "index_put_");
   NoGradGuard no_grad;
   return copy_(index_put(*this, indices, values, accumulate));

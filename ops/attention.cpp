@@ -8,6 +8,7 @@
 
 #include "minidl/core/autograd/function.h"
 #include "minidl/core/dispatch.h"
+#include "minidl/core/profiler.h"
 #include "minidl/ops/attention_kernels.h"
 #include "minidl/ops/autocast_policy.h"
 #include "minidl/ops/flop_counter.h"
@@ -99,6 +100,7 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
                              {query, key, value, attn_mask}})
     return scaled_dot_product_attention(cast[0], cast[1], cast[2], cast[3], dropout_p, is_causal,
                                         scale);
+  const ProfileScope profile(kOp, {query, key, value, attn_mask});
   check_operands(query, key, value);
   MINIDL_CHECK(!(is_causal && attn_mask.defined()), kOp,
                ": expected attn_mask or is_causal, not both (as PyTorch)");

@@ -9,6 +9,7 @@
 
 #include "minidl/core/autograd/function.h"
 #include "minidl/core/dispatch.h"
+#include "minidl/core/profiler.h"
 #include "minidl/ops/autocast_policy.h"
 #include "minidl/ops/conv_kernels.h"
 #include "minidl/ops/flop_counter.h"
@@ -142,6 +143,7 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Siz
               Size2 padding, Size2 dilation, int64_t groups) {
   if (amp::AutocastCall cast{amp::AutocastOp::Conv2d, {input, weight, bias}})
     return conv2d(cast[0], cast[1], cast[2], stride, padding, dilation, groups);
+  const ProfileScope profile("conv2d", {input, weight, bias});
   const Conv2dParams params{stride, padding, dilation, groups};
   check_conv2d_arguments(input, weight, bias, params);
   Tensor out;

@@ -3,6 +3,7 @@
 // made here; conv2d checks the rest (dtypes, devices), naming the 4-D views.
 #include "minidl/ops/conv1d.h"
 
+#include "minidl/core/profiler.h"
 #include "minidl/ops/conv.h"
 
 namespace minidl {
@@ -49,6 +50,7 @@ void check_arguments(const Tensor& input, const Tensor& weight, const Tensor& bi
 
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, int64_t stride,
               int64_t padding, int64_t dilation, int64_t groups) {
+  const ProfileScope profile("conv1d", {input, weight, bias});
   check_arguments(input, weight, bias, stride, padding, dilation, groups);
   return conv2d(input.unsqueeze(2), weight.unsqueeze(2), bias, Size2(1, stride), Size2(0, padding),
                 Size2(1, dilation), groups)

@@ -72,8 +72,11 @@ Tensor expand_to(const Tensor& src, const Shape& sizes) {
   return make_view(src, sizes, broadcast_strides(src, sizes), src.storage_offset());
 }
 
-// A copy of `self` laid out in `format`; its gradient passes straight through.
-Tensor copy_in_layout(const Tensor& self, MemoryFormat format, const char* node_name) {
+// A copy of `self` laid out in `format`, recorded as op `op`; its gradient passes straight
+// through.
+Tensor copy_in_layout(const Tensor& self, MemoryFormat format, const char* op,
+                      const char* node_name) {
+  const ProfileScope profile(op, {self});
   Tensor out = empty(self.sizes(), self.options(), format);
   {
     NoGradGuard no_grad;
@@ -118,6 +121,7 @@ Tensor& Tensor::zero_() { return fill_tensor(*this, 0, "zero_"); }
 
 Tensor Tensor::to(Device device, DType dtype) const {
   if (device == this->device() && dtype == this->dtype()) return *this;
+  const ProfileScope profile("to", {*this});
   MINIDL_CHECK(!(device.is_cuda() && dtype == kFloat64),
                "to: float64 tensors are supported on the CPU only, cannot move to ", device);
   // PyTorch's preserve_format: a dense tensor keeps its strides (a channels-last batch stays
@@ -148,7 +152,7 @@ Tensor Tensor::to(Device device) const { return to(device, dtype()); }
 Tensor Tensor::to(DType dtype) const { return to(device(), dtype); }
 
 Tensor Tensor::clone() const {
-  return copy_in_layout(*this, MemoryFormat::Contiguous, "CloneBackward");
+  return copy_in_layout(*this, MemoryFormat::Contiguous, "clone", "CloneBackward");
 }
 
 Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
@@ -156,7 +160,7 @@ Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
 Tensor Tensor::contiguous(MemoryFormat format) const {
   if (format == MemoryFormat::Contiguous) return contiguous();
   if (is_contiguous(format)) return *this;
-  return copy_in_layout(*this, format, "ToChannelsLastBackward");
+  return copy_in_layout(*this, format, "contiguous", "ToChannelsLastBackward");
 }
 
 }  // namespace minidl

@@ -11,6 +11,7 @@
 #include "minidl/core/autograd/grad_mode.h"
 #include "minidl/core/dispatch.h"
 #include "minidl/core/generator.h"
+#include "minidl/core/profiler.h"
 #include "minidl/ops/dropout_kernels.h"
 #include "minidl/ops/elementwise.h"
 
@@ -46,6 +47,7 @@ Tensor apply_mask(const Tensor& input, double p, GeneratorState start) {
 }  // namespace
 
 Tensor dropout(const Tensor& input, double p, bool training) {
+  const ProfileScope profile("dropout", {input});
   check_defined(input, "dropout", "input");
   MINIDL_CHECK(p >= 0.0 && p <= 1.0, "dropout: expected a probability p in [0, 1], got ", p);
   MINIDL_CHECK(input.is_floating_point(), "dropout: expected a floating-point input (float32, ",

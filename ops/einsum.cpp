@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "minidl/core/profiler.h"
 #include "minidl/ops/linalg.h"
 #include "minidl/ops/reduce.h"
 #include "minidl/ops/shape.h"
@@ -195,6 +196,7 @@ Labelled contract(Labelled a, Labelled b, const Labels& keep) {
 }  // namespace
 
 Tensor einsum(std::string_view equation, const std::vector<Tensor>& operands) {
+  const ProfileScope profile("einsum");  // its operands are a list: no input shapes
   MINIDL_CHECK(!operands.empty(), "einsum: expected at least one operand for equation ",
                quoted(equation));
   for (size_t i = 0; i < operands.size(); ++i) {

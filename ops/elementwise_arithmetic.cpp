@@ -348,6 +348,7 @@ Tensor remainder(const Tensor& input, const Tensor& other) {
 }
 
 Tensor clamp(const Tensor& x, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  const ProfileScope profile("clamp", {x});  // around the maximum and minimum below
   const bool has_min = min && min->defined(), has_max = max && max->defined();
   MINIDL_CHECK(has_min || has_max, "clamp: expected at least one of min and max, got neither");
   check_numeric(x, "clamp");

@@ -4,6 +4,7 @@
 
 #include "minidl/core/autograd/function.h"
 #include "minidl/core/dispatch.h"
+#include "minidl/core/profiler.h"
 #include "minidl/ops/broadcast.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/elementwise_kernels.h"
@@ -18,6 +19,7 @@ using elementwise::empty_result;
 using elementwise::expand_view;
 
 Tensor compare(CompareOp op, const Tensor& input, const Tensor& other, const char* name) {
+  const ProfileScope profile(name, {input, other});
   const auto [a, b] = elementwise::promote_operands(input, other, name);
   const Shape sizes = broadcast_shapes(a.sizes(), b.sizes(), name);
   Tensor out = empty_result(sizes, TensorOptions(kBool).device(a.device()), {&a, &b});
@@ -30,6 +32,7 @@ Tensor compare(CompareOp op, const Tensor& input, const Tensor& other, const cha
 // A floating tensor compares in its own type (the scalar rounded to it, as PyTorch's); an integer
 // or bool one compares in double, which is where result_type's float32 would hold 2 < 2.5 too.
 Tensor compare_scalar(CompareOp op, const Tensor& a, Scalar scalar, const char* name) {
+  const ProfileScope profile(name, {a});
   check_defined(a, name, "input");
   const double value = scalar.to_double();
   Tensor out = empty_result(a.sizes(), TensorOptions(kBool).device(a.device()), {&a});
@@ -54,6 +57,7 @@ Tensor gt(const Tensor& a, Scalar b) { return compare_scalar(CompareOp::Gt, a, b
 Tensor ge(const Tensor& a, Scalar b) { return compare_scalar(CompareOp::Ge, a, b, "ge"); }
 
 Tensor where(const Tensor& condition, const Tensor& input, const Tensor& other) {
+  const ProfileScope profile("where", {condition, input, other});
   check_defined(condition, "where", "condition");
   const auto [a, b] = elementwise::promote_operands(input, other, "where");
   MINIDL_CHECK(condition.dtype() == kBool, "where: expected the condition to be a bool tensor, ",

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "minidl/core/autograd/function.h"
+#include "minidl/core/profiler.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/elementwise_op.h"
 
@@ -290,6 +291,7 @@ Tensor clamp_max(const Tensor& x, Scalar max) {
                   max.to_double());
 }
 Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max) {
+  const ProfileScope profile("clamp", {x});  // around the clamp_min and clamp_max below
   MINIDL_CHECK(min || max, "clamp: expected at least one of min and max, got neither");
   // Both bounds take part in the result type, so clamp(int64, 0, 2.5) is float32 throughout.
   Tensor input = x;

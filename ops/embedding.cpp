@@ -28,6 +28,7 @@
 #include "minidl/core/autograd/function.h"
 #include "minidl/core/autograd/grad_mode.h"
 #include "minidl/core/dispatch.h"
+#include "minidl/core/profiler.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/embedding_kernels.h"
 #include "minidl/ops/indexing.h"
@@ -82,6 +83,7 @@ std::string embedding_index_error(int64_t index, int64_t position, int64_t num_e
 }
 
 Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int64_t> padding_idx) {
+  const ProfileScope profile("embedding", {weight, indices});
   check_embedding_arguments(weight, indices);
   const int64_t num_embeddings = weight.size(0);
   const int64_t padding = padding_row(padding_idx, num_embeddings);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "minidl/core/profiler.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/shape.h"
 
@@ -121,6 +122,7 @@ Tensor in_input_layout(const Tensor& out, const Tensor& input) {
 
 Tensor upsample_nearest(const Tensor& input, const Shape& output_size,
                         const InterpolateScales& scales, int64_t spatial, const char* op) {
+  const ProfileScope profile(op, {input});
   check_upsample(input, output_size, scales, spatial, op);
   Tensor out = input;
   for (int64_t d = 0; d < spatial; ++d) {
@@ -146,6 +148,7 @@ Tensor upsample_nearest2d(const Tensor& input, const Shape& output_size,
 
 Tensor upsample_bilinear2d(const Tensor& input, const Shape& output_size, bool align_corners,
                            const InterpolateScales& scales) {
+  const ProfileScope profile("upsample_bilinear2d", {input});
   check_upsample(input, output_size, scales, 2, "upsample_bilinear2d");
   const bool wide = input.dtype() == kFloat64;
   // 16-bit input is interpolated in float32 and rounded once, as PyTorch's opmath.

@@ -228,6 +228,7 @@ Tensor linear_rows(const Tensor& x2, const Tensor& weight, const Tensor& bias) {
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   if (amp::AutocastCall cast{amp::AutocastOp::Matmul, {a, b}}) return matmul(cast[0], cast[1]);
+  const ProfileScope profile("matmul", {a, b});  // the 1-D and folded cases call it again: one span
   check_matmul_operands(a, b);
   // Vectors as torch.matmul: a 1-D first operand is a row, a 1-D second operand a column, and
   // that dimension is removed from the result (the views carry the gradient).
@@ -272,6 +273,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
+  const ProfileScope profile("bmm", {a, b});
   check_defined(a, "bmm", "input");
   check_defined(b, "bmm", "mat2");
   MINIDL_CHECK(a.dim() == 3 && b.dim() == 3, "bmm: expected 3-D operands, got shapes ", a.sizes(),
@@ -300,6 +302,7 @@ Tensor scaled_sum(const Tensor& input, const Tensor& product, double beta, doubl
 }  // namespace
 
 Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, double beta, double alpha) {
+  const ProfileScope profile("addmm", {input, a, b});
   check_defined(input, "addmm", "input");
   check_defined(a, "addmm", "mat1");
   check_defined(b, "addmm", "mat2");
@@ -312,6 +315,7 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, double beta,
 }
 
 Tensor baddbmm(const Tensor& input, const Tensor& a, const Tensor& b, double beta, double alpha) {
+  const ProfileScope profile("baddbmm", {input, a, b});
   check_defined(input, "baddbmm", "input");
   check_defined(a, "baddbmm", "batch1");
   check_defined(b, "baddbmm", "batch2");
@@ -322,6 +326,7 @@ Tensor baddbmm(const Tensor& input, const Tensor& a, const Tensor& b, double bet
 }
 
 Tensor outer(const Tensor& a, const Tensor& b) {
+  const ProfileScope profile("outer", {a, b});
   check_defined(a, "outer", "input");
   check_defined(b, "outer", "vec2");
   MINIDL_CHECK(a.dim() == 1 && b.dim() == 1, "outer: expected 1-D vectors, got shapes ", a.sizes(),
@@ -332,6 +337,7 @@ Tensor outer(const Tensor& a, const Tensor& b) {
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   if (amp::AutocastCall cast{amp::AutocastOp::Linear, {x, weight, bias}})
     return linear(cast[0], cast[1], cast[2]);
+  const ProfileScope profile("linear", {x, weight, bias});
   check_linear_operands(x, weight, bias);
   const int64_t in_features = weight.size(1), out_features = weight.size(0);
   Shape leading(x.sizes().begin(), x.sizes().end() - 1);

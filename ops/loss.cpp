@@ -190,11 +190,13 @@ Tensor class_loss_gradient(const Tensor& probabilities, const Tensor& target, in
 
 Tensor softmax(const Tensor& x, int64_t dim) {
   if (amp::AutocastCall cast{amp::AutocastOp::Softmax, {x}}) return softmax(cast[0], dim);
+  const ProfileScope profile("softmax", {x});
   return softmax_impl<false>(x, dim);
 }
 
 Tensor log_softmax(const Tensor& x, int64_t dim) {
   if (amp::AutocastCall cast{amp::AutocastOp::LogSoftmax, {x}}) return log_softmax(cast[0], dim);
+  const ProfileScope profile("log_softmax", {x});
   return softmax_impl<true>(x, dim);
 }
 
@@ -296,6 +298,7 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reducti
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
   if (amp::AutocastCall cast{amp::AutocastOp::MseLoss, {input, target}})
     return mse_loss(cast[0], cast[1], reduction);
+  const ProfileScope profile("mse_loss", {input, target});
   check_defined(input, "mse_loss", "input");
   check_defined(target, "mse_loss", "target");
   check_floating(input, "mse_loss", "input");

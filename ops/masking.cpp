@@ -9,6 +9,7 @@
 
 #include "minidl/core/autograd/function.h"
 #include "minidl/core/autograd/grad_mode.h"
+#include "minidl/core/profiler.h"
 #include "minidl/ops/broadcast.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/reduce.h"
@@ -35,6 +36,7 @@ Tensor fill_value(const Tensor& x, double value) {
 }
 
 Tensor triangle(const Tensor& x, int64_t diagonal, bool lower, const char* op) {
+  const ProfileScope profile(op, {x});
   check_defined(x, op, "input");
   MINIDL_CHECK(x.dim() >= 2, op, ": expected a tensor with at least 2 dimensions, got shape ",
                x.sizes());
@@ -55,6 +57,7 @@ void check_mask(const Tensor& x, const Tensor& mask, const char* op) {
 }  // namespace
 
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
+  const ProfileScope profile("masked_fill", {x, mask});
   check_mask(x, mask, "masked_fill");
   // The mask and x broadcast together, as torch.masked_fill's (checked here, so that the error
   // names masked_fill rather than the where below).
@@ -63,6 +66,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
 }
 
 Tensor masked_select(const Tensor& x, const Tensor& mask) {
+  const ProfileScope profile("masked_select", {x, mask});
   check_mask(x, mask, "masked_select");
   const Shape sizes = broadcast_shapes(x.sizes(), mask.sizes(), "masked_select");
   const Tensor flat_x = x.expand(sizes).reshape({-1});
@@ -78,6 +82,7 @@ Tensor masked_select(const Tensor& x, const Tensor& mask) {
 }
 
 Tensor& Tensor::masked_fill_(const Tensor& mask, double value) {
+  const ProfileScope profile("masked_fill_", {*this, mask});
   check_mask(*this, mask, "masked_fill_");
   autograd::check_inplace(*this, "masked_fill_");
   MINIDL_CHECK(broadcast_shapes(sizes(), mask.sizes(), "masked_fill_") == sizes(),

@@ -7,6 +7,7 @@
 #include "minidl/core/autograd/function.h"
 #include "minidl/core/dispatch.h"
 #include "minidl/core/generator.h"
+#include "minidl/core/profiler.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/random_kernels.h"
 #include "minidl/ops/reduce.h"
@@ -32,6 +33,7 @@ void fill_random(const Tensor& out, Distribution distribution, double a, double 
 
 // Draws into `t` in row-major logical order, through a contiguous buffer for strided views.
 void fill_random_inplace(Tensor& t, Distribution distribution, double a, double b, const char* op) {
+  const ProfileScope profile(op, {t});
   autograd::check_inplace(t, op);
   visit_floating(t.dtype(), op, [](auto) {});  // rejects integer and bool tensors
   if (t.is_contiguous()) {
@@ -48,6 +50,7 @@ void fill_random_inplace(Tensor& t, Distribution distribution, double a, double 
 // a, b: low and high of a uniform, mean and std of a normal.
 Tensor random_tensor(const Shape& sizes, const TensorOptions& options, Distribution distribution,
                      const char* op, double a, double b) {
+  const ProfileScope profile(op);
   visit_floating(options.dtype(), op, [](auto) {});
   Tensor out = empty(sizes, TensorOptions(options).requires_grad(false));
   fill_random(out, distribution, a, b);
@@ -131,6 +134,7 @@ Tensor randn_like(const Tensor& t) {
 }
 
 Tensor randint(int64_t low, int64_t high, const Shape& sizes, const TensorOptions options) {
+  const ProfileScope profile("randint");
   MINIDL_CHECK(low < high, "randint: expected low < high, got the range [", low, ", ", high, ")");
   MINIDL_CHECK(options.dtype() != kBool, "randint: expected a numeric dtype, got bool");
   MINIDL_CHECK(!options.requires_grad(), "randint: integer draws cannot require grad");
@@ -148,6 +152,7 @@ Tensor randint(int64_t high, const Shape& sizes, TensorOptions options) {
 }
 
 Tensor bernoulli(const Tensor& p) {
+  const ProfileScope profile("bernoulli", {p});
   check_defined(p, "bernoulli", "p");
   visit_floating(p.dtype(), "bernoulli", [](auto) {});
   NoGradGuard no_grad;  // not differentiable
@@ -166,6 +171,7 @@ Tensor bernoulli(const Tensor& p) {
 }
 
 Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement) {
+  const ProfileScope profile("multinomial", {probs});
   check_defined(probs, "multinomial", "probs");
   MINIDL_CHECK(probs.dim() == 1 || probs.dim() == 2,
                "multinomial: expected probs of 1 or 2 dims, got shape ", probs.sizes());

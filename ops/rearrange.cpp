@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "minidl/core/profiler.h"
 #include "minidl/ops/shape.h"
 
 namespace minidl {
@@ -74,6 +75,7 @@ void check_padded_size(PadMode mode, int64_t d, int64_t size, int64_t before, in
 }  // namespace
 
 Tensor flip(const Tensor& x, const Shape& dims) {
+  const ProfileScope profile("flip", {x});
   check_defined(x, "flip", "input");
   std::vector<bool> seen(static_cast<size_t>(x.dim()), false);
   Tensor out = x;
@@ -88,6 +90,7 @@ Tensor flip(const Tensor& x, const Shape& dims) {
 }
 
 Tensor roll(const Tensor& x, const Shape& shifts, const Shape& dims) {
+  const ProfileScope profile("roll", {x});
   check_defined(x, "roll", "input");
   MINIDL_CHECK(shifts.size() == dims.size() || (dims.empty() && shifts.size() == 1),
                "roll: expected as many shifts as dims, got shifts ", shifts, " and dims ", dims);
@@ -107,6 +110,7 @@ Tensor roll(const Tensor& x, const Shape& shifts, const Shape& dims) {
 }
 
 Tensor repeat(const Tensor& x, const Shape& repeats) {
+  const ProfileScope profile("repeat", {x});
   check_defined(x, "repeat", "input");
   MINIDL_CHECK(repeats.size() >= static_cast<size_t>(x.dim()), "repeat: expected at least ",
                x.dim(), " repeats for a tensor of shape ", x.sizes(), ", got ", repeats);
@@ -125,6 +129,7 @@ Tensor repeat(const Tensor& x, const Shape& repeats) {
 }
 
 Tensor repeat_interleave(const Tensor& x, int64_t repeats, std::optional<int64_t> dim) {
+  const ProfileScope profile("repeat_interleave", {x});
   check_defined(x, "repeat_interleave", "input");
   MINIDL_CHECK(repeats >= 0, "repeat_interleave: expected repeats >= 0, got ", repeats);
   if (!dim) return repeat_interleave(x.flatten(), repeats, 0);
@@ -138,6 +143,7 @@ Tensor repeat_interleave(const Tensor& x, int64_t repeats, std::optional<int64_t
 }
 
 Tensor pad(const Tensor& x, const Shape& padding, PadMode mode, double value) {
+  const ProfileScope profile("pad", {x});
   check_defined(x, "pad", "input");
   MINIDL_CHECK(padding.size() % 2 == 0 && padding.size() / 2 <= static_cast<size_t>(x.dim()),
                "pad: expected an even number of paddings, at most two per dimension of shape ",

@@ -258,6 +258,7 @@ std::tuple<Tensor, Tensor> extreme_impl(const Tensor& x, const std::vector<bool>
 
 Tensor argmax_impl(const Tensor& x, const std::vector<bool>& reduced, bool keepdim,
                    std::optional<int64_t> dim) {
+  const ProfileScope profile("argmax", {x});
   ReductionPlan plan = plan_reduction(x, reduced, keepdim, VisitOrder::Logical);
   check_nonempty(x, plan, "argmax", dim);
   Tensor indices = empty(plan.result_sizes, TensorOptions(kInt64).device(x.device()));
@@ -267,6 +268,7 @@ Tensor argmax_impl(const Tensor& x, const std::vector<bool>& reduced, bool keepd
 
 Tensor var_impl(const Tensor& x, const std::vector<bool>& reduced, int64_t correction,
                 bool keepdim) {
+  const ProfileScope profile("var", {x});
   check_floating(x, "var");
   ReductionPlan plan = plan_reduction(x, reduced, keepdim, VisitOrder::Any);
   Tensor out = empty(plan.result_sizes, x.options());

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "minidl/core/autograd/grad_mode.h"
+#include "minidl/core/profiler.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/elementwise_op.h"
 #include "minidl/ops/reduce.h"
@@ -55,6 +56,7 @@ Tensor unfold_result(const Tensor& reduced, const Folded& folded, bool keepdim) 
 
 template <bool kLargest>
 Tensor extreme_over(const Tensor& x, const Shape& dims, bool keepdim, const char* op) {
+  const ProfileScope profile(op, {x});
   const Folded folded = fold_reduced(x, dims, op);
   MINIDL_CHECK(folded.x.size(-1) > 0, op, ": expected a non-empty reduction, got shape ", x.sizes(),
                " over dims ", dims);
@@ -75,6 +77,7 @@ Tensor amin(const Tensor& x, const Shape& dims, bool keepdim) {
 }
 
 Tensor logsumexp(const Tensor& x, const Shape& dims, bool keepdim) {
+  const ProfileScope profile("logsumexp", {x});
   elementwise::check_floating(x, "logsumexp");
   const Folded folded = fold_reduced(x, dims, "logsumexp");
   // Shifted by the (constant) row maximum so that exp cannot overflow; a row whose maximum is
@@ -98,19 +101,23 @@ void check_std_input(const Tensor& x, const Shape& dims) {
 }
 
 Tensor std(const Tensor& x, const Shape& dims, int64_t correction, bool keepdim) {
+  const ProfileScope profile("std", {x});
   check_std_input(x, dims);
   return sqrt(var(x, dims, correction, keepdim));
 }
 Tensor std(const Tensor& x) {
+  const ProfileScope profile("std", {x});
   check_std_input(x, {});
   return sqrt(var(x));
 }
 
 Tensor any(const Tensor& x, const Shape& dims, bool keepdim) {
+  const ProfileScope profile("any", {x});
   const Folded folded = fold_reduced(x, dims, "any");
   return unfold_result(gt(sum(nonzero_mask(folded.x), {-1}), 0.0), folded, keepdim);
 }
 Tensor all(const Tensor& x, const Shape& dims, bool keepdim) {
+  const ProfileScope profile("all", {x});
   const Folded folded = fold_reduced(x, dims, "all");
   const double count = static_cast<double>(folded.x.size(-1));
   return unfold_result(eq(sum(nonzero_mask(folded.x), {-1}), count), folded, keepdim);

@@ -150,6 +150,7 @@ Tensor cumprod(const Tensor& x, int64_t dim) {
 }
 
 Tensor prod(const Tensor& x, int64_t dim, bool keepdim) {
+  const ProfileScope profile("prod", {x});
   check_defined(x, "prod", "input");
   const int64_t d = scan_dim(x, dim, "prod");
   if (x.dim() == 0) return cumprod(x, d);
@@ -181,6 +182,7 @@ Tensor prod(const Tensor& x, int64_t dim, bool keepdim) {
 }
 
 Tensor prod(const Tensor& x) {
+  const ProfileScope profile("prod", {x});  // the call below is part of it: one span
   check_defined(x, "prod", "input");
   return prod(x.reshape({-1}), 0);
 }

@@ -11,6 +11,7 @@
 #include "minidl/core/autograd/function.h"
 #include "minidl/core/autograd/grad_mode.h"
 #include "minidl/core/dispatch.h"
+#include "minidl/core/profiler.h"
 #include "minidl/ops/indexing.h"
 #include "minidl/ops/shape_kernels.h"
 
@@ -67,6 +68,7 @@ MemoryFormat cat_format(const std::vector<Tensor>& tensors) {
 }  // namespace
 
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
+  const ProfileScope profile("cat");  // its inputs are a list: no input shapes
   MINIDL_CHECK(!tensors.empty(), "cat: expected a non-empty list of tensors");
   MINIDL_CHECK(tensors[0].defined(), "cat: tensor at position 0 is undefined");
   const int64_t d = wrap_dim(dim, tensors[0].dim(), "cat");
@@ -104,6 +106,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
 }
 
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
+  const ProfileScope profile("stack");
   MINIDL_CHECK(!tensors.empty(), "stack: expected a non-empty list of tensors");
   for (size_t i = 0; i < tensors.size(); ++i) {
     MINIDL_CHECK(tensors[i].defined(), "stack: tensor at position ", i, " is undefined");
@@ -119,6 +122,7 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
 }
 
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
+  const ProfileScope profile("index_select", {x, index});
   check_defined(x, "index_select", "input");
   check_defined(index, "index_select", "index");
   MINIDL_CHECK(index.dtype() == kInt64 && index.dim() == 1,
@@ -156,6 +160,7 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
 }
 
 Tensor one_hot(const Tensor& labels, int64_t num_classes) {
+  const ProfileScope profile("one_hot", {labels});
   check_defined(labels, "one_hot", "labels");
   MINIDL_CHECK(labels.dtype() == kInt64, "one_hot: expected int64 labels, got ", labels.dtype(),
                " of shape ", labels.sizes());
