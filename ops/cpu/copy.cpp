@@ -49,16 +49,26 @@ MINIDL_AVX512 void convert_range_avx512(To* out, const From* in, int64_t begin, 
   convert_range(out, in, begin, end);
 }
 
+// out[0, count) = convert(in[0, count)), on the AVX-512 version where it has one.
+template <class To, class From>
+void convert_run(To* out, const From* in, int64_t count) {
+  if constexpr (std::is_same_v<To, From>) {
+    std::memcpy(out, in, static_cast<size_t>(count) * sizeof(To));
+  } else {
+    if constexpr (std::is_same_v<To, BFloat16> || std::is_same_v<From, BFloat16>) {
+      if (has_avx512()) return convert_range_avx512(out, in, 0, count);
+    }
+    convert_range(out, in, 0, count);
+  }
+}
+
 // A conversion between tensors of one dense layout, as flat arrays in memory order.
 template <class To, class From>
 void convert_dense(const Tensor& dst, const Tensor& src) {
   To* out = static_cast<To*>(dst.data_ptr());
   const From* in = static_cast<const From*>(src.data_ptr());
   parallel_for(0, dst.numel(), kDefaultGrain, [&](int64_t begin, int64_t end) {
-    if constexpr (std::is_same_v<To, BFloat16> || std::is_same_v<From, BFloat16>) {
-      if (has_avx512()) return convert_range_avx512(out, in, begin, end);
-    }
-    convert_range(out, in, begin, end);
+    convert_run(out + begin, in + begin, end - begin);
   });
 }
 
@@ -101,8 +111,17 @@ void copy_kernel(const Tensor& dst, const Tensor& src) {
       if (one_dense_layout) return convert_dense<To, From>(dst, src);
       To* out = static_cast<To*>(dst.data_ptr());
       const From* in = static_cast<const From*>(src.data_ptr());
-      strided_loop<2>(loop.sizes, loop.strides, [&](const std::array<int64_t, 2>& at) {
-        out[at[0]] = convert<To>(in[at[1]]);
+      // A run dense on both sides (the rows of a transposing copy, as attention's heads made
+      // contiguous) converts as a flat array; any other walks element by element.
+      const bool dense_runs =
+          !loop.sizes.empty() && loop.strides[0].back() == 1 && loop.strides[1].back() == 1;
+      strided_runs<2>(loop.sizes, loop.strides, [&](std::array<int64_t, 2> at, int64_t run) {
+        if (dense_runs) return convert_run(out + at[0], in + at[1], run);
+        for (int64_t j = 0; j < run; ++j) {
+          out[at[0]] = convert<To>(in[at[1]]);
+          at[0] += loop.strides[0].back();
+          at[1] += loop.strides[1].back();
+        }
       });
     });
   });

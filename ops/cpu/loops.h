@@ -13,8 +13,12 @@
 
 namespace minidl::cpu {
 
+// strided_runs walks the same elements but calls fn(offsets, run) once per run of `run`
+// consecutive elements along the innermost dimension, offsets being those of the run's first
+// element: for kernels that treat a run as a whole (a copy whose innermost dimension is dense on
+// both sides converts it as one flat array).
 template <size_t N, class Fn>
-void strided_loop(const Shape& sizes, const std::array<Shape, N>& strides, const Fn& fn) {
+void strided_runs(const Shape& sizes, const std::array<Shape, N>& strides, const Fn& fn) {
   const int64_t numel = shape_numel(sizes);
   const int64_t ndim = static_cast<int64_t>(sizes.size());
   parallel_for(0, numel, kDefaultGrain, [&](int64_t begin, int64_t end) {
@@ -32,14 +36,11 @@ void strided_loop(const Shape& sizes, const std::array<Shape, N>& strides, const
     int64_t i = begin;
     while (i < end) {
       const int64_t run = ndim == 0 ? 1 : std::min(sizes[ndim - 1] - index[ndim - 1], end - i);
-      for (int64_t j = 0; j < run; ++j) {
-        fn(offsets);
-        for (size_t k = 0; k < N; ++k) offsets[k] += inner_strides[k];
-      }
+      fn(offsets, run);
       i += run;
       if (ndim == 0 || i >= end) break;
       // Carry into the outer dimensions.
-      for (size_t k = 0; k < N; ++k) offsets[k] -= inner_strides[k] * (index[ndim - 1] + run);
+      for (size_t k = 0; k < N; ++k) offsets[k] -= inner_strides[k] * index[ndim - 1];
       index[ndim - 1] = 0;
       for (int64_t d = ndim - 2; d >= 0; --d) {
         ++index[d];
@@ -48,6 +49,19 @@ void strided_loop(const Shape& sizes, const std::array<Shape, N>& strides, const
         for (size_t k = 0; k < N; ++k) offsets[k] -= strides[k][d] * sizes[d];
         index[d] = 0;
       }
+    }
+  });
+}
+
+template <size_t N, class Fn>
+void strided_loop(const Shape& sizes, const std::array<Shape, N>& strides, const Fn& fn) {
+  std::array<int64_t, N> inner_strides{};
+  if (!sizes.empty())
+    for (size_t k = 0; k < N; ++k) inner_strides[k] = strides[k].back();
+  strided_runs<N>(sizes, strides, [&](std::array<int64_t, N> offsets, int64_t run) {
+    for (int64_t j = 0; j < run; ++j) {
+      fn(offsets);
+      for (size_t k = 0; k < N; ++k) offsets[k] += inner_strides[k];
     }
   });
 }

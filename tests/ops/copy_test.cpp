@@ -1,11 +1,14 @@
 // Dtype conversions on the CPU (ops/cpu/copy.cpp): between tensors of one dense layout they run
-// as flat loops (compiled for AVX-512 too where bfloat16 is read or written); in any other layout
-// through the strided walk. Both must give the same bits for every pair of dtypes, over values
-// that exercise the rounding: NaN, infinities, signed zeros, bfloat16's and float16's ties,
-// overflow, and the wrap of negative values into unsigned integers.
+// as flat loops (compiled for AVX-512 too where bfloat16 is read or written), as do the rows of a
+// copy whose innermost dimension is dense on both sides; in any other layout element by element.
+// Both must give the same bits for every pair of dtypes, over values that exercise the rounding:
+// NaN, infinities, signed zeros, bfloat16's and float16's ties, overflow, and the wrap of negative
+// values into unsigned integers.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -86,6 +89,32 @@ TEST(Copy, DenseConversionsGiveTheStridedWalksBitsForEveryPairOfDtypes) {
       const Tensor transposed = column_major.to(to);
       EXPECT_EQ(transposed.strides(), column_major.strides());
       EXPECT_TRUE(testing::bitwise_equal(transposed, strided));
+    }
+  }
+}
+
+// A copy whose innermost dimension is dense on both sides but whose outer ones are not (a
+// transposing copy, as attention's heads made contiguous) converts each row as a flat run: row
+// for row, the bytes of the dense conversion.
+TEST(Copy, TransposingCopiesConvertEachRowAsTheDenseLoopDoes) {
+  constexpr int64_t kRows = 4, kColumns = 5, kRun = 2000;
+  const Tensor values = special_values().view({kRows, kColumns, kRun});
+  for (DType from : kDtypes) {
+    const Tensor source = values.to(from);
+    for (DType to : kDtypes) {
+      SCOPED_TRACE(std::string(dtype_name(from)) + " to " + std::string(dtype_name(to)));
+      const Tensor dense = source.to(to);  // [rows, columns, run]
+      Tensor transposed = empty({kColumns, kRows, kRun}, to);
+      transposed.copy_(source.transpose(0, 1));
+      const auto* got = static_cast<const std::byte*>(transposed.data_ptr());
+      const auto* want = static_cast<const std::byte*>(dense.data_ptr());
+      const size_t row_bytes = static_cast<size_t>(kRun) * element_size(to);
+      for (int64_t c = 0; c < kColumns; ++c)
+        for (int64_t r = 0; r < kRows; ++r)
+          EXPECT_EQ(std::memcmp(got + (c * kRows + r) * row_bytes,
+                                want + (r * kColumns + c) * row_bytes, row_bytes),
+                    0)
+              << "row " << r << ", column " << c;
     }
   }
 }
