@@ -152,8 +152,11 @@ void cross_entropy_forward_kernel(const Tensor& losses, const Tensor& logsumexp,
       for (int64_t i = lo; i < hi; ++i) {
         const Row row{i * classes, 1};
         const auto [max, log_sum] = max_and_log_sum_exp<Acc>(x, row, classes);
+        // Only label smoothing reads the logits' sum: without it, a -inf logit (a masked class)
+        // must not turn the loss into 0 * -inf = NaN, as the CUDA kernel and PyTorch agree.
         Acc logit_sum = 0;
-        for (int64_t c = 0; c < classes; ++c) logit_sum += static_cast<Acc>(x[row.base + c]);
+        if (smoothing != Acc(0))
+          for (int64_t c = 0; c < classes; ++c) logit_sum += static_cast<Acc>(x[row.base + c]);
         lse[i] = max + log_sum;
         loss[i] = t[i] == ignore_index ? Acc(0)
                                        : loss_math::smoothed_cross_entropy(

@@ -6,8 +6,9 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 
-#include "minidl/ops/loss.h"
+#include "minidl/minidl.h"
 #include "test_util.h"
 
 namespace minidl {
@@ -99,6 +100,24 @@ TEST(CrossEntropyCuda, ForwardAndBackwardMatchCpu) {
                                              ", smoothing " + std::to_string(s));
       }
     }
+  }
+}
+
+// Masked classes (-inf logits): a finite loss and no gradient for them, without label smoothing
+// (with it, the smoothing's share of -inf is inf on both sides). The warp-per-row and
+// block-per-row kernels both.
+TEST(CrossEntropyCuda, MaskedClassesWithMinusInfinityLogitsMatchCpu) {
+  SKIP_WITHOUT_CUDA();
+  for (const Shape& sizes : {Shape{16, 10}, Shape{4, 3000}}) {
+    const Tensor logits = masked_fill(wiggly(sizes, 5.0), arange(sizes[1]).remainder(3) == 1,
+                                      -std::numeric_limits<double>::infinity());
+    const Tensor target_cpu = arange(sizes[0]).remainder(3) * 3;  // never a masked class
+    const Tensor target_gpu = target_cpu.cuda();
+    expect_same_forward_and_backward(
+        logits,
+        [&](const Tensor& t) { return cross_entropy(t, t.is_cuda() ? target_gpu : target_cpu); },
+        "masked cross_entropy " + shape_str(sizes));
+    EXPECT_TRUE(std::isfinite(cross_entropy(logits.cuda(), target_gpu).item<double>()));
   }
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -161,6 +162,25 @@ TEST(CrossEntropy, HandWorkedGradient) {
   cross_entropy(logits, ex.target, Reduction::None).backward(doubles({1, 2}, {2}));
   EXPECT_TRUE(all_close(logits.grad(),
                         doubles({1. / 6, 1. / 3, -.5, 2 * -.75, 2 * .25, 2 * .5}, {2, 3}), 1e-12));
+}
+
+// A class masked out with a -inf logit has probability 0 and no gradient; the loss stays finite
+// (PyTorch 2.15: 1.3132616 for logits [0, -inf, 1] and target 0, gradient [-0.7311, 0, 0.7311]).
+TEST(CrossEntropy, AMaskedClassWithAMinusInfinityLogitKeepsTheLossFinite) {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (DType dtype : {kFloat64, kFloat32}) {
+    Tensor logits = tensor({0.0, -inf, 1.0, 2.0, -inf, -inf}).view({2, 3}).to(dtype);
+    logits.requires_grad_();
+    const Tensor target = tensor(std::vector<int64_t>{0, 0});
+    const Tensor loss = cross_entropy(logits, target, Reduction::None);
+    const double first = std::log(1 + std::exp(1.0)), second = 0.0;
+    EXPECT_TRUE(all_close(loss.to(kFloat64), doubles({first, second}, {2}), 1e-6)) << loss;
+    loss.sum().backward();
+    const double p0 = 1 / (1 + std::exp(1.0));
+    EXPECT_TRUE(
+        all_close(logits.grad().to(kFloat64), doubles({p0 - 1, 0, 1 - p0, 0, 0, 0}, {2, 3}), 1e-6))
+        << logits.grad();
+  }
 }
 
 TEST(CrossEntropy, AgreesWithNllOfLogSoftmaxOnLargeLogits) {
