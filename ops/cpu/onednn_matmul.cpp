@@ -129,7 +129,9 @@ bool gemm_in_depth_chunks(const Tensor& a, const Tensor& b, const Tensor& c, dou
   const int64_t es = a.element_size();
   const auto* a_bytes = static_cast<const char*>(a.data_ptr());
   const auto* b_bytes = static_cast<const char*>(b.data_ptr());
-  std::vector<float> partials(static_cast<size_t>(chunks * n * m));
+  // Each chunk's primitive writes all of its partial product: nothing to zero first.
+  const auto partials =
+      std::make_unique_for_overwrite<float[]>(static_cast<size_t>(chunks * n * m));
   parallel_for(0, chunks, 1, [&](int64_t first, int64_t last) {
     std::vector<std::byte> scratchpad(scratchpad_bytes);
     for (int64_t chunk = first; chunk < last; ++chunk) {
@@ -139,7 +141,7 @@ bool gemm_in_depth_chunks(const Tensor& a, const Tensor& b, const Tensor& c, dou
           plan.primitive,
           {{DNNL_ARG_SRC, onednn::wrap(plan.a, a_bytes + es * depth * a.stride(2))},
            {DNNL_ARG_WEIGHTS, onednn::wrap(plan.b, b_bytes + es * depth * b.stride(1))},
-           {DNNL_ARG_DST, onednn::wrap(plan.c, partials.data() + chunk * n * m)},
+           {DNNL_ARG_DST, onednn::wrap(plan.c, partials.get() + chunk * n * m)},
            {DNNL_ARG_SCRATCHPAD, onednn::scratchpad_memory(scratchpad.data(), scratchpad_bytes)}});
     }
   });
