@@ -102,11 +102,13 @@ std::shared_ptr<const MatmulPlan> plan_for(const MatmulKey& key) {
 // its k (4096 in the GPT's step) dwarfs its rows and columns (128 to 512). Split into blocks of
 // rows, as other products are, each block repacks all of k for a few rows; and oneDNN runs these
 // shapes on gemm:jit, whose sums change with the rows it is given. So such a product is cut
-// along k instead, into chunks of kDepthChunk whose number depends on k alone: one primitive
+// along k instead, into chunks of at least kDepthChunk, at most kMostDepthChunks of them (each
+// partial product is as large as c), their number and depth given by k alone: one primitive
 // call per chunk on any of minidl's threads, each into a partial product of its own, and then
 // c = (beta c) + partial_0 + partial_1 + ..., in that order for every element. The same chunks and
 // the same order at any thread count: the same bits.
 constexpr int64_t kDepthChunk = 512;
+constexpr int64_t kMostDepthChunks = 8;
 
 bool splits_along_depth(int64_t batch, int64_t n, int64_t m, int64_t k) {
   return batch == 1 && k >= 2 * kDepthChunk && k > 2 * std::max(n, m);
@@ -114,14 +116,16 @@ bool splits_along_depth(int64_t batch, int64_t n, int64_t m, int64_t k) {
 
 bool gemm_in_depth_chunks(const Tensor& a, const Tensor& b, const Tensor& c, double beta) {
   const int64_t n = c.size(1), m = c.size(2), k = a.size(2);
-  const int64_t chunks = ceil_div(k, kDepthChunk), last_depth = k - (chunks - 1) * kDepthChunk;
+  const int64_t chunk_depth =
+      std::max(kDepthChunk, ceil_div(k, kMostDepthChunks));  // 512 for the GPT's k of 4096
+  const int64_t chunks = ceil_div(k, chunk_depth), last_depth = k - (chunks - 1) * chunk_depth;
   auto key_for = [&](int64_t depth) {
     return MatmulKey{n,           m,           depth, a.stride(1),          a.stride(2),
                      b.stride(1), b.stride(2), false, a.dtype() == kFloat32};
   };
-  const std::shared_ptr<const MatmulPlan> chunk_plan = plan_for(key_for(kDepthChunk));
+  const std::shared_ptr<const MatmulPlan> chunk_plan = plan_for(key_for(chunk_depth));
   const std::shared_ptr<const MatmulPlan> last_plan =
-      last_depth == kDepthChunk ? chunk_plan : plan_for(key_for(last_depth));
+      last_depth == chunk_depth ? chunk_plan : plan_for(key_for(last_depth));
   if (!chunk_plan || !last_plan) return false;
 
   const size_t scratchpad_bytes =
@@ -136,7 +140,7 @@ bool gemm_in_depth_chunks(const Tensor& a, const Tensor& b, const Tensor& c, dou
     std::vector<std::byte> scratchpad(scratchpad_bytes);
     for (int64_t chunk = first; chunk < last; ++chunk) {
       const MatmulPlan& plan = chunk == chunks - 1 ? *last_plan : *chunk_plan;
-      const int64_t depth = chunk * kDepthChunk;
+      const int64_t depth = chunk * chunk_depth;
       onednn::execute(
           plan.primitive,
           {{DNNL_ARG_SRC, onednn::wrap(plan.a, a_bytes + es * depth * a.stride(2))},

@@ -4,7 +4,7 @@
 // (Note [Products split along k]), linear with a bias, and
 // gradients; the same bits at any thread count; and float16 as float32's product rounded once.
 //
-// Tolerances. Both paths sum the same float32 products over k <= 2100 in different orders. In
+// Tolerances. Both paths sum the same float32 products over k <= 6001 in different orders. In
 // bfloat16 they then round once: the float32 sums differ by far less than a bfloat16 ulp (2^-8
 // relative), so the results are equal or one ulp apart where a sum lies near a rounding
 // boundary; allowed 2^-7 relative. In float32 the two orders' errors are each about
@@ -92,6 +92,11 @@ TEST_P(OnednnMatmul, ProductsMatchOpenBlasInEveryLayout) {
   });
   expect_onednn_matches_openblas(dtype, "linear with a bias", [&] {
     return linear(values({8, 21, 96}, 0.9), values({40, 96}, 1.0), values({40}, 1.1));
+  });
+  // A k past 8 chunks of 512: eight chunks of 751, the last of 744 (the partial products' memory
+  // stays at eight outputs).
+  expect_onednn_matches_openblas(dtype, "a weight gradient's form, k = 6001", [&] {
+    return matmul(values({6001, 24}, 1.7).t(), values({6001, 16}, 1.8));
   });
   // Cut along k too, onto the bias already in the output (beta = 1).
   expect_onednn_matches_openblas(dtype, "linear with a bias, in_features 2100", [&] {
