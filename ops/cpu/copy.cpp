@@ -1,11 +1,9 @@
 #include <cstring>
 #include <type_traits>
 
-#include "minidl/core/parallel.h"
 #include "minidl/ops/copy_kernels.h"
 #include "minidl/ops/cpu/avx512.h"
 #include "minidl/ops/cpu/loops.h"
-#include "minidl/ops/dense_layout.h"
 #include "minidl/ops/iteration_shape.h"
 
 namespace minidl::cpu {
@@ -62,16 +60,6 @@ void convert_run(To* out, const From* in, int64_t count) {
   }
 }
 
-// A conversion between tensors of one dense layout, as flat arrays in memory order.
-template <class To, class From>
-void convert_dense(const Tensor& dst, const Tensor& src) {
-  To* out = static_cast<To*>(dst.data_ptr());
-  const From* in = static_cast<const From*>(src.data_ptr());
-  parallel_for(0, dst.numel(), kDefaultGrain, [&](int64_t begin, int64_t end) {
-    convert_run(out + begin, in + begin, end - begin);
-  });
-}
-
 // strided_loop's arguments (outermost dimension first) for walking the operands (dst first) in
 // dst's memory order with contiguous dimensions merged (Note [Element-wise geometry]): stores
 // run with unit stride into any layout, and a conversion or fill of contiguous tensors is one
@@ -100,27 +88,27 @@ void copy_kernel(const Tensor& dst, const Tensor& src) {
     std::memcpy(dst.data_ptr(), src.data_ptr(), dst.nbytes());
     return;
   }
-  const bool one_dense_layout = dst.sizes() == src.sizes() && dst.strides() == src.strides() &&
-                                is_non_overlapping_and_dense(dst);
   const MemoryOrderLoop<2> loop =
       memory_order_loop<2>(dst.sizes(), {&dst.strides(), &src.strides()});
   visit_dtype(dst.dtype(), [&](auto dst_zero) {
     using To = decltype(dst_zero);
     visit_dtype(src.dtype(), [&](auto src_zero) {
       using From = decltype(src_zero);
-      if (one_dense_layout) return convert_dense<To, From>(dst, src);
       To* out = static_cast<To*>(dst.data_ptr());
       const From* in = static_cast<const From*>(src.data_ptr());
-      // A run dense on both sides (the rows of a transposing copy, as attention's heads made
-      // contiguous) converts as a flat array; any other walks element by element.
-      const bool dense_runs =
-          !loop.sizes.empty() && loop.strides[0].back() == 1 && loop.strides[1].back() == 1;
+      // A run dense on both sides converts as a flat array: a conversion between tensors of one
+      // dense layout is one run (split over the threads), a transposing copy (attention's heads
+      // made contiguous) one per row. Any other walks element by element. (A single element,
+      // whose loop has no dimension left, is a run of one.)
+      const int64_t out_step = loop.sizes.empty() ? 1 : loop.strides[0].back();
+      const int64_t in_step = loop.sizes.empty() ? 1 : loop.strides[1].back();
+      const bool dense_runs = out_step == 1 && in_step == 1;
       strided_runs<2>(loop.sizes, loop.strides, [&](std::array<int64_t, 2> at, int64_t run) {
         if (dense_runs) return convert_run(out + at[0], in + at[1], run);
         for (int64_t j = 0; j < run; ++j) {
           out[at[0]] = convert<To>(in[at[1]]);
-          at[0] += loop.strides[0].back();
-          at[1] += loop.strides[1].back();
+          at[0] += out_step;
+          at[1] += in_step;
         }
       });
     });

@@ -119,6 +119,17 @@ TEST(Copy, TransposingCopiesConvertEachRowAsTheDenseLoopDoes) {
   }
 }
 
+// A single element, whose walk has no dimension left once its sizes of 1 are merged away.
+TEST(Copy, SingleElementsConvertInEveryLayout) {
+  EXPECT_EQ(tensor(2.5).to(kBFloat16).item<double>(), 2.5);
+  Tensor one = empty({1, 1}, kInt32);
+  one.copy_(full({1, 3}, -7.75).narrow(1, 2, 1));  // a strided view of one element
+  EXPECT_EQ(one.item<int64_t>(), -7);
+  Tensor scalar = empty({}, kFloat16);
+  scalar.copy_(full({}, 65504.0, kFloat64));
+  EXPECT_EQ(scalar.item<double>(), 65504.0);
+}
+
 TEST(Copy, DenseConversionsRoundToNearestEven) {
   const Tensor values = tensor(
       {1.0 + std::ldexp(1.0, -8), 1.0 + 3 * std::ldexp(1.0, -8), 65520.0, -1.0, std::nan("")},
