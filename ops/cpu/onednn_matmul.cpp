@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,12 +36,13 @@ struct MatmulKey {
   int64_t b_depth_stride, b_col_stride;  // b's strides along k and along its columns
   bool accumulate;                       // beta 1: c += a @ b
   bool float32;                          // the operands' dtype: float32, else bfloat16
+  bool row_block;  // one of the blocks of rows that follow the thread count (onednn_gemm's)
   bool operator==(const MatmulKey&) const = default;
 };
 
 struct MatmulKeyHash {
   size_t operator()(const MatmulKey& k) const {
-    size_t h = std::hash<bool>{}(k.accumulate) * 2 + std::hash<bool>{}(k.float32);
+    size_t h = (k.accumulate * 2 + k.float32) * 2 + k.row_block;
     for (int64_t v : {k.rows, k.cols, k.depth, k.a_row_stride, k.a_depth_stride, k.b_depth_stride,
                       k.b_col_stride})
       h = h * 1000003u ^ std::hash<int64_t>{}(v);
@@ -50,46 +52,96 @@ struct MatmulKeyHash {
 
 struct MatmulPlan {
   dnnl::matmul primitive;
-  memory::desc a, b, c;
+  memory::desc a, b, c;  // as the primitive reads and writes them
   size_t scratchpad_bytes = 0;
-  // gemm:jit's order of summation over k changes with the number of rows it is given (measured:
-  // a [128, 4096] @ [4096, 192] product as one block of rows and as two differ in their last
-  // bits), so it may not take blocks of rows whose height follows the thread count.
-  bool sums_depend_on_rows = false;
+  // Note [Column-major a]: a's own layout, and the reorder that copies a block of it into the
+  // row-major buffer the primitive reads (`a`), where a is copied first.
+  std::optional<dnnl::reorder> a_to_rows;
+  memory::desc a_given;
+  size_t a_buffer_bytes() const { return a_to_rows ? a.get_size() : 0; }
 };
 
 memory::data_type operand_type(const MatmulKey& k) {
   return k.float32 ? memory::data_type::f32 : memory::data_type::bf16;
 }
 
-std::shared_ptr<const MatmulPlan> make_plan(const MatmulKey& k) {
-  auto plan = std::make_shared<MatmulPlan>();
-  plan->a = memory::desc({k.rows, k.depth}, operand_type(k), {k.a_row_stride, k.a_depth_stride});
-  plan->b = memory::desc({k.depth, k.cols}, operand_type(k), {k.b_depth_stride, k.b_col_stride});
-  plan->c = memory::desc({k.rows, k.cols}, memory::data_type::f32, {k.cols, 1});
+dnnl::matmul::primitive_desc describe(const MatmulKey& k, const memory::desc& a,
+                                      const memory::desc& b, const memory::desc& c) {
   dnnl::primitive_attr attributes = onednn::user_scratchpad();
   if (k.accumulate) {
     dnnl::post_ops sum;
     sum.append_sum(1.0f);
     attributes.set_post_ops(sum);
   }
-  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(plan->a, plan->b, plan->c), attributes,
-                                        onednn::engine());
-  const std::string implementation = pd.impl_info_str();
-  // oneDNN's own kernels (brgemm, jit, and its JIT-compiled GEMM "gemm:jit"), not its reference
-  // loops.
-  if (implementation.rfind("brg", 0) != 0 && implementation.rfind("jit", 0) != 0 &&
-      implementation.rfind("gemm:jit", 0) != 0) {
+  return {dnnl::matmul::desc(a, b, c), attributes, onednn::engine()};
+}
+
+bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
+
+// Note [Column-major a]: a weight gradient dW = dY^T X reads dY^T column-major. For such an a the
+// oneDNN minidl links (Debian's 2.6) often has only gemm:jit, which blocks of rows may not use
+// (below), so these products fell back to OpenBLAS: in bfloat16 after converting both operands
+// to float32, at a quarter of oneDNN's speed (a [1536, 2048]^T @ [2048, 384] product: 10.4 ms
+// against PyTorch's 2.8 ms, 2 threads, AVX-512 BF16 EPYC). Each block of a's rows is then copied
+// into a row-major buffer first (a oneDNN reorder, exact), which brgemm takes: 3.0 ms.
+std::shared_ptr<const MatmulPlan> make_plan(const MatmulKey& k) {
+  auto plan = std::make_shared<MatmulPlan>();
+  plan->a = memory::desc({k.rows, k.depth}, operand_type(k), {k.a_row_stride, k.a_depth_stride});
+  plan->b = memory::desc({k.depth, k.cols}, operand_type(k), {k.b_depth_stride, k.b_col_stride});
+  plan->c = memory::desc({k.rows, k.cols}, memory::data_type::f32, {k.cols, 1});
+  dnnl::matmul::primitive_desc pd = describe(k, plan->a, plan->b, plan->c);
+  std::string implementation = pd.impl_info_str();
+  // gemm:jit's order of summation over k changes with the number of rows it is given (measured:
+  // a [128, 4096] @ [4096, 192] product as one block of rows and as two differ in their last
+  // bits), so it may not take blocks of rows whose height follows the thread count.
+  if (k.row_block && starts_with(implementation, "gemm:jit") && k.a_row_stride == 1) {
+    const memory::desc rows({k.rows, k.depth}, operand_type(k), {k.depth, 1});
+    const dnnl::matmul::primitive_desc rows_pd = describe(k, rows, plan->b, plan->c);
+    if (starts_with(rows_pd.impl_info_str(), "brg")) {  // Note [Column-major a]
+      plan->a_given = plan->a;
+      plan->a = rows;
+      plan->a_to_rows.emplace(
+          dnnl::reorder::primitive_desc(onednn::engine(), plan->a_given, onednn::engine(), rows));
+      pd = rows_pd;
+      implementation = pd.impl_info_str();
+    }
+  }
+  // oneDNN's own kernels (brgemm, jit, and its JIT-compiled GEMM "gemm:jit" where the rows are
+  // not cut by thread count), not its reference loops.
+  const bool own_kernel = starts_with(implementation, "brg") ||
+                          starts_with(implementation, "jit") ||
+                          (starts_with(implementation, "gemm:jit") && !k.row_block);
+  if (!own_kernel) {
     logger().debug("matmul: oneDNN has only {} for {} [{}, {}] @ [{}, {}]; using OpenBLAS",
                    implementation, k.float32 ? "float32" : "bfloat16", k.rows, k.depth, k.depth,
                    k.cols);
     return nullptr;
   }
-  plan->sums_depend_on_rows = implementation.rfind("gemm:jit", 0) == 0;
   plan->primitive = dnnl::matmul(pd);
   plan->scratchpad_bytes = pd.scratchpad_desc().get_size();
   onednn::count_primitive();
   return plan;
+}
+
+// The bytes of scratch memory run_plan needs: oneDNN's scratchpad, then a's row-major copy.
+size_t scratch_bytes(const MatmulPlan& plan) {
+  return plan.scratchpad_bytes + plan.a_buffer_bytes();
+}
+
+// Runs `plan` on a (in its own layout), b and c at these addresses.
+void run_plan(const MatmulPlan& plan, const void* a, const void* b, float* c, std::byte* scratch) {
+  const void* a_read = a;
+  if (plan.a_to_rows) {
+    std::byte* buffer = scratch + plan.scratchpad_bytes;
+    onednn::execute_reorder(*plan.a_to_rows, onednn::wrap(plan.a_given, a),
+                            onednn::wrap(plan.a, buffer), "oneDNN reorder: matrix product operand");
+    a_read = buffer;
+  }
+  onednn::execute(plan.primitive, {{DNNL_ARG_SRC, onednn::wrap(plan.a, a_read)},
+                                   {DNNL_ARG_WEIGHTS, onednn::wrap(plan.b, b)},
+                                   {DNNL_ARG_DST, onednn::wrap(plan.c, c)},
+                                   {DNNL_ARG_SCRATCHPAD,
+                                    onednn::scratchpad_memory(scratch, plan.scratchpad_bytes)}});
 }
 
 // Note [oneDNN primitive cache]: nullptr for a key oneDNN refused.
@@ -120,16 +172,15 @@ bool gemm_in_depth_chunks(const Tensor& a, const Tensor& b, const Tensor& c, dou
       std::max(kDepthChunk, ceil_div(k, kMostDepthChunks));  // 512 for the GPT's k of 4096
   const int64_t chunks = ceil_div(k, chunk_depth), last_depth = k - (chunks - 1) * chunk_depth;
   auto key_for = [&](int64_t depth) {
-    return MatmulKey{n,           m,           depth, a.stride(1),          a.stride(2),
-                     b.stride(1), b.stride(2), false, a.dtype() == kFloat32};
+    return MatmulKey{n,           m,           depth, a.stride(1),           a.stride(2),
+                     b.stride(1), b.stride(2), false, a.dtype() == kFloat32, false};
   };
   const std::shared_ptr<const MatmulPlan> chunk_plan = plan_for(key_for(chunk_depth));
   const std::shared_ptr<const MatmulPlan> last_plan =
       last_depth == chunk_depth ? chunk_plan : plan_for(key_for(last_depth));
   if (!chunk_plan || !last_plan) return false;
 
-  const size_t scratchpad_bytes =
-      std::max(chunk_plan->scratchpad_bytes, last_plan->scratchpad_bytes);
+  const size_t bytes = std::max(scratch_bytes(*chunk_plan), scratch_bytes(*last_plan));
   const int64_t es = a.element_size();
   const auto* a_bytes = static_cast<const char*>(a.data_ptr());
   const auto* b_bytes = static_cast<const char*>(b.data_ptr());
@@ -137,16 +188,11 @@ bool gemm_in_depth_chunks(const Tensor& a, const Tensor& b, const Tensor& c, dou
   const auto partials =
       std::make_unique_for_overwrite<float[]>(static_cast<size_t>(chunks * n * m));
   parallel_for(0, chunks, 1, [&](int64_t first, int64_t last) {
-    std::vector<std::byte> scratchpad(scratchpad_bytes);
+    std::vector<std::byte> scratch(bytes);
     for (int64_t chunk = first; chunk < last; ++chunk) {
-      const MatmulPlan& plan = chunk == chunks - 1 ? *last_plan : *chunk_plan;
       const int64_t depth = chunk * chunk_depth;
-      onednn::execute(
-          plan.primitive,
-          {{DNNL_ARG_SRC, onednn::wrap(plan.a, a_bytes + es * depth * a.stride(2))},
-           {DNNL_ARG_WEIGHTS, onednn::wrap(plan.b, b_bytes + es * depth * b.stride(1))},
-           {DNNL_ARG_DST, onednn::wrap(plan.c, partials.get() + chunk * n * m)},
-           {DNNL_ARG_SCRATCHPAD, onednn::scratchpad_memory(scratchpad.data(), scratchpad_bytes)}});
+      run_plan(chunk == chunks - 1 ? *last_plan : *chunk_plan, a_bytes + es * depth * a.stride(2),
+               b_bytes + es * depth * b.stride(1), partials.get() + chunk * n * m, scratch.data());
     }
   });
   auto* c_data = static_cast<float*>(c.data_ptr());
@@ -184,35 +230,28 @@ bool onednn_gemm(const Tensor& a, const Tensor& b, const Tensor& c, double beta)
   const int64_t row_blocks =
       std::clamp<int64_t>(multiply_adds / kMultiplyAddsPerTask, 1, most_blocks);
   auto key_for = [&](int64_t rows) {
-    return MatmulKey{rows,        m,           k,         a.stride(1),          a.stride(2),
-                     b.stride(1), b.stride(2), beta == 1, a.dtype() == kFloat32};
+    return MatmulKey{rows,        m,           k,         a.stride(1),           a.stride(2),
+                     b.stride(1), b.stride(2), beta == 1, a.dtype() == kFloat32, true};
   };
   const int64_t short_rows = n / row_blocks, tall_rows = (n + row_blocks - 1) / row_blocks;
   const std::shared_ptr<const MatmulPlan> short_plan = plan_for(key_for(short_rows));
   const std::shared_ptr<const MatmulPlan> tall_plan =
       tall_rows == short_rows ? short_plan : plan_for(key_for(tall_rows));
   if (!short_plan || !tall_plan) return false;
-  if (short_plan->sums_depend_on_rows || tall_plan->sums_depend_on_rows) return false;
 
-  const size_t scratchpad_bytes =
-      std::max(short_plan->scratchpad_bytes, tall_plan->scratchpad_bytes);
+  const size_t bytes = std::max(scratch_bytes(*short_plan), scratch_bytes(*tall_plan));
   const int64_t es = a.element_size();
   const auto* a_bytes = static_cast<const char*>(a.data_ptr());
   const auto* b_bytes = static_cast<const char*>(b.data_ptr());
   auto* c_data = static_cast<float*>(c.data_ptr());
   auto multiply = [&](int64_t first, int64_t last) {
-    std::vector<std::byte> scratchpad(scratchpad_bytes);
+    std::vector<std::byte> scratch(bytes);
     for (int64_t item = first; item < last; ++item) {
       const int64_t i = item / row_blocks, block = item % row_blocks;
       const int64_t row = n * block / row_blocks, rows = n * (block + 1) / row_blocks - row;
-      const MatmulPlan& plan = rows == short_rows ? *short_plan : *tall_plan;
-      onednn::execute(
-          plan.primitive,
-          {{DNNL_ARG_SRC,
-            onednn::wrap(plan.a, a_bytes + es * (i * a.stride(0) + row * a.stride(1)))},
-           {DNNL_ARG_WEIGHTS, onednn::wrap(plan.b, b_bytes + es * (i * b.stride(0)))},
-           {DNNL_ARG_DST, onednn::wrap(plan.c, c_data + i * n * m + row * m)},
-           {DNNL_ARG_SCRATCHPAD, onednn::scratchpad_memory(scratchpad.data(), scratchpad_bytes)}});
+      run_plan(rows == short_rows ? *short_plan : *tall_plan,
+               a_bytes + es * (i * a.stride(0) + row * a.stride(1)), b_bytes + es * i * b.stride(0),
+               c_data + i * n * m + row * m, scratch.data());
     }
   };
   const int64_t item_multiply_adds = std::max<int64_t>(1, multiply_adds / row_blocks);

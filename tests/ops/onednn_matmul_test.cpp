@@ -1,8 +1,9 @@
 // Matrix products on the CPU through oneDNN (ops/cpu/onednn_matmul.cpp): bfloat16 on CPUs with
 // AVX-512 BF16, float32 on CPUs with AVX-512, each against the same products by OpenBLAS (oneDNN
 // switched off), for plain, transposed, batched and broadcast operands, products cut along k
-// (Note [Products split along k]), linear with a bias, and
-// gradients; the same bits at any thread count; and float16 as float32's product rounded once.
+// (Note [Products split along k]), a column-major a copied row-major (Note [Column-major a]),
+// linear with a bias, and gradients; the same bits at any thread count; and float16 as float32's
+// product rounded once.
 //
 // Tolerances. Both paths sum the same float32 products over k <= 6001 in different orders. In
 // bfloat16 they then round once: the float32 sums differ by far less than a bfloat16 ulp (2^-8
@@ -144,6 +145,31 @@ TEST_P(OnednnMatmul, MakesItsPrimitivesOnceAndGivesTheSameBitsAtAnyThreadCount) 
     EXPECT_TRUE(testing::bitwise_equal(first, again));
     EXPECT_TRUE(testing::bitwise_equal(first, one_thread));
   }
+}
+
+// Note [Column-major a]: a weight gradient's a, read column-major, whose rows are cut into
+// blocks: each block is copied row-major by a oneDNN reorder (an event of the profile) for
+// brgemm, which gives the same bits at any thread count, and the product matches OpenBLAS's.
+TEST_P(OnednnMatmul, CopiesAColumnMajorARowMajorForBrgemm) {
+  SKIP_WITHOUT_ONEDNN_GEMM(GetParam());
+  const Tensor a = values({700, 300}, 0.5).t(), b = values({700, 200}, 0.6);  // k = 700, not cut
+  ASSERT_EQ(a.stride(0), 1);
+  const auto reorders_in = [&](int64_t threads, Tensor& product) {
+    const ScopedThreadCount scope(threads);
+    const OpProfiler profiler;
+    product = matmul(a, b);
+    int64_t calls = 0;
+    for (const OpProfiler::Record& event : profiler.events())
+      if (event.name == "oneDNN reorder: matrix product operand") calls += event.calls;
+    return calls;
+  };
+  Tensor one_thread, two_threads;
+  // oneDNN's brgemm reads all 300 rows column-major as they are (no copy), but for 150 it offers
+  // only gemm:jit: two threads' blocks are copied.
+  EXPECT_EQ(reorders_in(1, one_thread), 0);
+  EXPECT_EQ(reorders_in(2, two_threads), 2);
+  EXPECT_TRUE(testing::bitwise_equal(one_thread, two_threads));
+  expect_onednn_matches_openblas(GetParam(), "a column-major", [&] { return matmul(a, b); });
 }
 
 // float16 has no oneDNN product here: converted to float32, then multiplied as float32 is.
