@@ -45,6 +45,11 @@ TEST(GPT, ParameterCountsOfTheRecipeAndOfGPT2Small) {
   EXPECT_EQ(parameter_count(*models::GPT(recipe())), 836736);
   EXPECT_EQ(parameter_count(*models::GPT(recipe().bias(true))), 842496);
   EXPECT_EQ(models::GPT(recipe())->num_params(), 836736 - 128 * 128);
+  // nanoGPT's shakespeare-char on bytes (tools/bench --gpt-shape shakespeare-char; PyTorch's
+  // twin asserts the same count).
+  EXPECT_EQ(
+      parameter_count(*models::GPT(recipe().block_size(256).n_layer(6).n_head(6).n_embd(384))),
+      10818432);
 }
 
 TEST(GPT, StateDictHasNanoGPTsNamesAndTheTiedHeadTwice) {

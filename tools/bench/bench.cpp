@@ -7,13 +7,16 @@
 //   bench [--model lenet,resnet20,resnet18,gpt] [--device cpu|cuda|auto]
 //         [--precision fp32|bf16|fp16] [--batch-size N] [--warmup 5] [--steps 20]
 //         [--peak-tflops X] [--channels-last] [--cuda-graph on|off] [--tf32 on|off] [--profile]
-//         [--profile-steps 10] [--optimizer-step sgd,adamw] [--gpt-shape auto|default|gpt2-small]
+//         [--profile-steps 10] [--optimizer-step sgd,adamw]
+//         [--gpt-shape auto|default|shakespeare-char|gpt2-small]
 //
-// --model gpt is models::GPT in one of two shapes (--gpt-shape): "default" is train_gpt's
+// --model gpt is models::GPT in one of three shapes (--gpt-shape): "default" is train_gpt's
 // (vocabulary 256, block 128, 4 layers, 4 heads, 128 channels, no bias; 836,736 parameters;
-// batch 32), "gpt2-small" GPT-2 small as nanoGPT trains it (vocabulary 50304, block 1024, 12
-// layers, 12 heads, 768 channels, biases; batch 8); "auto" takes the first on the CPU and the
-// second on a GPU, as tools/bench/bench_pytorch.py does. Its batch is random tokens with the next
+// batch 32), "shakespeare-char" nanoGPT's config/train_shakespeare_char.py on our 256 bytes
+// (block 256, 6 layers, 6 heads, 384 channels, no bias; 10,818,432 parameters; batch 64),
+// "gpt2-small" GPT-2 small as nanoGPT trains it (vocabulary 50304, block 1024, 12 layers, 12
+// heads, 768 channels, biases; batch 8); "auto" takes the first on the CPU and the last on a GPU,
+// as tools/bench/bench_pytorch.py does. Its batch is random tokens with the next
 // ones as targets; its step is zero_grad, forward with nanoGPT's loss, backward and AdamW (lr 1e-3,
 // betas 0.9, 0.99, weight decay 0.1 on the matrices and embeddings, 0 on the rest), without
 // clipping. Its JSON adds "gpt_shape", "block_size" and "tokens_per_sec" ("images_per_sec"
@@ -112,11 +115,19 @@ struct Options {
   bool profile = false;
   int profile_steps = 10;
   std::vector<std::string> optimizer_steps;  // --optimizer-step: time these optimizers alone
-  std::string gpt_shape = "auto";            // auto, default or gpt2-small
+  std::string gpt_shape = "auto";            // auto, default, shakespeare-char or gpt2-small
 };
 
 models::GPTOptions gpt_options(const std::string& shape) {
   if (shape == "gpt2-small") return models::GPTOptions().vocab_size(50304).block_size(1024);
+  if (shape == "shakespeare-char")
+    return models::GPTOptions()
+        .vocab_size(256)
+        .block_size(256)
+        .n_layer(6)
+        .n_head(6)
+        .n_embd(384)
+        .bias(false);
   return models::GPTOptions().vocab_size(256).block_size(128).n_layer(4).n_head(4).n_embd(128).bias(
       false);
 }
@@ -436,9 +447,9 @@ int main(int argc, char** argv) {
   app.add_option("--model", models, "Comma-separated: lenet, resnet20, resnet18, gpt")
       ->capture_default_str();
   app.add_option("--gpt-shape", options.gpt_shape,
-                 "--model gpt's shape: train_gpt's default, GPT-2 small, or auto (default on the "
-                 "CPU, gpt2-small on a GPU)")
-      ->check(CLI::IsMember({"auto", "default", "gpt2-small"}))
+                 "--model gpt's shape: train_gpt's default, nanoGPT's shakespeare-char, GPT-2 "
+                 "small, or auto (default on the CPU, gpt2-small on a GPU)")
+      ->check(CLI::IsMember({"auto", "default", "gpt2-small", "shakespeare-char"}))
       ->capture_default_str();
   app.add_option("--device", options.device, "cpu, cuda, or auto (a GPU when there is one)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
@@ -448,7 +459,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--batch-size", options.batch_size,
                  "Images (sequences) per step (0: 256 for LeNet, 512 for the ResNets, 32 for "
-                 "the default GPT, 8 for GPT-2 small)")
+                 "the default GPT, 64 for shakespeare-char, 8 for GPT-2 small)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--warmup", options.warmup, "Untimed steps first")
@@ -519,7 +530,9 @@ int main(int argc, char** argv) {
       config.gpt_shape = options.gpt_shape != "auto" ? options.gpt_shape
                          : device.is_cuda()          ? "gpt2-small"
                                                      : "default";
-      const int64_t gpt_batch = config.gpt_shape == "gpt2-small" ? 8 : 32;
+      const int64_t gpt_batch = config.gpt_shape == "gpt2-small"         ? 8
+                                : config.gpt_shape == "shakespeare-char" ? 64
+                                                                         : 32;
       config.batch_size = options.batch_size > 0 ? options.batch_size
                           : model == "lenet"     ? 256
                           : model == "gpt"       ? gpt_batch

@@ -28,6 +28,8 @@ idle, waiting for the host), then each side's ten kernels with the most time per
 their calls per step. The fields are defined in tools/bench/device_time_summary.h and
 tools/bench/bench_pytorch.py alike.
 
+--gpt-shape picks --model gpt's shape on both sides (tools/bench/bench.cpp lists them).
+
 --optimizer-step sgd,adamw times the optimizer's step alone for each model's parameters (bench
 --optimizer-step; ResNet-18: 11.2M) against torch.optim in the same run: SGD with PyTorch's
 default (on the CPU its single-tensor loop) and foreach=True, AdamW with foreach=True and
@@ -169,6 +171,8 @@ def main():
                              "(torch.compile's modes); a row each")
     parser.add_argument("--tf32", default="off", choices=["on", "off"],
                         help="float32 convolutions and matrix products may use TF32, both sides")
+    parser.add_argument("--gpt-shape", default="auto",
+                        choices=["auto", "default", "shakespeare-char", "gpt2-small"])
     parser.add_argument("--optimizer-step", default="",
                         help="comma-separated sgd, adamw: time optimizer steps alone instead")
     parser.add_argument("--pytorch-optimizer-step", action="store_true",
@@ -198,7 +202,8 @@ def main():
         return
     common = ["--model", args.model, "--device", args.device, "--precision", args.precision,
               "--steps", str(args.steps), "--warmup", str(args.warmup),
-              "--batch-size", str(args.batch_size), "--tf32", args.tf32]
+              "--batch-size", str(args.batch_size), "--tf32", args.tf32,
+              "--gpt-shape", args.gpt_shape]
     if args.channels_last:
         common.append("--channels-last")
     if args.profile:

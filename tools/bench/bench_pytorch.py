@@ -6,7 +6,7 @@ same way, printed as the same JSON lines (with "framework": "pytorch").
         [--precision fp32|bf16|fp16] [--batch-size N] [--warmup 5] [--steps 20]
         [--threads N] [--channels-last] [--peak-tflops X] [--profile] [--profile-steps 10]
         [--mode eager|default|reduce-overhead|max-autotune] [--tf32 on|off]
-        [--gpt-shape auto|default|gpt2-small]
+        [--gpt-shape auto|default|shakespeare-char|gpt2-small]
 
 --mode: eager (the default) runs the model as it is; the others run torch.compile(model,
 mode=...) with that mode ("default" is torch.compile's default mode; "reduce-overhead" adds
@@ -30,9 +30,11 @@ torch.autocast and fp16 scales the loss with torch.amp.GradScaler. On CUDA each 
 with torch.cuda.synchronize(). FLOPs per step are three times the forward FLOPs that
 torch.utils.flop_counter counts, the convention tools/bench uses.
 
---model gpt is train_gpt's GPT (tools/pytorch/gpt_pytorch.py, nanoGPT's model) in one of two shapes,
---gpt-shape: "default" is train_gpt's (vocabulary 256, block 128, 4 layers, 4 heads, 128
-channels, no bias; 836,736 parameters; batch 32), "gpt2-small" is GPT-2 small as nanoGPT
+--model gpt is train_gpt's GPT (tools/pytorch/gpt_pytorch.py, nanoGPT's model) in one of three
+shapes, --gpt-shape: "default" is train_gpt's (vocabulary 256, block 128, 4 layers, 4 heads, 128
+channels, no bias; 836,736 parameters; batch 32), "shakespeare-char" nanoGPT's
+config/train_shakespeare_char.py on 256 bytes (block 256, 6 layers, 6 heads, 384 channels, no
+bias; 10,818,432 parameters; batch 64), "gpt2-small" is GPT-2 small as nanoGPT
 trains it (vocabulary 50304, GPT-2's 50257 padded to a multiple of 64, block 1024, 12 layers, 12
 heads, 768 channels, biases; 124,475,904 parameters; batch 8); "auto", the default, takes
 "default" on the CPU and "gpt2-small" on CUDA. Its batch is random tokens, block_size of them
@@ -153,17 +155,20 @@ class ResNet(nn.Module):
 
 
 def gpt_config(shape):
-    """The GPTConfig of --gpt-shape "default" or "gpt2-small"."""
+    """The GPTConfig of --gpt-shape "default", "shakespeare-char" or "gpt2-small"."""
     from gpt_pytorch import GPTConfig  # here, so that the image models need no numpy
     if shape == "default":
         return GPTConfig()
+    if shape == "shakespeare-char":
+        return GPTConfig(vocab_size=256, block_size=256, n_layer=6, n_head=6, n_embd=384,
+                         bias=False)
     return GPTConfig(vocab_size=50304, block_size=1024, n_layer=12, n_head=12, n_embd=768,
                      bias=True)
 
 
 def make_model(name, in_channels=3, gpt_shape="default"):
     """in_channels: of the ResNets (1 for Fashion-MNIST); LeNet takes 1-channel images only.
-    gpt_shape: of the GPT, "default" or "gpt2-small"."""
+    gpt_shape: of the GPT, as gpt_config's."""
     if name == "lenet":
         return LeNet()
     if name == "resnet20":
@@ -177,8 +182,10 @@ def make_model(name, in_channels=3, gpt_shape="default"):
 
 
 EXPECTED_PARAMETERS = {"lenet": 61_706, "resnet20": 269_722, "resnet18": 11_173_962}
-GPT_EXPECTED_PARAMETERS = {"default": 836_736, "gpt2-small": 124_475_904}
-GPT_BATCH_SIZES = {"default": 32, "gpt2-small": 8}
+GPT_SHAPES = ["default", "shakespeare-char", "gpt2-small"]
+GPT_EXPECTED_PARAMETERS = {"default": 836_736, "shakespeare-char": 10_818_432,
+                           "gpt2-small": 124_475_904}
+GPT_BATCH_SIZES = {"default": 32, "shakespeare-char": 64, "gpt2-small": 8}
 IMAGE_SHAPES = {"lenet": (1, 28, 28), "resnet20": (3, 32, 32), "resnet18": (3, 32, 32)}
 AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 MODES = ["eager", "default", "reduce-overhead", "max-autotune"]
@@ -431,9 +438,10 @@ def main():
                              "max-autotune)")
     parser.add_argument("--tf32", default="off", choices=["on", "off"],
                         help="on: float32 convolutions and matrix products may use TF32")
-    parser.add_argument("--gpt-shape", default="auto", choices=["auto", "default", "gpt2-small"],
-                        help="--model gpt's shape: train_gpt's default, GPT-2 small, or auto "
-                             "(default on the CPU, gpt2-small on CUDA)")
+    parser.add_argument("--gpt-shape", default="auto", choices=["auto"] + GPT_SHAPES,
+                        help="--model gpt's shape: train_gpt's default, nanoGPT's "
+                             "shakespeare-char, GPT-2 small, or auto (default on the CPU, "
+                             "gpt2-small on CUDA)")
     args = parser.parse_args()
     if args.profile_steps <= 0:
         parser.error(f"--profile-steps: expected a positive number, got {args.profile_steps}")
