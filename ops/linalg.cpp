@@ -72,8 +72,9 @@ void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double beta) {
   kernels_for<LinalgKernels>(c.device()).gemm(a_ready, b_ready, c, beta);
 }
 
-// The options of a product's sums: a's, but float32 for 16-bit operands on the CPU, whose GEMM
-// sums into float32 (ops/linalg_kernels.h); the result is rounded to a's dtype once, at the end.
+// The options of the sums a GEMM accumulates onto (beta 1): a's, but float32 for 16-bit operands
+// on the CPU (ops/linalg_kernels.h); the result is rounded to a's dtype once, at the end. With
+// beta 0 every backend takes a result of a's dtype and rounds the sums into it itself.
 TensorOptions sums_options(const Tensor& a) {
   return a.is_cpu() && is_16bit_float(a.dtype()) ? a.options().dtype(kFloat32) : a.options();
 }
@@ -91,7 +92,7 @@ Tensor product(const Tensor& a, const Tensor& b) {
   const bool batched = a.dim() == 3 || b.dim() == 3;
   const int64_t a_batch = a.dim() == 3 ? a.size(0) : 1, b_batch = b.dim() == 3 ? b.size(0) : 1;
   const int64_t batch = std::max(a_batch, b_batch);
-  const TensorOptions options = sums_options(a);
+  const TensorOptions options = a.options();
   Tensor out = batched ? empty({batch, n, m}, options) : empty({n, m}, options);
   if (out.numel() > 0 && k == 0) {
     out.zero_();
@@ -103,7 +104,7 @@ Tensor product(const Tensor& a, const Tensor& b) {
   } else if (out.numel() > 0) {
     gemm(as_batch(a, batch), as_batch(b, batch), out.view({batch, n, m}), 0);
   }
-  return out.to(a.dtype());
+  return out;
 }
 
 // The transpose of the last two dimensions (a view; BLAS reads it without a copy).
@@ -215,7 +216,7 @@ void check_linear_operands(const Tensor& x, const Tensor& weight, const Tensor& 
 // broadcast into the output first and the GEMM accumulates onto it (beta = 1).
 Tensor linear_rows(const Tensor& x2, const Tensor& weight, const Tensor& bias) {
   const int64_t rows = x2.size(0), in_features = x2.size(1), out_features = weight.size(0);
-  Tensor out = empty({rows, out_features}, sums_options(x2));
+  Tensor out = empty({rows, out_features}, bias.defined() ? sums_options(x2) : x2.options());
   if (bias.defined()) out.copy_(bias);
   if (out.numel() > 0 && in_features == 0 && !bias.defined()) out.zero_();
   if (out.numel() > 0 && in_features > 0)

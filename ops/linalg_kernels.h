@@ -14,9 +14,10 @@ struct LinalgKernels {
   // >= max(1, cols) (read as is), or unit stride along its rows with column stride
   // >= max(1, rows) (read as a transpose, without a copy). ops/linalg.cpp guarantees this.
   // dtypes: on the CPU, float32 or float64, or float16 or bfloat16 a and b with a float32 c (the
-  // product summed and stored in float32; the caller rounds it): float32 and bfloat16 on oneDNN
-  // on CPUs where it is faster (ops/cpu/onednn_matmul.h), else OpenBLAS, 16-bit operands
-  // converted to float32 first. On CUDA float32, float16 and bfloat16, accumulating in float32,
+  // product summed and stored in float32; the caller rounds it) or, with beta 0, a c of their own
+  // dtype (the float32 sums rounded once into it): float32 and bfloat16 on oneDNN on CPUs where
+  // it is faster (ops/cpu/onednn_matmul.h), else OpenBLAS, 16-bit operands converted to float32
+  // first. On CUDA float32, float16 and bfloat16, accumulating in float32,
   // float32 on TF32 tensor cores only when allow_tf32() (ops/linalg.h), which the CUDA kernel reads
   // at each call.
   void (*gemm)(const Tensor& a, const Tensor& b, const Tensor& c, double beta);

@@ -8,6 +8,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "minidl/core/factories.h"
 #include "minidl/core/parallel.h"
 #include "minidl/ops/cpu/blas_threads.h"
 #include "minidl/ops/cpu/onednn_matmul.h"
@@ -81,6 +82,13 @@ void gemm_typed(const Tensor& a, const Tensor& b, const Tensor& c, double beta) 
 
 void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double beta) {
   if (onednn_gemm_enabled(a.dtype()) && onednn_gemm(a, b, c, beta)) return;
+  if (c.dtype() != kFloat32 && c.dtype() != kFloat64) {
+    MINIDL_INTERNAL_ASSERT(beta == 0, "cpu::gemm: a 16-bit result takes beta 0, got ", beta);
+    const Tensor sums = empty(c.sizes(), c.options().dtype(kFloat32));
+    gemm(a, b, sums, 0);
+    Tensor(c).copy_(sums);  // rounded once
+    return;
+  }
   if (a.dtype() != c.dtype())  // 16-bit operands, float32 sums
     // to() keeps a dense operand's strides, so a transposed one stays a BLAS transpose.
     return gemm(a.to(kFloat32), b.to(kFloat32), c, beta);

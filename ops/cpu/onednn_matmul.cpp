@@ -36,13 +36,14 @@ struct MatmulKey {
   int64_t b_depth_stride, b_col_stride;  // b's strides along k and along its columns
   bool accumulate;                       // beta 1: c += a @ b
   bool float32;                          // the operands' dtype: float32, else bfloat16
+  bool bfloat16_result;                  // c in bfloat16 (beta 0), else float32
   bool row_block;  // one of the blocks of rows that follow the thread count (onednn_gemm's)
   bool operator==(const MatmulKey&) const = default;
 };
 
 struct MatmulKeyHash {
   size_t operator()(const MatmulKey& k) const {
-    size_t h = (k.accumulate * 2 + k.float32) * 2 + k.row_block;
+    size_t h = ((k.accumulate * 2 + k.float32) * 2 + k.bfloat16_result) * 2 + k.row_block;
     for (int64_t v : {k.rows, k.cols, k.depth, k.a_row_stride, k.a_depth_stride, k.b_depth_stride,
                       k.b_col_stride})
       h = h * 1000003u ^ std::hash<int64_t>{}(v);
@@ -88,7 +89,9 @@ std::shared_ptr<const MatmulPlan> make_plan(const MatmulKey& k) {
   auto plan = std::make_shared<MatmulPlan>();
   plan->a = memory::desc({k.rows, k.depth}, operand_type(k), {k.a_row_stride, k.a_depth_stride});
   plan->b = memory::desc({k.depth, k.cols}, operand_type(k), {k.b_depth_stride, k.b_col_stride});
-  plan->c = memory::desc({k.rows, k.cols}, memory::data_type::f32, {k.cols, 1});
+  plan->c = memory::desc({k.rows, k.cols},
+                         k.bfloat16_result ? memory::data_type::bf16 : memory::data_type::f32,
+                         {k.cols, 1});
   dnnl::matmul::primitive_desc pd = describe(k, plan->a, plan->b, plan->c);
   std::string implementation = pd.impl_info_str();
   // gemm:jit's order of summation over k changes with the number of rows it is given (measured:
@@ -129,7 +132,7 @@ size_t scratch_bytes(const MatmulPlan& plan) {
 }
 
 // Runs `plan` on a (in its own layout), b and c at these addresses.
-void run_plan(const MatmulPlan& plan, const void* a, const void* b, float* c, std::byte* scratch) {
+void run_plan(const MatmulPlan& plan, const void* a, const void* b, void* c, std::byte* scratch) {
   const void* a_read = a;
   if (plan.a_to_rows) {
     std::byte* buffer = scratch + plan.scratchpad_bytes;
@@ -173,7 +176,8 @@ bool gemm_in_depth_chunks(const Tensor& a, const Tensor& b, const Tensor& c, dou
   const int64_t chunks = ceil_div(k, chunk_depth), last_depth = k - (chunks - 1) * chunk_depth;
   auto key_for = [&](int64_t depth) {
     return MatmulKey{n,           m,           depth, a.stride(1),           a.stride(2),
-                     b.stride(1), b.stride(2), false, a.dtype() == kFloat32, false};
+                     b.stride(1), b.stride(2), false, a.dtype() == kFloat32, false,
+                     false};
   };
   const std::shared_ptr<const MatmulPlan> chunk_plan = plan_for(key_for(chunk_depth));
   const std::shared_ptr<const MatmulPlan> last_plan =
@@ -195,14 +199,19 @@ bool gemm_in_depth_chunks(const Tensor& a, const Tensor& b, const Tensor& c, dou
                b_bytes + es * depth * b.stride(1), partials.get() + chunk * n * m, scratch.data());
     }
   });
-  auto* c_data = static_cast<float*>(c.data_ptr());
-  parallel_for(0, n * m, kDefaultGrain, [&](int64_t first, int64_t last) {
-    for (int64_t e = first; e < last; ++e) {
-      float sum = beta == 1 ? c_data[e] : 0.0f;
-      for (int64_t chunk = 0; chunk < chunks; ++chunk) sum += partials[chunk * n * m + e];
-      c_data[e] = sum;
-    }
-  });
+  auto add_partials = [&]<class Result>(Result* c_data) {
+    parallel_for(0, n * m, kDefaultGrain, [&](int64_t first, int64_t last) {
+      for (int64_t e = first; e < last; ++e) {
+        float sum = beta == 1 ? static_cast<float>(c_data[e]) : 0.0f;
+        for (int64_t chunk = 0; chunk < chunks; ++chunk) sum += partials[chunk * n * m + e];
+        c_data[e] = Result(sum);  // rounded once
+      }
+    });
+  };
+  if (c.dtype() == kBFloat16)
+    add_partials(static_cast<BFloat16*>(c.data_ptr()));
+  else
+    add_partials(static_cast<float*>(c.data_ptr()));
   return true;
 }
 
@@ -215,12 +224,14 @@ bool onednn_gemm_enabled(DType dtype) {
 }
 
 bool onednn_gemm(const Tensor& a, const Tensor& b, const Tensor& c, double beta) {
+  const bool bfloat16_result = c.dtype() == kBFloat16;
   MINIDL_INTERNAL_ASSERT(
-      (a.dtype() == kBFloat16 || a.dtype() == kFloat32) && c.dtype() == kFloat32 &&
-          c.is_contiguous() && (beta == 0 || beta == 1),
-      "onednn_gemm: expected float32 or bfloat16 operands, a contiguous float32 ",
-      "result and beta 0 or 1, got ", a.dtype(), ", ", b.dtype(), ", ", c.dtype(), " and beta ",
-      beta);
+      (a.dtype() == kBFloat16 || a.dtype() == kFloat32) && c.is_contiguous() &&
+          (c.dtype() == kFloat32 || (bfloat16_result && a.dtype() == kBFloat16 && beta == 0)) &&
+          (beta == 0 || beta == 1),
+      "onednn_gemm: expected float32 or bfloat16 operands, a contiguous float32 result (or ",
+      "bfloat16 for bfloat16 operands and beta 0) and beta 0 or 1, got ", a.dtype(), ", ",
+      b.dtype(), ", ", c.dtype(), " and beta ", beta);
   const int64_t batch = c.size(0), n = c.size(1), m = c.size(2), k = a.size(2);
   if (splits_along_depth(batch, n, m, k)) return gemm_in_depth_chunks(a, b, c, beta);
   const int64_t multiply_adds = n * m * k;
@@ -231,7 +242,8 @@ bool onednn_gemm(const Tensor& a, const Tensor& b, const Tensor& c, double beta)
       std::clamp<int64_t>(multiply_adds / kMultiplyAddsPerTask, 1, most_blocks);
   auto key_for = [&](int64_t rows) {
     return MatmulKey{rows,        m,           k,         a.stride(1),           a.stride(2),
-                     b.stride(1), b.stride(2), beta == 1, a.dtype() == kFloat32, true};
+                     b.stride(1), b.stride(2), beta == 1, a.dtype() == kFloat32, bfloat16_result,
+                     true};
   };
   const int64_t short_rows = n / row_blocks, tall_rows = (n + row_blocks - 1) / row_blocks;
   const std::shared_ptr<const MatmulPlan> short_plan = plan_for(key_for(short_rows));
@@ -243,7 +255,8 @@ bool onednn_gemm(const Tensor& a, const Tensor& b, const Tensor& c, double beta)
   const int64_t es = a.element_size();
   const auto* a_bytes = static_cast<const char*>(a.data_ptr());
   const auto* b_bytes = static_cast<const char*>(b.data_ptr());
-  auto* c_data = static_cast<float*>(c.data_ptr());
+  auto* c_bytes = static_cast<char*>(c.data_ptr());
+  const int64_t c_es = c.element_size();
   auto multiply = [&](int64_t first, int64_t last) {
     std::vector<std::byte> scratch(bytes);
     for (int64_t item = first; item < last; ++item) {
@@ -251,7 +264,7 @@ bool onednn_gemm(const Tensor& a, const Tensor& b, const Tensor& c, double beta)
       const int64_t row = n * block / row_blocks, rows = n * (block + 1) / row_blocks - row;
       run_plan(rows == short_rows ? *short_plan : *tall_plan,
                a_bytes + es * (i * a.stride(0) + row * a.stride(1)), b_bytes + es * i * b.stride(0),
-               c_data + i * n * m + row * m, scratch.data());
+               c_bytes + c_es * (i * n * m + row * m), scratch.data());
     }
   };
   const int64_t item_multiply_adds = std::max<int64_t>(1, multiply_adds / row_blocks);

@@ -18,7 +18,9 @@ bool onednn_gemm_enabled(DType dtype);
 
 // c [batch, n, m] (float32) = a [batch, n, k] @ b [batch, k, m] + beta * c, beta 0 or 1, for
 // float32 or bfloat16 a and b laid out as LinalgKernels::gemm takes them (each matrix row- or
-// column-major, batch stride 0 for a shared matrix), with float32 sums, each rounded once into c.
+// column-major, batch stride 0 for a shared matrix), with float32 sums, each rounded once into c;
+// for bfloat16 a and b and beta 0, c may be bfloat16, which oneDNN writes directly (to nearest
+// even, as a cast; a float32 subnormal sum becomes zero there, where a cast keeps it).
 // False, with c untouched, where oneDNN has only its reference kernel for the shapes; the
 // caller then uses OpenBLAS. Each output element is summed over the whole of k by one primitive
 // call, or, where k dwarfs the other sizes (a weight gradient over a batch of tokens), over

@@ -172,6 +172,28 @@ TEST_P(OnednnMatmul, CopiesAColumnMajorARowMajorForBrgemm) {
   expect_onednn_matches_openblas(GetParam(), "a column-major", [&] { return matmul(a, b); });
 }
 
+// A bfloat16 product without a bias is written by oneDNN in bfloat16 directly; with a bias it
+// sums onto the bias in float32 and is cast after. Both round the same float32 sums once: with a
+// bias of zeros, the same bits (rows cut into blocks, and k cut into chunks).
+TEST(OnednnMatmulBFloat16, WritesTheFloat32SumsRoundedOnce) {
+  SKIP_WITHOUT_ONEDNN_GEMM(kBFloat16);
+  for (const int64_t in_features : {300, 2100}) {
+    SCOPED_TRACE("in_features " + std::to_string(in_features));
+    const Tensor x = wiggly({64, in_features}, 0.1).to(kBFloat16);
+    const Tensor weight = wiggly({48, in_features}, 0.2).to(kBFloat16);
+    Tensor rounded_by_onednn;
+    {
+      const OpProfiler profiler;
+      rounded_by_onednn = linear(x, weight);
+      for (const OpProfiler::Record& op : profiler.ops())
+        EXPECT_NE(op.name, "to") << "the product was summed in float32 and cast";
+    }
+    const Tensor cast = linear(x, weight, zeros({48}, kBFloat16));
+    EXPECT_EQ(rounded_by_onednn.dtype(), kBFloat16);
+    EXPECT_TRUE(testing::bitwise_equal(rounded_by_onednn, cast));
+  }
+}
+
 // float16 has no oneDNN product here: converted to float32, then multiplied as float32 is.
 TEST(OnednnMatmulFloat16, IsTheFloat32ProductRoundedOnce) {
   const Tensor a = wiggly({16, 32}, 0.1).to(kFloat16), b = wiggly({32, 8}, 0.2).to(kFloat16);
