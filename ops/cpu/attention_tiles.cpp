@@ -4,39 +4,12 @@
 #include <algorithm>
 
 #include "minidl/ops/cpu/avx512.h"
+#include "minidl/ops/cpu/row_lanes.h"
 #include "minidl/ops/cpu/vectorisable_math.h"
 
 namespace minidl::cpu {
 
 namespace {
-
-// Row reductions in this many explicit lanes: the compiler vectorises a loop over lanes but not
-// a float sum over a row (that would reorder it), and the fixed order gives the same bits in
-// both versions.
-constexpr int64_t kLanes = 16;
-
-inline float max_of(const float* x, int64_t n) {
-  float lanes[kLanes];
-  std::fill_n(lanes, kLanes, -attention::infinity<float>());
-  int64_t c = 0;
-  for (; c + kLanes <= n; c += kLanes)
-    for (int64_t l = 0; l < kLanes; ++l) lanes[l] = x[c + l] > lanes[l] ? x[c + l] : lanes[l];
-  for (int64_t l = 0; c + l < n; ++l) lanes[l] = x[c + l] > lanes[l] ? x[c + l] : lanes[l];
-  float max = lanes[0];
-  for (int64_t l = 1; l < kLanes; ++l) max = lanes[l] > max ? lanes[l] : max;
-  return max;
-}
-
-inline float sum_of(const float* x, int64_t n) {
-  float lanes[kLanes] = {};
-  int64_t c = 0;
-  for (; c + kLanes <= n; c += kLanes)
-    for (int64_t l = 0; l < kLanes; ++l) lanes[l] += x[c + l];
-  for (int64_t l = 0; c + l < n; ++l) lanes[l] += x[c + l];
-  for (int64_t width = kLanes / 2; width > 0; width /= 2)
-    for (int64_t l = 0; l < width; ++l) lanes[l] += lanes[l + width];
-  return lanes[0];
-}
 
 // How many of the tile's columns row r sees: all of them, or under is_causal the keys up to its
 // query (the lower triangle aligned top-left, attention::causally_visible).
@@ -102,16 +75,16 @@ MINIDL_AVX512 void score_gradient_rows_avx512(const AttentionScoreTile& tile,
 }  // namespace
 
 void online_softmax_tile(const AttentionScoreTile& tile, attention::OnlineSoftmax<float>* rows,
-                         float* accumulators, int64_t accumulator_width, TileLoops loops) {
-  if (loops == TileLoops::Best && has_avx512())
+                         float* accumulators, int64_t accumulator_width, LoopVersion loops) {
+  if (loops == LoopVersion::Best && has_avx512())
     online_softmax_rows_avx512(tile, rows, accumulators, accumulator_width);
   else
     online_softmax_rows(tile, rows, accumulators, accumulator_width);
 }
 
 void score_gradient_tile(const AttentionScoreTile& tile, float* grad_probabilities,
-                         const float* logsumexp, const float* delta, TileLoops loops) {
-  if (loops == TileLoops::Best && has_avx512())
+                         const float* logsumexp, const float* delta, LoopVersion loops) {
+  if (loops == LoopVersion::Best && has_avx512())
     score_gradient_rows_avx512(tile, grad_probabilities, logsumexp, delta);
   else
     score_gradient_rows(tile, grad_probabilities, logsumexp, delta);

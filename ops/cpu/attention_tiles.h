@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "minidl/ops/attention_math.h"
+#include "minidl/ops/cpu/row_lanes.h"
 
 namespace minidl::cpu {
 
@@ -28,23 +29,19 @@ struct AttentionScoreTile {
   float scale;
 };
 
-// Which compiled version of the loops runs: the best this CPU has, or the baseline one (for the
-// tests, which check that both give the same bits).
-enum class TileLoops { Best, Baseline };
-
 // Forward: scales each row's scores and takes the row's maximum into its online softmax (which
 // rescales the row's sum, and the row of `accumulators` [rows, accumulator_width], by the
 // factor), then replaces the scores by exp(score - max), 0 where causally masked, and adds them
 // to the row's sum.
 void online_softmax_tile(const AttentionScoreTile& tile, attention::OnlineSoftmax<float>* rows,
                          float* accumulators, int64_t accumulator_width,
-                         TileLoops loops = TileLoops::Best);
+                         LoopVersion loops = LoopVersion::Best);
 
 // Backward: replaces the scores by the probabilities P = exp(score - logsumexp) (0 where
 // masked) and grad_probabilities (dO V^T, laid out as the scores) by the scores' gradients times
 // the scale, P (dP - delta) scale; logsumexp and delta hold one value per row.
 void score_gradient_tile(const AttentionScoreTile& tile, float* grad_probabilities,
                          const float* logsumexp, const float* delta,
-                         TileLoops loops = TileLoops::Best);
+                         LoopVersion loops = LoopVersion::Best);
 
 }  // namespace minidl::cpu

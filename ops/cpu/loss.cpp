@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "minidl/core/parallel.h"
+#include "minidl/ops/cpu/cross_entropy_rows.h"
 #include "minidl/ops/loss_kernels.h"
 #include "minidl/ops/loss_math.h"
 
@@ -151,13 +152,17 @@ void cross_entropy_forward_kernel(const Tensor& losses, const Tensor& logsumexp,
     parallel_for(0, rows, row_grain(classes), [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) {
         const Row row{i * classes, 1};
-        const auto [max, log_sum] = max_and_log_sum_exp<Acc>(x, row, classes);
+        if constexpr (std::is_same_v<T, float>) {
+          lse[i] = log_sum_exp_row(x + row.base, classes);
+        } else {
+          const auto [max, log_sum] = max_and_log_sum_exp<Acc>(x, row, classes);
+          lse[i] = max + log_sum;
+        }
         // Only label smoothing reads the logits' sum: without it, a -inf logit (a masked class)
         // must not turn the loss into 0 * -inf = NaN, as the CUDA kernel and PyTorch agree.
         Acc logit_sum = 0;
         if (smoothing != Acc(0))
           for (int64_t c = 0; c < classes; ++c) logit_sum += static_cast<Acc>(x[row.base + c]);
-        lse[i] = max + log_sum;
         loss[i] = t[i] == ignore_index ? Acc(0)
                                        : loss_math::smoothed_cross_entropy(
                                              lse[i], static_cast<Acc>(x[row.base + t[i]]),
@@ -190,6 +195,11 @@ void cross_entropy_backward_kernel(const Tensor& grad_logits, const Tensor& grad
         }
         const Acc row_grad =
             static_cast<Acc>(scale) * static_cast<Acc>(load_grad(grad_losses, g, i));
+        if constexpr (std::is_same_v<T, float>) {
+          cross_entropy_grad_row(x + i * classes, classes, lse[i], t[i], smoothing, row_grad,
+                                 result + i * classes);
+          continue;
+        }
         for (int64_t c = 0; c < classes; ++c) {
           const Acc probability = std::exp(static_cast<Acc>(x[i * classes + c]) - lse[i]);
           const Acc wanted = loss_math::smoothed_target(c == t[i], smoothing, off_target);

@@ -20,7 +20,7 @@ namespace {
 
 using attention::OnlineSoftmax;
 using cpu::AttentionScoreTile;
-using cpu::TileLoops;
+using cpu::LoopVersion;
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
@@ -146,7 +146,7 @@ TEST(AttentionTiles, BaselineAndAvx512LoopsGiveTheSameBits) {
     SCOPED_TRACE("first_key " + std::to_string(c.first_key) + (c.is_causal ? " causal" : ""));
     std::vector<float> results[2], sums[2], accumulators[2], gradients[2];
     for (int version = 0; version < 2; ++version) {
-      const TileLoops loops = version == 0 ? TileLoops::Baseline : TileLoops::Best;
+      const LoopVersion loops = version == 0 ? LoopVersion::Baseline : LoopVersion::Best;
       std::vector<float> scores = random_values(kRows * kStride, -30.0f, 30.0f, 7);
       accumulators[version] = random_values(kRows * kWidth, -1.0f, 1.0f, 8);
       std::vector<OnlineSoftmax<float>> rows = earlier_rows();
