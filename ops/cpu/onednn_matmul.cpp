@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "minidl/core/ceil_div.h"
@@ -77,8 +78,6 @@ dnnl::matmul::primitive_desc describe(const MatmulKey& k, const memory::desc& a,
   return {dnnl::matmul::desc(a, b, c), attributes, onednn::engine()};
 }
 
-bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
-
 // Note [Column-major a]: a weight gradient dW = dY^T X reads dY^T column-major. For such an a the
 // oneDNN minidl links (Debian's 2.6) often has only gemm:jit, which blocks of rows may not use
 // (below), so these products fell back to OpenBLAS: in bfloat16 after converting both operands
@@ -97,10 +96,10 @@ std::shared_ptr<const MatmulPlan> make_plan(const MatmulKey& k) {
   // gemm:jit's order of summation over k changes with the number of rows it is given (measured:
   // a [128, 4096] @ [4096, 192] product as one block of rows and as two differ in their last
   // bits), so it may not take blocks of rows whose height follows the thread count.
-  if (k.row_block && starts_with(implementation, "gemm:jit") && k.a_row_stride == 1) {
+  if (k.row_block && implementation.starts_with("gemm:jit") && k.a_row_stride == 1) {
     const memory::desc rows({k.rows, k.depth}, operand_type(k), {k.depth, 1});
     const dnnl::matmul::primitive_desc rows_pd = describe(k, rows, plan->b, plan->c);
-    if (starts_with(rows_pd.impl_info_str(), "brg")) {  // Note [Column-major a]
+    if (std::string_view(rows_pd.impl_info_str()).starts_with("brg")) {  // Note [Column-major a]
       plan->a_given = plan->a;
       plan->a = rows;
       plan->a_to_rows.emplace(
@@ -111,9 +110,8 @@ std::shared_ptr<const MatmulPlan> make_plan(const MatmulKey& k) {
   }
   // oneDNN's own kernels (brgemm, jit, and its JIT-compiled GEMM "gemm:jit" where the rows are
   // not cut by thread count), not its reference loops.
-  const bool own_kernel = starts_with(implementation, "brg") ||
-                          starts_with(implementation, "jit") ||
-                          (starts_with(implementation, "gemm:jit") && !k.row_block);
+  const bool own_kernel = implementation.starts_with("brg") || implementation.starts_with("jit") ||
+                          (implementation.starts_with("gemm:jit") && !k.row_block);
   if (!own_kernel) {
     logger().debug("matmul: oneDNN has only {} for {} [{}, {}] @ [{}, {}]; using OpenBLAS",
                    implementation, k.float32 ? "float32" : "bfloat16", k.rows, k.depth, k.depth,
