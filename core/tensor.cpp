@@ -170,7 +170,7 @@ int Tensor::register_hook(GradHook hook) {
   const int id = meta.next_hook_id++;
   // A non-leaf's hooks go to its grad_fn, where its gradient is complete; the node lives as
   // long as the graph does, also after this tensor is gone (as PyTorch's).
-  auto& hooks = meta.grad_fn ? meta.grad_fn->grad_hooks : meta.grad_hooks;
+  auto& hooks = meta.grad_fn ? meta.grad_fn->grad_hooks[meta.output_nr] : meta.grad_hooks;
   hooks.emplace_back(id, std::move(hook));
   return id;
 }
@@ -186,7 +186,7 @@ int Tensor::register_hook(std::function<void(const Tensor& grad)> hook) {
 void Tensor::remove_hook(int handle) {
   if (impl().autograd == nullptr) return;
   AutogradMeta& meta = *impl().autograd;
-  auto& hooks = meta.grad_fn ? meta.grad_fn->grad_hooks : meta.grad_hooks;
+  auto& hooks = meta.grad_fn ? meta.grad_fn->grad_hooks[meta.output_nr] : meta.grad_hooks;
   std::erase_if(hooks, [handle](const auto& entry) { return entry.first == handle; });
 }
 

@@ -39,10 +39,11 @@ struct AutogradMeta {
   bool requires_grad = false;
   std::shared_ptr<struct TensorImpl> grad;
   std::shared_ptr<autograd::Node> grad_fn;         // null for leaves
+  uint32_t output_nr = 0;                          // which of grad_fn's outputs this is
   std::weak_ptr<autograd::Node> grad_accumulator;  // leaves: the node that writes .grad
   std::vector<std::pair<int, PostAccumulateGradHook>> post_accumulate_grad_hooks;
   // Leaves only: hooks on the incoming gradient, run before it is added to .grad. A non-leaf's
-  // hooks live on its grad_fn (autograd::Node::grad_hooks), which runs them.
+  // hooks live on its grad_fn (autograd::Node::grad_hooks[output_nr]), which runs them.
   std::vector<std::pair<int, GradHook>> grad_hooks;
   int next_hook_id = 0;  // handles of both kinds of hook
 };

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <string>
 
 #include "minidl/core/error.h"
 
@@ -77,11 +78,13 @@ std::string type_name(const char* mangled) {
   return name;
 }
 
-Tensor finish_custom_function(
-    Tensor output, const std::string& name, const std::shared_ptr<AutogradContext>& ctx,
+variable_list finish_custom_function(
+    variable_list outputs, const std::string& name, const std::shared_ptr<AutogradContext>& ctx,
     const std::vector<std::optional<Tensor>>& arguments,
     std::function<variable_list(AutogradContext*, variable_list)> backward) {
-  MINIDL_CHECK(output.defined(), name, ": forward returned an undefined tensor");
+  for (size_t i = 0; i < outputs.size(); ++i)
+    MINIDL_CHECK(outputs[i].defined(), name, ": forward returned an undefined tensor",
+                 outputs.size() == 1 ? std::string() : " at position " + std::to_string(i));
   ctx->freeze_saved(name);
 
   variable_list inputs;         // the tensor arguments, in order
@@ -93,32 +96,57 @@ Tensor finish_custom_function(
   for (const Tensor& dirty : ctx->dirty_tensors()) {
     MINIDL_CHECK(contains(inputs, dirty), name, ": mark_dirty was given a tensor of shape ",
                  dirty.sizes(), " that is not an input of forward");
-    MINIDL_CHECK(dirty.is_same(output), name, ": a tensor marked dirty (shape ", dirty.sizes(),
+    MINIDL_CHECK(contains(outputs, dirty), name, ": a tensor marked dirty (shape ", dirty.sizes(),
                  ") must be returned by forward");
     MINIDL_CHECK(!(GradMode::is_enabled() && dirty.is_leaf() && dirty.requires_grad()), name,
                  ": a leaf of shape ", dirty.sizes(),
                  " that requires grad was changed in place (mark_dirty); run it under "
                  "NoGradGuard or pass a copy");
   }
-  const bool in_place = contains(ctx->dirty_tensors(), output);
-  // An output that is an input (returned unchanged) or a tensor with a history of its own
-  // becomes a new alias, so that recording this op does not rewrite that tensor's history.
-  if (!in_place && (contains(inputs, output) || output.requires_grad())) output = output.detach();
-  if (ctx->is_non_differentiable(output)) return output;
+  // The differentiable outputs are the node's outputs; backward gets every output's gradient.
+  std::vector<size_t> differentiable;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (!ctx->is_non_differentiable(outputs[i])) differentiable.push_back(i);
+  // An output that is an input (returned unchanged), a tensor with a history of its own or one
+  // returned twice becomes a new alias, so that recording this op rewrites no other history.
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    Tensor& output = outputs[i];
+    const bool in_place = contains(ctx->dirty_tensors(), output);
+    const bool repeated = contains(variable_list(outputs.begin(), outputs.begin() + i), output);
+    if (repeated || (!in_place && (contains(inputs, output) || output.requires_grad())))
+      output = output.detach();
+  }
+  if (differentiable.empty()) return outputs;
+  variable_list recorded;
+  for (size_t i : differentiable) recorded.push_back(outputs[i]);
 
-  struct InputInfo {
+  struct TensorInfo {
     Shape sizes;
     DType dtype;
     Device device;
   };
-  std::vector<std::optional<InputInfo>> info;
-  for (const Tensor& input : inputs)
-    info.push_back(input.defined() ? std::optional<InputInfo>(
-                                         InputInfo{input.sizes(), input.dtype(), input.device()})
-                                   : std::nullopt);
-  record(output, name + "Backward", inputs,
-         [ctx, name, is_tensor, info, backward = std::move(backward)](const Tensor& grad) {
-           variable_list grads = backward(ctx.get(), variable_list{grad});
+  const auto info_of = [](const Tensor& t) {
+    return t.defined() ? std::optional<TensorInfo>(TensorInfo{t.sizes(), t.dtype(), t.device()})
+                       : std::nullopt;
+  };
+  std::vector<std::optional<TensorInfo>> input_info, output_info;
+  for (const Tensor& input : inputs) input_info.push_back(info_of(input));
+  for (const Tensor& output : outputs) output_info.push_back(info_of(output));
+  record(recorded, name + "Backward", inputs,
+         [ctx, name, is_tensor, input_info, output_info, differentiable,
+          backward = std::move(backward)](variable_list node_grads) {
+           variable_list grad_outputs(output_info.size());
+           for (size_t k = 0; k < differentiable.size(); ++k)
+             grad_outputs[differentiable[k]] = std::move(node_grads[k]);
+           if (ctx->materialize_grads()) {
+             for (size_t i = 0; i < grad_outputs.size(); ++i) {
+               if (grad_outputs[i].defined()) continue;
+               const TensorInfo& output = *output_info[i];
+               grad_outputs[i] =
+                   zeros(output.sizes, TensorOptions().dtype(output.dtype).device(output.device));
+             }
+           }
+           variable_list grads = backward(ctx.get(), std::move(grad_outputs));
            // Extra trailing gradients are allowed when undefined, as in LibTorch.
            for (size_t i = is_tensor.size(); i < grads.size(); ++i)
              MINIDL_CHECK(!grads[i].defined(), name, " backward: returned an incorrect number ",
@@ -136,7 +164,7 @@ Tensor finish_custom_function(
              const size_t input = input_grads.size();
              Tensor g = ctx->needs_input_grad(input) ? std::move(grads[i]) : Tensor();
              if (g.defined()) {
-               const InputInfo& expected = *info[input];
+               const TensorInfo& expected = *input_info[input];
                MINIDL_CHECK(g.sizes() == expected.sizes && g.dtype() == expected.dtype &&
                                 g.device() == expected.device,
                             name, " backward: the gradient at position ", i,
@@ -148,7 +176,8 @@ Tensor finish_custom_function(
            }
            return input_grads;
          });
-  return output;
+  // `recorded` holds the same tensors as `outputs` (a Tensor is a handle): they now have history.
+  return outputs;
 }
 
 }  // namespace detail

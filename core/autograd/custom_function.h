@@ -18,11 +18,13 @@
 //
 // forward runs with grad mode off and gets the arguments of apply() as they are; Tensor (and
 // std::optional<Tensor>) arguments are the op's inputs, any other argument passes through.
-// backward gets one gradient per output and returns one per forward argument, in order:
-// an undefined Tensor for a non-tensor argument or an input that needs none (gradients for
-// inputs that do not need one are dropped). A returned gradient must have its input's shape,
-// dtype and device. Unlike LibTorch, forward returns one Tensor (minidl's graph nodes have one
-// output each); a forward returning several tensors is not supported.
+// forward returns one Tensor, and apply() that Tensor; or a variable_list, and apply() that
+// list, each output differentiable on its own (as LibTorch's).
+// backward gets one gradient per output, zeros for an output no gradient reached (unless
+// ctx->set_materialize_grads(false): undefined then), and returns one per forward argument, in
+// order: an undefined Tensor for a non-tensor argument or an input that needs none (gradients
+// for inputs that do not need one are dropped). A returned gradient must have its input's
+// shape, dtype and device.
 #include <any>
 #include <cstddef>
 #include <functional>
@@ -66,8 +68,12 @@ class AutogradContext {
   // (and then is the input itself, which takes the op into its history). A leaf that requires
   // grad may not be changed in place.
   void mark_dirty(const variable_list& inputs);
-  // Declares the output not differentiable: it gets no grad_fn and does not require grad.
+  // Declares these outputs not differentiable: they get no grad_fn and do not require grad.
   void mark_non_differentiable(const variable_list& outputs);
+  // Whether backward gets zeros (true, the default) or undefined tensors for the outputs no
+  // gradient reached, as LibTorch's.
+  void set_materialize_grads(bool value) { materialize_grads_ = value; }
+  bool materialize_grads() const { return materialize_grads_; }
 
   // Whether the gradient of tensor input `index` (counting Tensor and std::optional<Tensor>
   // arguments only, as LibTorch does) is needed.
@@ -87,6 +93,7 @@ class AutogradContext {
   variable_list dirty_;
   variable_list non_differentiable_;
   std::vector<bool> needs_input_grad_;
+  bool materialize_grads_ = true;
 };
 
 namespace detail {
@@ -104,10 +111,10 @@ std::optional<Tensor> as_input(const A&) {
   return std::nullopt;
 }
 
-// Records `output` of the custom function `name` (see Function<T>::apply), backed by
-// `backward`, which maps the output's gradient to one gradient per forward argument.
-Tensor finish_custom_function(
-    Tensor output, const std::string& name, const std::shared_ptr<AutogradContext>& ctx,
+// Records `outputs` of the custom function `name` (see Function<T>::apply), backed by
+// `backward`, which maps the outputs' gradients to one gradient per forward argument.
+variable_list finish_custom_function(
+    variable_list outputs, const std::string& name, const std::shared_ptr<AutogradContext>& ctx,
     const std::vector<std::optional<Tensor>>& arguments,
     std::function<variable_list(AutogradContext*, variable_list)> backward);
 
@@ -115,13 +122,14 @@ Tensor finish_custom_function(
 
 template <class T>
 struct Function {
+  // forward's outputs, recorded: a Tensor or a variable_list, as forward returns.
   template <class... Args>
-  static Tensor apply(Args&&... args) {
+  static auto apply(Args&&... args) {
     using Result =
         decltype(T::forward(static_cast<AutogradContext*>(nullptr), std::forward<Args>(args)...));
-    static_assert(std::is_convertible_v<Result, Tensor>,
-                  "autograd::Function: forward must return one Tensor (minidl's custom "
-                  "functions have a single output)");
+    constexpr bool several = std::is_same_v<std::decay_t<Result>, variable_list>;
+    static_assert(several || std::is_convertible_v<Result, Tensor>,
+                  "autograd::Function: forward must return a Tensor or a variable_list");
     auto ctx = std::make_shared<AutogradContext>();
     std::vector<std::optional<Tensor>> arguments{detail::as_input(args)...};
     std::vector<bool> needs;
@@ -129,16 +137,25 @@ struct Function {
       if (argument.has_value())
         needs.push_back(GradMode::is_enabled() && argument->defined() && argument->requires_grad());
     ctx->set_needs_input_grad(std::move(needs));
-    Tensor output;
+    variable_list outputs;
     {
       NoGradGuard no_grad;
-      output = T::forward(ctx.get(), std::forward<Args>(args)...);
+      if constexpr (several) {
+        outputs = T::forward(ctx.get(), std::forward<Args>(args)...);
+      } else {
+        outputs.push_back(T::forward(ctx.get(), std::forward<Args>(args)...));
+      }
     }
-    return detail::finish_custom_function(std::move(output), detail::type_name(typeid(T).name()),
-                                          ctx, arguments,
-                                          [](AutogradContext* context, variable_list grads) {
-                                            return T::backward(context, std::move(grads));
-                                          });
+    variable_list recorded = detail::finish_custom_function(
+        std::move(outputs), detail::type_name(typeid(T).name()), ctx, arguments,
+        [](AutogradContext* context, variable_list grads) {
+          return T::backward(context, std::move(grads));
+        });
+    if constexpr (several) {
+      return recorded;
+    } else {
+      return recorded[0];
+    }
   }
 };
 

@@ -1,6 +1,7 @@
 #include "minidl/core/autograd/engine.h"
 
 #include <algorithm>
+#include <map>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -30,10 +31,10 @@ GraphShape explore(const std::vector<Node*>& roots) {
   while (!stack.empty()) {
     Node* node = stack.back();
     stack.pop_back();
-    for (const auto& next : node->next) {
+    for (const Edge& next : node->next) {
       if (!next) continue;
-      shape.parents[next.get()].push_back(node);
-      if (shape.nodes.insert(next.get()).second) stack.push_back(next.get());
+      shape.parents[next.node.get()].push_back(node);
+      if (shape.nodes.insert(next.node.get()).second) stack.push_back(next.node.get());
     }
   }
   return shape;
@@ -70,10 +71,10 @@ std::unordered_map<Node*, int> count_dependencies(const std::vector<Node*>& root
   while (!stack.empty()) {
     Node* node = stack.back();
     stack.pop_back();
-    for (const auto& next : node->next) {
+    for (const Edge& next : node->next) {
       if (!next) continue;
-      ++dependencies[next.get()];
-      if (seen.insert(next.get()).second) stack.push_back(next.get());
+      ++dependencies[next.node.get()];
+      if (seen.insert(next.node.get()).second) stack.push_back(next.node.get());
     }
   }
   return dependencies;
@@ -98,11 +99,13 @@ class CallbackQueueScope {
   std::vector<std::function<void()>>* previous_;
 };
 
-// What autograd::grad collects at an input's node: the gradient, and the hooks to run on it.
+// What autograd::grad collects at an input's edge: the gradient, and the hooks to run on it.
 struct CapturedInput {
   Tensor grad;
-  const std::vector<std::pair<int, GradHook>>* hooks = nullptr;
+  const GradHooks* hooks = nullptr;
 };
+// autograd::grad's inputs, by the edge their gradients arrive at (node, output number).
+using Captures = std::map<std::pair<Node*, uint32_t>, CapturedInput>;
 
 struct LaterFirst {
   bool operator()(Node* a, Node* b) const { return a->sequence_nr() < b->sequence_nr(); }
@@ -166,11 +169,12 @@ class GradModeScope {
 // raw kernel) would give a gradient silently cut off from the graph. Each gradient of such a
 // node is therefore given a graph of one "guard" node instead, whose backward raises "double
 // backward of <op> is not supported". The guard's edges are those of the node (the inputs the
-// true second derivative would reach) and of the incoming gradient, so a later backward or
+// true second derivative would reach) and of the incoming gradients, so a later backward or
 // autograd::grad that needs the gradient's derivative reaches the guard and fails clearly,
 // while a pass that never differentiates the gradient is not affected (as in PyTorch, whose
 // ops without a double-backward formula fail at the second backward too).
-Tensor guarded_gradient(const Node& node, const Tensor& grad, const Tensor& grad_output) {
+Tensor guarded_gradient(const Node& node, const Tensor& grad,
+                        const std::vector<Tensor>& grad_outputs) {
   const std::string op = node.name();
   auto guard = std::make_shared<FunctionNode>(op, [op](const Tensor&) -> std::vector<Tensor> {
     MINIDL_CHECK(false, "double backward of ", op, " is not supported: the gradient it gave in ",
@@ -180,8 +184,11 @@ Tensor guarded_gradient(const Node& node, const Tensor& grad, const Tensor& grad
   });
   guard->next = node.next;
   guard->input_sizes = node.input_sizes;
-  guard->next.push_back(gradient_edge(grad_output));
-  guard->input_sizes.push_back(grad_output.sizes());
+  for (const Tensor& grad_output : grad_outputs) {
+    if (!grad_output.defined()) continue;
+    guard->next.push_back(gradient_edge(grad_output));
+    guard->input_sizes.push_back(grad_output.sizes());
+  }
   Tensor guarded = grad.detach();
   AutogradMeta& meta = guarded.unsafe_impl()->autograd_meta();
   meta.requires_grad = true;
@@ -189,87 +196,107 @@ Tensor guarded_gradient(const Node& node, const Tensor& grad, const Tensor& grad
   return guarded;
 }
 
+// Adds `grad` to what output `edge.output_nr` of `edge.node` has received so far.
+void add_gradient(std::unordered_map<Node*, std::vector<Tensor>>& pending, const Edge& edge,
+                  Tensor grad) {
+  std::vector<Tensor>& slots = pending[edge.node.get()];
+  slots.resize(edge.node->num_outputs());
+  Tensor& slot = slots[edge.output_nr];
+  slot = slot.defined() ? slot.add(grad) : std::move(grad);
+}
+
 // One backward pass from `roots` (seeded with `root_grads`). Without `captures` every reachable
 // node runs, as for Tensor::backward. With them (autograd::grad) only the nodes that lead to a
-// captured node run, and the complete gradient arriving at each captured node is stored in
+// captured edge run, and the complete gradient arriving at each captured edge is stored in
 // `captures` (an AccumulateGrad node is captured, never run).
-void run_backward(const std::vector<Node*>& roots, std::vector<Tensor> root_grads,
-                  std::unordered_map<Node*, CapturedInput>* captures, bool retain_graph,
-                  bool create_graph) {
+void run_backward(const std::vector<Edge>& roots, std::vector<Tensor> root_grads,
+                  Captures* captures, bool retain_graph, bool create_graph) {
   const GradModeScope grad_mode(create_graph);  // see Note [Double backward]
   amp::NoAutocastGuard no_autocast;             // each backward runs in its forward's dtypes
   std::vector<std::function<void()>> callbacks;
   CallbackQueueScope callback_scope(&callbacks);
 
+  std::vector<Node*> root_nodes;
+  for (const Edge& root : roots) root_nodes.push_back(root.node.get());
   std::unordered_map<Node*, int> dependencies;
   std::unordered_set<Node*> needed;  // with captures: the nodes that take part
   if (captures == nullptr) {
-    dependencies = count_dependencies(roots);
+    dependencies = count_dependencies(root_nodes);
   } else {
-    const GraphShape shape = explore(roots);
+    const GraphShape shape = explore(root_nodes);
     std::unordered_set<Node*> targets;
-    for (const auto& [node, grad] : *captures) targets.insert(node);
+    for (const auto& [edge, captured] : *captures) targets.insert(edge.first);
     needed = nodes_leading_to(targets, shape);
     for (Node* node : needed) {
       dependencies.emplace(node, 0);
-      for (const auto& next : node->next)
-        if (next && needed.count(next.get()) != 0) ++dependencies[next.get()];
+      for (const Edge& next : node->next)
+        if (next && needed.count(next.node.get()) != 0) ++dependencies[next.node.get()];
     }
   }
   const auto takes_part = [&](Node* node) {
     return captures == nullptr || needed.count(node) != 0;
   };
 
-  std::unordered_map<Node*, Tensor> pending;
+  // The gradients each node has received so far, one slot per output.
+  std::unordered_map<Node*, std::vector<Tensor>> pending;
   std::priority_queue<Node*, std::vector<Node*>, LaterFirst> ready;
   for (size_t i = 0; i < roots.size(); ++i) {
-    if (!takes_part(roots[i])) continue;
-    Tensor& slot = pending[roots[i]];
-    if (!slot.defined() && dependencies[roots[i]] == 0) ready.push(roots[i]);
-    slot = slot.defined() ? slot.add(root_grads[i]) : std::move(root_grads[i]);
+    Node* node = roots[i].node.get();
+    if (!takes_part(node)) continue;
+    if (pending.count(node) == 0 && dependencies[node] == 0) ready.push(node);
+    add_gradient(pending, roots[i], std::move(root_grads[i]));
   }
   std::vector<Node*> visited;
 
   while (!ready.empty()) {
     Node* node = ready.top();
     ready.pop();
-    Tensor grad_output = std::move(pending[node]);
+    std::vector<Tensor> grad_outputs = std::move(pending[node]);
     pending.erase(node);
+    grad_outputs.resize(node->num_outputs());
     bool run = true;
     if (captures != nullptr) {
       // A captured node runs only when the gradient must go on to another captured node.
       run = dynamic_cast<AccumulateGrad*>(node) == nullptr &&
-            std::any_of(node->next.begin(), node->next.end(),
-                        [&](const auto& next) { return next && needed.count(next.get()) != 0; });
-      auto captured = captures->find(node);
-      if (captured != captures->end())
-        captured->second.grad = run ? grad_output : hooked_capture(captured->second, grad_output);
+            std::any_of(node->next.begin(), node->next.end(), [&](const Edge& next) {
+              return next && needed.count(next.node.get()) != 0;
+            });
+      for (uint32_t output = 0; output < node->num_outputs(); ++output) {
+        auto captured = captures->find({node, output});
+        if (captured == captures->end()) continue;
+        captured->second.grad =
+            run ? grad_outputs[output] : hooked_capture(captured->second, grad_outputs[output]);
+      }
     }
     if (!run) continue;
     visited.push_back(node);
     // A node that no gradient reached passes none on, but still counts down its successors,
     // which may get gradients along other paths.
+    const auto reached = std::find_if(grad_outputs.begin(), grad_outputs.end(),
+                                      [](const Tensor& grad) { return grad.defined(); });
     std::vector<Tensor> grads;
-    if (grad_output.defined()) {
-      const ProfileScope profile(node->name(), {grad_output});
-      grads = node->apply(grad_output);
-      if (create_graph && !node->differentiable_backward &&
-          dynamic_cast<AccumulateGrad*>(node) == nullptr) {
+    if (reached != grad_outputs.end()) {
+      const ProfileScope profile(node->name(), {*reached});
+      // Kept for a guard node only: otherwise the node owns its gradients (AccumulateGrad takes
+      // over one that nothing else references).
+      std::vector<Tensor> kept;
+      const bool guard = create_graph && !node->differentiable_backward &&
+                         dynamic_cast<AccumulateGrad*>(node) == nullptr;
+      if (guard) kept = grad_outputs;
+      grads = node->apply(std::move(grad_outputs));
+      if (guard) {
         for (Tensor& grad : grads)
-          if (grad.defined()) grad = guarded_gradient(*node, grad, grad_output);
+          if (grad.defined()) grad = guarded_gradient(*node, grad, kept);
       }
     } else {
       grads.resize(node->next.size());
     }
-    grad_output = Tensor();
+    grad_outputs.clear();
     for (size_t i = 0; i < node->next.size(); ++i) {
-      Node* next = node->next[i].get();
-      if (!next || !takes_part(next)) continue;
-      if (grads[i].defined()) {
-        Tensor& slot = pending[next];
-        slot = slot.defined() ? slot.add(grads[i]) : std::move(grads[i]);
-      }
-      if (--dependencies[next] == 0) ready.push(next);
+      const Edge& next = node->next[i];
+      if (!next || !takes_part(next.node.get())) continue;
+      if (grads[i].defined()) add_gradient(pending, next, std::move(grads[i]));
+      if (--dependencies[next.node.get()] == 0) ready.push(next.node.get());
     }
   }
   if (!retain_graph)
@@ -289,9 +316,8 @@ void backward(const Tensor& root, const Tensor& gradient, std::optional<bool> re
   MINIDL_CHECK(root.requires_grad(), "backward: the tensor of shape ", root.sizes(),
                " does not require grad and has no grad_fn");
   Tensor grad = initial_gradient(root, gradient, "backward");
-  std::shared_ptr<Node> root_node = gradient_edge(root);
-  run_backward({root_node.get()}, {std::move(grad)}, nullptr, retain_graph.value_or(create_graph),
-               create_graph);
+  run_backward({gradient_edge(root)}, {std::move(grad)}, nullptr,
+               retain_graph.value_or(create_graph), create_graph);
 }
 
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
@@ -302,9 +328,8 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
   MINIDL_CHECK(grad_outputs.empty() || grad_outputs.size() == outputs.size(),
                "autograd::grad: expected one grad_output per output (", outputs.size(), "), got ",
                grad_outputs.size());
-  // The nodes are kept alive by these references while the pass runs.
-  std::vector<std::shared_ptr<Node>> root_owners;
-  std::vector<Node*> roots;
+  // The edges keep their nodes alive while the pass runs.
+  std::vector<Edge> roots;
   std::vector<Tensor> root_grads;
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Tensor& output = outputs[i];
@@ -313,20 +338,20 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
                  " does not require grad and has no grad_fn");
     root_grads.push_back(initial_gradient(output, grad_outputs.empty() ? Tensor() : grad_outputs[i],
                                           "autograd::grad"));
-    root_owners.push_back(gradient_edge(output));
-    roots.push_back(root_owners.back().get());
+    roots.push_back(gradient_edge(output));
   }
-  std::vector<std::shared_ptr<Node>> input_nodes;
-  std::unordered_map<Node*, CapturedInput> captures;
+  std::vector<Edge> input_edges;
+  Captures captures;
   for (size_t i = 0; i < inputs.size(); ++i) {
     MINIDL_CHECK(inputs[i].defined(), "autograd::grad: input ", i, " is an undefined tensor");
     MINIDL_CHECK(inputs[i].requires_grad(), "autograd::grad: input ", i, " of shape ",
                  inputs[i].sizes(), " does not require grad");
-    input_nodes.push_back(gradient_edge(inputs[i]));
+    const Edge& edge = input_edges.emplace_back(gradient_edge(inputs[i]));
     // A leaf's hooks live on the tensor, a non-leaf's on its grad_fn.
-    const auto* hooks = inputs[i].is_leaf() ? &inputs[i].unsafe_impl()->autograd_meta().grad_hooks
-                                            : &input_nodes.back()->grad_hooks;
-    captures.emplace(input_nodes.back().get(), CapturedInput{Tensor(), hooks});
+    const GradHooks* hooks = inputs[i].is_leaf()
+                                 ? &inputs[i].unsafe_impl()->autograd_meta().grad_hooks
+                                 : &edge.node->grad_hooks[edge.output_nr];
+    captures.emplace(std::pair{edge.node.get(), edge.output_nr}, CapturedInput{Tensor(), hooks});
   }
   run_backward(roots, std::move(root_grads), &captures, retain_graph.value_or(create_graph),
                create_graph);
@@ -334,7 +359,8 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
   std::vector<Tensor> result;
   result.reserve(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const Tensor& captured = captures.at(input_nodes[i].get()).grad;
+    const Tensor& captured =
+        captures.at({input_edges[i].node.get(), input_edges[i].output_nr}).grad;
     MINIDL_CHECK(captured.defined() || allow_unused, "autograd::grad: input ", i, " of shape ",
                  inputs[i].sizes(), " was not used in the graph of the outputs (or no gradient ",
                  "reaches it); pass allow_unused=true to get an undefined tensor for it");

@@ -35,8 +35,16 @@ enum class DoubleBackward { kUnsupported, kSupported };
 void record(Tensor& out, std::string op, const std::vector<Tensor>& inputs, BackwardFn backward,
             DoubleBackward double_backward = DoubleBackward::kUnsupported);
 
-// The node an input's gradient flows to (its grad_fn, or its leaf accumulator), or null.
-std::shared_ptr<Node> gradient_edge(const Tensor& input);
+// The same for an op with several outputs: makes each of `outputs` a non-leaf, output i of one
+// OutputsFunctionNode, whose backward gets one gradient per output (undefined where none
+// reached that output) and returns one per input.
+void record(std::vector<Tensor>& outputs, std::string op, const std::vector<Tensor>& inputs,
+            OutputsBackwardFn backward,
+            DoubleBackward double_backward = DoubleBackward::kUnsupported);
+
+// Where an input's gradient flows: its grad_fn at the output it is, or its leaf accumulator;
+// an empty edge when the input does not require grad.
+Edge gradient_edge(const Tensor& input);
 
 }  // namespace minidl::autograd
 

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "minidl/core/autograd/grad_mode.h"
@@ -37,18 +38,16 @@ Tensor copy_in_layout(const Tensor& t, MemoryFormat format) {
 
 // Moves each edge that holds the last reference to its node into `orphans`. The other edges
 // stay: dropping them destroys nothing.
-void take_last_references(std::vector<std::shared_ptr<Node>>& edges,
-                          std::vector<std::shared_ptr<Node>>& orphans) {
-  for (std::shared_ptr<Node>& edge : edges)
-    if (edge && edge.use_count() == 1) orphans.push_back(std::move(edge));
+void take_last_references(std::vector<Edge>& edges, std::vector<std::shared_ptr<Node>>& orphans) {
+  for (Edge& edge : edges)
+    if (edge.node && edge.node.use_count() == 1) orphans.push_back(std::move(edge.node));
 }
 
 // Runs `hooks` (Tensor::register_hook) on `grad` in registration order, each on what the
 // previous one left, and returns the gradient to use. `where` names the tensor in errors. The
 // hooks are a copy, as PyTorch's snapshot: a hook that removes itself or adds another changes
 // the next backward, not this one.
-Tensor run_grad_hooks(std::vector<std::pair<int, GradHook>> hooks, Tensor grad,
-                      const std::string& where) {
+Tensor run_grad_hooks(GradHooks hooks, Tensor grad, const std::string& where) {
   for (const auto& [id, hook] : hooks) {
     Tensor replaced = hook(grad);
     if (!replaced.defined()) continue;
@@ -100,7 +99,11 @@ void accumulate_into(Tensor& leaf, const Tensor& grad) {
 
 Node* running_node() { return running; }
 
-Node::Node(std::string name) : name_(std::move(name)), sequence_nr_(next_sequence_nr++) {}
+Node::Node(std::string name, uint32_t num_outputs)
+    : grad_hooks(num_outputs),
+      name_(std::move(name)),
+      sequence_nr_(next_sequence_nr++),
+      num_outputs_(num_outputs) {}
 
 // Note [Releasing deep graphs]
 // A node owns the nodes its gradient flows to (`next`), so the graph of `y = y + 1` repeated
@@ -124,17 +127,22 @@ Node::~Node() {
   }  // `node` is destroyed at the end of each iteration, with no last-owner edges left
 }
 
-std::vector<Tensor> Node::apply(const Tensor& grad_output) {
+std::vector<Tensor> Node::apply(std::vector<Tensor> grad_outputs) {
   MINIDL_CHECK(!released_, "backward: trying to backward through the graph a second time (", name_,
                " was already freed); call backward(gradient, /*retain_graph=*/true) the "
                "first time if you need to backward twice");
+  MINIDL_INTERNAL_ASSERT(grad_outputs.size() == num_outputs_, name_, " was given ",
+                         grad_outputs.size(), " gradients for ", num_outputs_, " outputs");
   const RunningNodeScope scope(this);
-  // Without hooks grad_output is passed on untouched: AccumulateGrad takes over a gradient no
+  // Without hooks a gradient is passed on untouched: AccumulateGrad takes over a gradient no
   // one else references instead of copying it.
-  std::vector<Tensor> grads =
-      grad_hooks.empty()
-          ? backward(grad_output)
-          : backward(run_grad_hooks(grad_hooks, grad_output, "the output of " + name_));
+  for (uint32_t i = 0; i < num_outputs_; ++i) {
+    if (grad_hooks[i].empty() || !grad_outputs[i].defined()) continue;
+    const std::string where = num_outputs_ == 1 ? "the output of " + name_
+                                                : "output " + std::to_string(i) + " of " + name_;
+    grad_outputs[i] = run_grad_hooks(grad_hooks[i], std::move(grad_outputs[i]), where);
+  }
+  std::vector<Tensor> grads = backward(std::move(grad_outputs));
   MINIDL_INTERNAL_ASSERT(grads.size() == next.size(), name_, " returned ", grads.size(),
                          " gradients for ", next.size(), " inputs");
   for (size_t i = 0; i < grads.size() && i < input_sizes.size(); ++i) {
@@ -145,6 +153,10 @@ std::vector<Tensor> Node::apply(const Tensor& grad_output) {
   return grads;
 }
 
+std::vector<Tensor> Node::apply(const Tensor& grad_output) {
+  return apply(std::vector<Tensor>{grad_output});
+}
+
 void Node::release() {
   released_ = true;
   release_saved();
@@ -153,7 +165,8 @@ void Node::release() {
 AccumulateGrad::AccumulateGrad(std::shared_ptr<TensorImpl> leaf)
     : Node("AccumulateGrad"), leaf_(std::move(leaf)) {}
 
-std::vector<Tensor> AccumulateGrad::backward(const Tensor& grad_output) {
+std::vector<Tensor> AccumulateGrad::backward(std::vector<Tensor> grad_outputs) {
+  const Tensor& grad_output = grad_outputs[0];
   Tensor leaf(leaf_);
   const auto& hooks = leaf_->autograd_meta().grad_hooks;
   if (hooks.empty()) {

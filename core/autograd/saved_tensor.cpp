@@ -27,6 +27,9 @@ Tensor SavedTensor::get() const {
     Node* running = running_node();
     std::shared_ptr<Node> node = running != nullptr ? running->weak_from_this().lock() : nullptr;
     if (node) {
+      // An op that saves its own output has that one output (its number is 0).
+      MINIDL_INTERNAL_ASSERT(node->num_outputs() == 1, op_, " saved its output, but its node ",
+                             node->name(), " has ", node->num_outputs(), " outputs");
       Tensor output = tensor_.detach();
       AutogradMeta& meta = output.unsafe_impl()->autograd_meta();
       meta.requires_grad = true;

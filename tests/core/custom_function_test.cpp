@@ -13,6 +13,7 @@
 
 #include "minidl/core/autograd/engine.h"
 #include "minidl/core/autograd/gradcheck.h"
+#include "minidl/ops/closeness.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/linalg.h"
 #include "minidl/ops/reduce.h"
@@ -214,6 +215,133 @@ TEST(CustomFunction, MarkNonDifferentiable) {
   EXPECT_FALSE(s.requires_grad());
   EXPECT_EQ(s.grad_fn(), nullptr);
   EXPECT_EQ(to_vector<double>(s), (std::vector<double>{-1.0, 0.0, 1.0}));
+}
+
+// sin(x) and cos(x) as two outputs of one function: backward gets both outputs' gradients.
+// `materialize` false asks for undefined gradients where none arrived; `seen` records, per
+// call of backward, which gradients were defined and which were all zeros.
+struct SinCos : autograd::Function<SinCos> {
+  static inline std::vector<std::string> seen;
+
+  static variable_list forward(AutogradContext* ctx, const Tensor& x, bool materialize) {
+    ctx->save_for_backward({x});
+    ctx->set_materialize_grads(materialize);
+    return {sin(x), cos(x)};
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    std::string pattern;
+    for (const Tensor& grad : grad_outputs)
+      pattern += !grad.defined() ? 'u' : (grad == 0.0).all().item<bool>() ? '0' : 'g';
+    seen.push_back(pattern);
+    const Tensor x = ctx->get_saved_variables()[0];
+    Tensor grad;
+    if (grad_outputs[0].defined()) grad = grad_outputs[0] * cos(x);
+    if (grad_outputs[1].defined())
+      grad = grad.defined() ? grad - grad_outputs[1] * sin(x) : -grad_outputs[1] * sin(x);
+    return {grad, Tensor()};
+  }
+};
+
+TEST(CustomFunction, SeveralOutputsAreOneNodeCheckedByGradcheck) {
+  Tensor x = leaf({-1.5, 0.2, 2.0});
+  variable_list outputs = SinCos::apply(x, true);
+  ASSERT_EQ(outputs.size(), 2u);
+  EXPECT_EQ(outputs[0].grad_fn(), outputs[1].grad_fn());
+  EXPECT_EQ(outputs[0].grad_fn()->name(), "SinCosBackward");
+  EXPECT_EQ(outputs[1].unsafe_impl()->autograd_meta().output_nr, 1u);
+  EXPECT_TRUE(allclose(outputs[1], cos(x.detach())));
+  auto result = gradcheck(
+      [](const std::vector<Tensor>& in) {
+        variable_list out = SinCos::apply(in[0], true);
+        return out[0] * 2.0 + out[1] * out[1] * in[0];
+      },
+      {x});
+  EXPECT_TRUE(result) << result.message;
+}
+
+TEST(CustomFunction, AnOutputNoGradientReachedGetsZerosUnlessNotMaterialized) {
+  Tensor x = leaf({0.5, 1.0});
+  SinCos::seen.clear();
+  sum(SinCos::apply(x, true)[1]).backward();
+  sum(SinCos::apply(x, false)[1]).backward();
+  sum(SinCos::apply(x, false)[0] * SinCos::apply(x, false)[1]).backward();
+  EXPECT_EQ(SinCos::seen, (std::vector<std::string>{"0g", "ug", "gu", "ug"}));
+  // Each backward: d/dx cos = -sin, twice, then d/dx (sin x cos x) = cos^2 - sin^2.
+  const Tensor xd = x.detach();
+  EXPECT_TRUE(allclose(x.grad(), -2.0 * sin(xd) + cos(xd) * cos(xd) - sin(xd) * sin(xd)));
+}
+
+// The largest element and its index: the index is not differentiable.
+struct MaxWithIndex : autograd::Function<MaxWithIndex> {
+  static variable_list forward(AutogradContext* ctx, const Tensor& x) {
+    Tensor index = argmax(x);
+    ctx->mark_non_differentiable({index});
+    ctx->saved_data["index"] = index.item<int64_t>();
+    ctx->saved_data["size"] = x.numel();
+    return {x.max(), index};
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    EXPECT_EQ(grad_outputs.size(), 2u);
+    EXPECT_TRUE(grad_outputs[1].defined());  // a materialized zero for the index
+    Tensor grad = zeros({std::any_cast<int64_t>(ctx->saved_data.at("size"))}, kFloat64);
+    grad.narrow(0, std::any_cast<int64_t>(ctx->saved_data.at("index")), 1)
+        .copy_(grad_outputs[0].reshape({1}));
+    return {grad};
+  }
+};
+
+TEST(CustomFunction, NonDifferentiableOutputAmongSeveral) {
+  Tensor x = leaf({1.0, 4.0, 2.0});
+  variable_list outputs = MaxWithIndex::apply(x);
+  EXPECT_TRUE(outputs[0].requires_grad());
+  EXPECT_FALSE(outputs[1].requires_grad());
+  EXPECT_EQ(outputs[1].grad_fn(), nullptr);
+  EXPECT_EQ(outputs[1].item<int64_t>(), 1);
+  (outputs[0] * 3.0).backward();
+  EXPECT_EQ(to_vector<double>(x.grad()), (std::vector<double>{0.0, 3.0, 0.0}));
+}
+
+// Returns its input, marked non-differentiable, beside its double.
+struct InputAndDouble : autograd::Function<InputAndDouble> {
+  static variable_list forward(AutogradContext* ctx, const Tensor& x) {
+    ctx->mark_non_differentiable({x});
+    return {x, x * 2.0};
+  }
+  static variable_list backward(AutogradContext*, variable_list grad_outputs) {
+    return {grad_outputs[1] * 2.0};
+  }
+};
+
+TEST(CustomFunction, AnInputReturnedAndMarkedNonDifferentiableStaysSo) {
+  Tensor x = leaf({1.0, 2.0});
+  variable_list outputs = InputAndDouble::apply(x);
+  EXPECT_FALSE(outputs[0].is_same(x));
+  EXPECT_FALSE(outputs[0].requires_grad());
+  EXPECT_TRUE(x.is_leaf());
+  EXPECT_TRUE(outputs[1].requires_grad());
+  sum(outputs[1]).backward();
+  EXPECT_EQ(to_vector<double>(x.grad()), (std::vector<double>{2.0, 2.0}));
+}
+
+// Returns one tensor twice: two outputs, each with a gradient of its own.
+struct Twice : autograd::Function<Twice> {
+  static variable_list forward(AutogradContext*, const Tensor& x) {
+    Tensor y = x * 1.0;
+    return {y, y};
+  }
+  static variable_list backward(AutogradContext*, variable_list grad_outputs) {
+    return {grad_outputs[0] + grad_outputs[1] * 10.0};
+  }
+};
+
+TEST(CustomFunction, TheSameTensorReturnedTwiceIsTwoOutputs) {
+  Tensor x = leaf({1.0, 2.0});
+  variable_list outputs = Twice::apply(x);
+  EXPECT_FALSE(outputs[0].is_same(outputs[1]));
+  EXPECT_EQ(outputs[0].unsafe_impl()->autograd_meta().output_nr, 0u);
+  EXPECT_EQ(outputs[1].unsafe_impl()->autograd_meta().output_nr, 1u);
+  sum(outputs[0] * 2.0 + outputs[1]).backward();
+  EXPECT_EQ(to_vector<double>(x.grad()), (std::vector<double>{12.0, 12.0}));
 }
 
 // Backward functions that break the rules, chosen by `mistake`.

@@ -311,8 +311,8 @@ TEST(AutocastWeightCache, AParameterIsCastOncePerGuard) {
   // Both products hang off the same cast node: the weight was converted once.
   ASSERT_NE(first.grad_fn(), nullptr);
   ASSERT_NE(second.grad_fn(), nullptr);
-  EXPECT_EQ(first.grad_fn()->next[1], second.grad_fn()->next[1]);
-  EXPECT_EQ(first.grad_fn()->next[1]->name(), "ToCopyBackward");
+  EXPECT_EQ(first.grad_fn()->next[1].node, second.grad_fn()->next[1].node);
+  EXPECT_EQ(first.grad_fn()->next[1].node->name(), "ToCopyBackward");
   EXPECT_TRUE(amp::cached_cast(weight, kFloat16).is_same(amp::cached_cast(weight, kFloat16)));
   // Inputs that are not parameters are not cached.
   EXPECT_EQ(amp::cast_cache_size(), 2u);
