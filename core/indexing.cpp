@@ -73,56 +73,60 @@ std::string indices_str(const std::vector<indexing::TensorIndex>& indices) {
 
 }  // namespace
 
-Tensor Tensor::index(const std::vector<indexing::TensorIndex>& indices) const {
-  MINIDL_CHECK(defined(), "index: this tensor is undefined (default-constructed)");
-  for (const indexing::TensorIndex& index : indices) {
-    if (!index.is_tensor()) continue;
-    MINIDL_CHECK(indices.size() == 1, "index: a tensor index must be the only index, got ",
-                 indices_str(indices),
-                 " (index in two steps: x.index({Slice(), 0}).index({mask}))");
-    return index_by_tensor(index.tensor());
-  }
-  int64_t consumed = 0;  // dims of *this that the integers and slices take
+namespace indexing {
+
+Tensor apply_basic_indices(const Tensor& x, const std::vector<TensorIndex>& indices,
+                           std::vector<TensorIndexPlace>* places) {
+  // The dims of x each index takes: an integer or slice one, an int64 tensor one, a mask its own.
+  const auto dims_taken = [](const TensorIndex& index) -> int64_t {
+    if (index.is_integer() || index.is_slice()) return 1;
+    if (index.is_tensor()) return index.tensor().dtype() == kBool ? index.tensor().dim() : 1;
+    return 0;
+  };
+  int64_t consumed = 0;
   int ellipses = 0;
-  for (const indexing::TensorIndex& index : indices) {
-    if (index.is_integer() || index.is_slice()) ++consumed;
+  for (const TensorIndex& index : indices) {
+    consumed += dims_taken(index);
     if (index.is_ellipsis()) ++ellipses;
   }
   MINIDL_CHECK(ellipses <= 1, "index: an index can only have a single ellipsis ('...'), got ",
                indices_str(indices));
-  MINIDL_CHECK(consumed <= dim(), "index: too many indices for a tensor of dimension ", dim(),
-               " (shape ", sizes(), "): ", indices_str(indices));
+  MINIDL_CHECK(consumed <= x.dim(), "index: too many indices for a tensor of dimension ", x.dim(),
+               " (shape ", x.sizes(), "): ", indices_str(indices));
 
-  Tensor result = *this;
+  Tensor result = x;
   int64_t result_dim = 0;  // where the next index applies in `result`
-  int64_t source_dim = 0;  // the same dim counted in *this, for error messages
-  for (const indexing::TensorIndex& index : indices) {
+  int64_t source_dim = 0;  // the same dim counted in x, for error messages
+  for (const TensorIndex& index : indices) {
     switch (index.kind()) {
-      case indexing::TensorIndex::Kind::Integer: {
+      case TensorIndex::Kind::Integer: {
         const int64_t size = result.size(result_dim);
         const int64_t i = index.integer();
         MINIDL_CHECK(i >= -size && i < size, "index: index ", i, " is out of range for dimension ",
-                     source_dim, " with size ", size, " (tensor of shape ", sizes(), ", indices ",
+                     source_dim, " with size ", size, " (tensor of shape ", x.sizes(), ", indices ",
                      indices_str(indices), ")");
         result = result.select(result_dim, i);  // the dim disappears
         ++source_dim;
         break;
       }
-      case indexing::TensorIndex::Kind::Slice: {
-        const indexing::Slice& slice = index.slice();
+      case TensorIndex::Kind::Slice: {
+        const Slice& slice = index.slice();
         result = result.slice(result_dim, slice.start(), slice.stop(), slice.step());
         ++result_dim;
         ++source_dim;
         break;
       }
-      case indexing::TensorIndex::Kind::None:
+      case TensorIndex::Kind::None:
         result = result.unsqueeze(result_dim);
         ++result_dim;
         break;
-      case indexing::TensorIndex::Kind::Tensor:  // handled above, as the only index
+      case TensorIndex::Kind::Tensor:  // its dims stay, for the tensor indexing that follows
+        if (places != nullptr) places->push_back({result_dim, source_dim});
+        result_dim += dims_taken(index);
+        source_dim += dims_taken(index);
         break;
-      case indexing::TensorIndex::Kind::Ellipsis: {
-        const int64_t skipped = dim() - consumed;  // the dims "..." stands for
+      case TensorIndex::Kind::Ellipsis: {
+        const int64_t skipped = x.dim() - consumed;  // the dims "..." stands for
         result_dim += skipped;
         source_dim += skipped;
         break;
@@ -130,6 +134,17 @@ Tensor Tensor::index(const std::vector<indexing::TensorIndex>& indices) const {
     }
   }
   return result;
+}
+
+std::string to_string(const std::vector<TensorIndex>& indices) { return indices_str(indices); }
+
+}  // namespace indexing
+
+Tensor Tensor::index(const std::vector<indexing::TensorIndex>& indices) const {
+  MINIDL_CHECK(defined(), "index: this tensor is undefined (default-constructed)");
+  for (const indexing::TensorIndex& index : indices)
+    if (index.is_tensor()) return index_by_tensors(indices);
+  return indexing::apply_basic_indices(*this, indices, nullptr);
 }
 
 Tensor Tensor::operator[](int64_t index) const {

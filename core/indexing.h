@@ -14,20 +14,24 @@
 // The result is a view sharing x's storage, built from select, slice and unsqueeze, so it is
 // differentiable. Tensor::index is defined in core/indexing.cpp.
 //
-// A tensor index (advanced indexing, which copies) is the only index of its list:
+// Tensor indices (advanced indexing, which copies), alone or among the others:
 //   x.index({mask})      // bool mask over x's leading dims: the selected elements (or rows
 //                        // when the mask covers fewer dims than x has), as x[mask]
 //   x.index({indices})   // int64: x's rows at `indices` (any shape; negative counts from the
 //                        // end), as x[indices]
-//   x.index_put_({mask}, 0.0), x.index_put_({indices}, values, /*accumulate=*/true)
-// (ops/advanced_indexing.cpp; index_put in ops/indexing.h is the differentiable copy). Combine it
-// with basic indices in two steps: x.index({Slice(), 0}).index({mask}). Boolean scalars
-// (x[True]) are refused at compile time rather than read as the integers 0 and 1.
+//   x.index({Slice(), indices})           // x[:, indices]
+//   x.index({arange(n), targets})         // x[arange(n), targets]: one element per row
+//   x.index_put_({mask}, 0.0), x.index_put_({indices}, values, /*accumulate=*/true),
+//   x.index_put_({Slice(), indices}, values)
+// with LibTorch's rules (Note [Tensor indices among others] in ops/advanced_indexing.cpp;
+// index_put in ops/indexing.h is the differentiable copy). Boolean scalars (x[True]) are
+// refused at compile time rather than read as the integers 0 and 1.
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace minidl {
 class Tensor;
@@ -99,5 +103,20 @@ class TensorIndex {
 
 // "None", "...", "3", "1:None:2" or "Tensor[3, 4] bool".
 std::string to_string(const TensorIndex& index);
+// "{0, 1:None:1, Tensor[2] int64}".
+std::string to_string(const std::vector<TensorIndex>& indices);
+
+// Where a tensor index picks: the first of the dims it indexes, in the view of the basic
+// indices and in the tensor indexed.
+struct TensorIndexPlace {
+  int64_t view_dim;
+  int64_t source_dim;
+};
+
+// The view that the integers, slices, None and Ellipsis of `indices` give, in which each tensor
+// index keeps the dims it indexes (one for an int64 index, its own for a bool mask), its place
+// appended to `places` (when given): where advanced indexing then picks.
+Tensor apply_basic_indices(const Tensor& x, const std::vector<TensorIndex>& indices,
+                           std::vector<TensorIndexPlace>* places);
 
 }  // namespace minidl::indexing

@@ -187,12 +187,13 @@ class Tensor {
   // x[i] is x.select(0, i), as in LibTorch.
   Tensor operator[](int64_t index) const;
   // x.index({Slice(1, None), 0, None, "..."}): integers, slices, None and Ellipsis, as
-  // torch::indexing (see core/indexing.h); or one bool mask or int64 index tensor, which copies:
-  // x.index({mask}) is x[mask], the selected elements (rows) in row-major order.
+  // torch::indexing (see core/indexing.h), a view; with bool mask or int64 index tensors among
+  // them, a copy: x.index({mask}) is x[mask], the selected elements (rows) in row-major order,
+  // x.index({Slice(), indices}) is x[:, indices].
   Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
-  // x[indices] = values in place, for one tensor index (a bool mask over x's leading dims or an
-  // int64 index of x's rows), as LibTorch's index_put_; values broadcast to x.index(indices)'s
-  // shape. accumulate adds instead (repeated indices add up, in position order). Defined in
+  // x[indices] = values in place, for indices with at least one tensor (a bool mask or an
+  // int64 index), as LibTorch's index_put_; values broadcast to x.index(indices)'s shape.
+  // accumulate adds instead (repeated indices add up, in position order). Defined in
   // ops/advanced_indexing.cpp; index_put (ops/indexing.h) is the differentiable copy.
   Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Tensor& values,
                      bool accumulate = false);
@@ -360,8 +361,8 @@ class Tensor {
 
  private:
   std::vector<Tensor> split_evenly(int64_t split_size, int64_t dim) const;
-  // index() with one tensor index (ops/advanced_indexing.cpp).
-  Tensor index_by_tensor(const Tensor& index) const;
+  // index() with tensor indices among `indices` (ops/advanced_indexing.cpp).
+  Tensor index_by_tensors(const std::vector<indexing::TensorIndex>& indices) const;
   TensorImpl& impl() const {
     MINIDL_CHECK(impl_ != nullptr, "Tensor: this tensor is undefined (default-constructed)");
     return *impl_;

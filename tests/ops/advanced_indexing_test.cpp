@@ -1,6 +1,8 @@
-// Indexing by one tensor, as LibTorch's: x.index({mask}), x.index({indices}), index_put and
-// index_put_ (with and without accumulate): PyTorch 2.15's values and gradients
-// (tests/ops/shape_ops_reference.h), f64 gradient checks, repeated indices, and the errors.
+// Indexing by tensors, as LibTorch's: x.index({mask}), x.index({indices}), tensors among
+// integers, slices, None and "..." (x.index({Slice(), indices})), several tensors broadcast
+// together, index_put and index_put_ (with and without accumulate): PyTorch 2.15's values and
+// gradients (tests/ops/shape_ops_reference.h), f64 gradient checks, repeated indices, and the
+// errors.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -15,6 +17,8 @@
 namespace minidl {
 namespace {
 
+using indexing::None;
+using indexing::Slice;
 using testing::ReferenceFn;
 
 // The masks and indices of tools/reference/make_shape_ops_reference.py.
@@ -33,6 +37,18 @@ Tensor int_index() {
 Tensor accumulate_index() {
   const std::vector<int64_t> index = {0, 2, 0};
   return from_host(index.data(), {3}, kInt64);
+}
+Tensor int64s(std::vector<int64_t> values, const Shape& shape) {
+  return from_host(values.data(), shape, kInt64);
+}
+// The script's COLUMNS, ROW_PICKS, DEPTH_PICKS, TARGETS and MASK_3X4.
+Tensor columns() { return int64s({3, 0, -2, 1}, {2, 2}); }
+Tensor row_picks() { return int64s({2, 0, 1}, {3}); }
+Tensor depth_picks() { return int64s({4, -5, 3}, {3}); }
+Tensor targets() { return int64s({5, 0, 3, 3}, {4}); }
+Tensor mask_3x4() {
+  const std::vector<uint8_t> mask = {1, 0, 0, 1, 0, 1, 1, 0, 1, 0, 0, 0};
+  return from_host(mask.data(), {3, 4}, kBool);
 }
 
 struct IndexCase {
@@ -88,6 +104,85 @@ std::vector<IndexCase> index_cases() {
        {{3, 4}, {2, 2, 4}},
        kIndexPutIntOutput,
        {kIndexPutIntGrad0, kIndexPutIntGrad1}},
+      // Tensors among other indices (Note [Tensor indices among others]).
+      {"IndexSliceTensor",
+       [](const std::vector<Tensor>& in) {
+         return in[0].index({Slice(), columns()});
+       },
+       {{3, 4, 5}},
+       kIndexSliceTensorOutput,
+       {kIndexSliceTensorGrad0}},
+      {"IndexTensorSliceTensor",
+       [](const std::vector<Tensor>& in) {
+         return in[0].index({row_picks(), Slice(), depth_picks()});
+       },
+       {{3, 4, 5}},
+       kIndexTensorSliceTensorOutput,
+       {kIndexTensorSliceTensorGrad0}},
+      {"IndexIntSliceTensor",
+       [](const std::vector<Tensor>& in) {
+         return in[0].index({1, Slice(), depth_picks()});
+       },
+       {{3, 4, 5}},
+       kIndexIntSliceTensorOutput,
+       {kIndexIntSliceTensorGrad0}},
+      {"IndexRowsAndTargets",
+       [](const std::vector<Tensor>& in) {
+         return in[0].index({arange(4), targets()});
+       },
+       {{4, 6}},
+       kIndexRowsAndTargetsOutput,
+       {kIndexRowsAndTargetsGrad0}},
+      {"IndexBroadcastTensors",
+       [](const std::vector<Tensor>& in) {
+         return in[0].index({row_picks().view({3, 1}), columns()[0].view({1, 2})});
+       },
+       {{3, 4, 5}},
+       kIndexBroadcastTensorsOutput,
+       {kIndexBroadcastTensorsGrad0}},
+      {"IndexTensorNoneTensor",
+       [](const std::vector<Tensor>& in) {
+         return in[0].index({row_picks(), None, row_picks() + 1});
+       },
+       {{3, 4, 5}},
+       kIndexTensorNoneTensorOutput,
+       {kIndexTensorNoneTensorGrad0}},
+      {"IndexSliceMask",
+       [](const std::vector<Tensor>& in) {
+         return in[0].index({Slice(), mask_3x4()});
+       },
+       {{2, 3, 4}},
+       kIndexSliceMaskOutput,
+       {kIndexSliceMaskGrad0}},
+      {"IndexEllipsisTensor",
+       [](const std::vector<Tensor>& in) {
+         return in[0].index({"...", columns()});
+       },
+       {{2, 3, 4}},
+       kIndexEllipsisTensorOutput,
+       {kIndexEllipsisTensorGrad0}},
+      {"IndexPutSliceTensor",
+       [](const std::vector<Tensor>& in) {
+         return index_put(in[0], {Slice(), columns()}, in[1]);
+       },
+       {{3, 4, 5}, {2, 2, 5}},
+       kIndexPutSliceTensorOutput,
+       {kIndexPutSliceTensorGrad0, kIndexPutSliceTensorGrad1}},
+      {"IndexPutIntSliceTensor",
+       [](const std::vector<Tensor>& in) {
+         return index_put(in[0], {1, Slice(), depth_picks()}, in[1]);
+       },
+       {{3, 4, 5}, {3}},
+       kIndexPutIntSliceTensorOutput,
+       {kIndexPutIntSliceTensorGrad0, kIndexPutIntSliceTensorGrad1}},
+      {"IndexPutTensorsAccumulate",
+       [](const std::vector<Tensor>& in) {
+         return index_put(in[0], {int64s({0, 2, 0, 1}, {4}), int64s({1, 3, 1, 1}, {4})}, in[1],
+                          true);
+       },
+       {{3, 4}, {4}},
+       kIndexPutTensorsAccumulateOutput,
+       {kIndexPutTensorsAccumulateGrad0, kIndexPutTensorsAccumulateGrad1}},
   };
 }
 
@@ -121,6 +216,14 @@ TEST(AdvancedIndexing, IndexPutInPlaceAsLibTorch) {
   Tensor last = zeros({3});
   last.index_put_({from_host(std::vector<int64_t>{2, 2}.data(), {2}, kInt64)}, tensor({5.0, 7.0}));
   EXPECT_EQ(to_vector<float>(last), (std::vector<float>{0, 0, 7}));
+  // Among slices, as x[:, [0, 0, 2]] = [1, 2, 3] in PyTorch (the last write to column 0 wins).
+  Tensor grid = zeros({3, 4});
+  grid.index_put_({Slice(), int64s({0, 0, 2}, {3})}, tensor({1.0f, 2.0f, 3.0f}));
+  EXPECT_EQ(to_vector<float>(grid), (std::vector<float>{2, 0, 3, 0, 2, 0, 3, 0, 2, 0, 3, 0}));
+  // Two tensors: one element each, accumulated.
+  Tensor pairs = zeros({3, 4});
+  pairs.index_put_({int64s({0, 1}, {2}), int64s({1, 1}, {2})}, 5.0);
+  EXPECT_EQ(to_vector<float>(pairs), (std::vector<float>{0, 5, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0}));
   // A 0-d mask selects the whole tensor as one row, or none.
   EXPECT_EQ(x.index({full({}, 1.0, kBool)}).sizes(), (Shape{1, 3, 4}));
   EXPECT_EQ(x.index({full({}, 0.0, kBool)}).sizes(), (Shape{0, 3, 4}));
@@ -132,22 +235,31 @@ TEST(AdvancedIndexing, IndexPutInPlaceAsLibTorch) {
 TEST(AdvancedIndexing, BadIndicesAreErrors) {
   const Tensor x = zeros({3, 4});
   EXPECT_ERROR_CONTAINS(x.index({zeros({4}) > 0.0}),
-                        "index: the shape of the mask [4] does not match the shape of the indexed "
-                        "tensor [3, 4] at dim 0");
+                        "index: the shape of the mask [4] does not match the shape [3] of the dims "
+                        "it indexes (tensor of shape [3, 4] from dim 0)");
   EXPECT_ERROR_CONTAINS(x.index({zeros({3, 4, 1}) > 0.0}),
-                        "index: a mask of shape [3, 4, 1] has more dims than the tensor");
+                        "index: too many indices for a tensor of dimension 2");
   EXPECT_ERROR_CONTAINS(x.index({zeros({2})}),
                         "index: expected a bool mask or an int64 index tensor, got float32");
-  EXPECT_ERROR_CONTAINS(x.index({mask_rows(), 0}),
-                        "index: a tensor index must be the only index, got {Tensor[3] bool, 0}");
+  EXPECT_ERROR_CONTAINS(x.index({Slice(), mask_rows()}),
+                        "index: the shape of the mask [3] does not match the shape [4] of the dims "
+                        "it indexes (tensor of shape [3, 4] from dim 1)");
+  EXPECT_ERROR_CONTAINS(x.index({int64s({0, 1}, {2}), int64s({0, 1, 2}, {3})}),
+                        "index: shapes [2] and [3] cannot be broadcast");
+  EXPECT_ERROR_CONTAINS(x.index({Slice(), int64s({1, 4}, {2})}),
+                        "index: index 4 at position 1 is out of range for dimension 1 of size 4");
+  EXPECT_ERROR_CONTAINS(x.index({0, 0, int64s({0}, {1})}), "index: too many indices");
   EXPECT_ERROR_CONTAINS(index_put(x, {mask_rows()}, zeros({3, 4})),
                         "index_put: values of shape [3, 4] cannot be broadcast to the indexing "
                         "result's shape [2, 4]");
   EXPECT_ERROR_CONTAINS(index_put(x, {mask_rows()}, zeros({4}, kFloat64)),
                         "index_put: expected values of the tensor's dtype float32");
   EXPECT_ERROR_CONTAINS(index_put(x, {0}, zeros({4})),
-                        "index_put: expected exactly one index, a bool mask or an int64 index "
-                        "tensor, got 1 indices (not a tensor)");
+                        "index_put: expected at least one tensor index (a bool mask or an int64 "
+                        "index), got {0}");
+  EXPECT_ERROR_CONTAINS(index_put(x, {Slice(), int64s({0, 1}, {2})}, zeros({3})),
+                        "index_put: values of shape [3] cannot be broadcast to the indexing "
+                        "result's shape [3, 2]");
   EXPECT_ERROR_CONTAINS(x.index({from_host(std::vector<int64_t>{3}.data(), {1}, kInt64)}),
                         "index: index 3 at position 0 is out of range for dimension 0 of size 3");
 }

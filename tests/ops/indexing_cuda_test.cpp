@@ -125,5 +125,31 @@ TEST(IndexingCuda, OutOfRangeIndicesAreRaisedAtTheNextSyncPoint) {
   EXPECT_NO_THROW(cuda::synchronize());
 }
 
+TEST(IndexingCuda, TensorIndicesAmongOthersMatchTheCpus) {
+  SKIP_WITHOUT_CUDA();
+  using indexing::Slice;
+  const Tensor rows = tensor(std::vector<int64_t>{2, 0, -1}, {3});
+  const Tensor columns = tensor(std::vector<int64_t>{3, 0, -2, 1}, {2, 2});
+  const Tensor mask = wiggly({4, 5}, 2.0) > 0.0;
+  Tensor x_cpu = wiggly({3, 4, 5}, 0.5, kFloat32).requires_grad_();
+  Tensor x_gpu = x_cpu.detach().cuda().requires_grad_();
+  const auto read = [](const Tensor& x, const Tensor& r, const Tensor& c, const Tensor& m) {
+    return x.index({Slice(), c}).sum() + (x.index({r, Slice(), c[0]}) * 2.0).sum() +
+           x.index({1, m}).pow(2).sum();
+  };
+  read(x_cpu, rows, columns, mask).backward();
+  read(x_gpu, rows.cuda(), columns.cuda(), mask.cuda()).backward();
+  EXPECT_TRUE(all_close(x_gpu.grad().cpu(), x_cpu.grad(), 0.0, 0.0));
+  EXPECT_TRUE(bitwise_equal(x_gpu.detach().index({rows.cuda(), Slice(), columns[1].cuda()}).cpu(),
+                            x_cpu.detach().index({rows, Slice(), columns[1]})));
+  // index_put_ among slices, accumulating repeated positions in order on both.
+  Tensor y_cpu = zeros({3, 4});
+  Tensor y_gpu = zeros({3, 4}).cuda();
+  const Tensor picks = tensor(std::vector<int64_t>{1, 1, 3}, {3});
+  y_cpu.index_put_({Slice(), picks}, wiggly({3, 3}), /*accumulate=*/true);
+  y_gpu.index_put_({Slice(), picks.cuda()}, wiggly({3, 3}).cuda(), /*accumulate=*/true);
+  EXPECT_TRUE(bitwise_equal(y_gpu.cpu(), y_cpu));
+}
+
 }  // namespace
 }  // namespace minidl

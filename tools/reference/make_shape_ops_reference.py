@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes tests/ops/shape_ops_reference.h: PyTorch's values and gradients of einsum,
 F.interpolate (nearest and bilinear), F.pad's reflect, replicate and circular modes and
-indexing by a tensor (x[mask], x[indices], index_put), which tests/ops/einsum_test.cpp,
+indexing by tensors (x[mask], x[indices], x[:, indices], index_put), which tests/ops/einsum_test.cpp,
 tests/ops/interpolate_test.cpp, tests/ops/rearrange_test.cpp and
 tests/ops/advanced_indexing_test.cpp carry so that they run without PyTorch.
 
@@ -123,6 +123,55 @@ def index_cases():
                     [(3, 4), (3, 4)])
     entries += case("IndexPutInt",
                     lambda x, v: torch.index_put(x, (index,), v), [(3, 4), (2, 2, 4)])
+    return entries + mixed_index_cases()
+
+
+# Tensor indices among other indices, and several tensor indices (LibTorch's x.index({...})).
+COLUMNS = [[3, 0], [-2, 1]]
+ROW_PICKS = [2, 0, 1]
+DEPTH_PICKS = [4, -5, 3]
+TARGETS = [5, 0, 3, 3]
+MASK_3X4 = [[True, False, False, True], [False, True, True, False], [True, False, False, False]]
+ACCUMULATE_ROWS = [0, 2, 0, 1]
+ACCUMULATE_COLUMNS = [1, 3, 1, 1]
+
+
+def put(x, index, v, accumulate=False):
+    """x with x[index] = v (accumulate: +=), out of place, differentiable in x and v."""
+    y = x.clone()
+    if accumulate:
+        y[index] += v
+    else:
+        y[index] = v
+    return y
+
+
+def mixed_index_cases():
+    columns = torch.tensor(COLUMNS)
+    row_picks = torch.tensor(ROW_PICKS)
+    depth_picks = torch.tensor(DEPTH_PICKS)
+    targets = torch.tensor(TARGETS)
+    mask = torch.tensor(MASK_3X4)
+    entries = []
+    entries += case("IndexSliceTensor", lambda x: x[:, columns], [(3, 4, 5)])
+    entries += case("IndexTensorSliceTensor", lambda x: x[row_picks, :, depth_picks], [(3, 4, 5)])
+    entries += case("IndexIntSliceTensor", lambda x: x[1, :, depth_picks], [(3, 4, 5)])
+    entries += case("IndexRowsAndTargets", lambda x: x[torch.arange(4), targets], [(4, 6)])
+    entries += case("IndexBroadcastTensors",
+                    lambda x: x[row_picks.view(3, 1), columns[0].view(1, 2)], [(3, 4, 5)])
+    entries += case("IndexTensorNoneTensor",
+                    lambda x: x[row_picks, None, row_picks + 1], [(3, 4, 5)])
+    entries += case("IndexSliceMask", lambda x: x[:, mask], [(2, 3, 4)])
+    entries += case("IndexEllipsisTensor", lambda x: x[..., columns], [(2, 3, 4)])
+    entries += case("IndexPutSliceTensor",
+                    lambda x, v: put(x, (slice(None), columns), v), [(3, 4, 5), (2, 2, 5)])
+    entries += case("IndexPutIntSliceTensor",
+                    lambda x, v: put(x, (1, slice(None), depth_picks), v), [(3, 4, 5), (3,)])
+    entries += case("IndexPutTensorsAccumulate",
+                    lambda x, v: torch.index_put(
+                        x, (torch.tensor(ACCUMULATE_ROWS), torch.tensor(ACCUMULATE_COLUMNS)), v,
+                        accumulate=True),
+                    [(3, 4), (4,)])
     return entries
 
 
