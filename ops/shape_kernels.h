@@ -6,9 +6,10 @@
 //
 // Indices and labels are checked by the kernels. On the CPU an out-of-range value is a
 // minidl::Error naming the first one. On CUDA they live on the device, so checking them on the
-// host would synchronise: an out-of-range value stops the kernel with a device-side trap (as a
-// PyTorch device assert does), which surfaces at the next synchronising call and leaves the
-// CUDA context unusable. CUDA kernels run on the current stream and never synchronise the host.
+// host would synchronise: an out-of-range value is reported through Note [Deferred device
+// errors] (core/cuda/device_error.h) and raised as a minidl::Error at the next point where the
+// host waits for the device, the CUDA context still usable. CUDA kernels run on the current
+// stream and never synchronise the host.
 #include <cstdint>
 
 #include "minidl/core/tensor.h"
@@ -20,7 +21,7 @@ struct ShapeKernels {
   void (*index_select)(const Tensor& out, const Tensor& x, int64_t dim, const Tensor& index);
   // grad_x [outer, size, inner] += grad [outer, index.numel(), inner] scattered to rows
   // index[j]; repeated indices add up (on CUDA with atomicAdd, in no fixed order). The indices
-  // were checked by the forward.
+  // were checked by the forward (on CUDA, which reported them, an out-of-range one is skipped).
   void (*index_add)(const Tensor& grad_x, const Tensor& grad, int64_t dim, const Tensor& index);
   // out [labels.numel(), num_classes] (int64) = 1 at each label, 0 elsewhere; every element is
   // written, so out needs no zero fill.

@@ -4,7 +4,7 @@
 //
 // Note [Deferred device errors]
 // A check of device data on the host would synchronise every step, and a device-side trap (as
-// index_select's) leaves the CUDA context unusable. Instead, a kernel that finds a bad value
+// a PyTorch device assert) leaves the CUDA context unusable. Instead, a kernel that finds a bad value
 // writes a small record and carries on without touching memory out of range; the host raises
 // it as a minidl::Error at the next point where it waits for the device anyway:
 //

@@ -3,16 +3,20 @@
 // Conventions: every tensor is contiguous; around the selected dim, x is [outer, size, inner]
 // and the gathered side [outer, count, inner] (count = index.numel()). index_select and
 // one_hot overwrite their output; index_add accumulates into grad_x with atomicAdd.
-// Out-of-range indices and labels stop the kernel with a trap (see ops/shape_kernels.h).
+// Out-of-range indices and labels are reported through Note [Deferred device errors]
+// (core/cuda/device_error.h): their place in the output is written as zero, and index_add
+// skips them.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
-#include <cstdio>
+#include <string>
 
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/device_dtype.h"
+#include "minidl/core/cuda/device_error.cuh"
 #include "minidl/core/cuda/launch.cuh"
+#include "minidl/core/error.h"
 #include "minidl/ops/around_dim.h"
 #include "minidl/ops/shape_kernels.h"
 
@@ -33,15 +37,16 @@ unsigned int blocks_for(int64_t elements) {
 // integer as wide as the element: a gather only moves bits.
 template <class Word>
 __global__ void index_select_forward(Word* out, const Word* x, const int64_t* index, int64_t count,
-                                     int64_t size, int64_t inner, int64_t total) {
+                                     int64_t size, int64_t inner, int64_t total,
+                                     DeviceErrorSlot error_slot) {
   for (const int64_t e : grid_stride_range(total)) {
     const int64_t i = e % inner, row = e / inner;
     const int64_t j = row % count, outer = row / count;
     const int64_t source = index[j];
-    if (source < 0 || source >= size) {
-      printf("index_select: index %lld is out of range for a dimension of size %lld\n",
-             static_cast<long long>(source), static_cast<long long>(size));
-      __trap();
+    if (source < 0 || source >= size) [[unlikely]] {
+      report_device_error(error_slot, source, j, size);
+      out[e] = Word{0};
+      continue;
     }
     out[e] = x[(outer * size + source) * inner + i];
   }
@@ -65,23 +70,36 @@ __global__ void index_add_backward(T* grad_x, const T* grad, const int64_t* inde
   for (const int64_t e : grid_stride_range(total)) {
     const int64_t i = e % inner, row = e / inner;
     const int64_t j = row % count, outer = row / count;
+    if (index[j] < 0 || index[j] >= size) [[unlikely]]
+      continue;  // the forward reported it
     atomic_add(grad_x + (outer * size + index[j]) * inner + i, grad[e]);
   }
 }
 
 // out [count, num_classes] = (class == labels[row]).
 __global__ void one_hot_forward(int64_t* out, const int64_t* labels, int64_t num_classes,
-                                int64_t total) {
+                                int64_t total, DeviceErrorSlot error_slot) {
   for (const int64_t e : grid_stride_range(total)) {
     const int64_t row = e / num_classes, cls = e % num_classes;
     const int64_t label = labels[row];
-    if (label < 0 || label >= num_classes) {
-      printf("one_hot: label %lld is out of range for %lld classes\n",
-             static_cast<long long>(label), static_cast<long long>(num_classes));
-      __trap();
+    if (label < 0 || label >= num_classes) [[unlikely]] {
+      report_device_error(error_slot, label, row, num_classes);
+      out[e] = 0;
+      continue;
     }
     out[e] = cls == label ? 1 : 0;
   }
+}
+
+// The messages of the deferred errors, worded as the CPU kernels' (ops/cpu/shape.cpp).
+std::string index_select_index_error(int64_t index, int64_t position, int64_t size) {
+  return ::minidl::detail::concat("index_select: index ", index,
+                                  " is out of range for a dimension of size ", size,
+                                  " (at position ", position, " of the index)");
+}
+std::string one_hot_label_error(int64_t label, int64_t position, int64_t num_classes) {
+  return ::minidl::detail::concat("one_hot: label ", label, " is out of range for ", num_classes,
+                                  " classes (at position ", position, ")");
 }
 
 // ---- launchers ----
@@ -91,11 +109,12 @@ void index_select_kernel(const Tensor& out, const Tensor& x, int64_t dim, const 
   const int64_t count = index.numel(), total = out.numel();
   if (total == 0) return;
   LaunchContext context(x);
+  const DeviceErrorSlot error_slot = device_error_slot(context.device, index_select_index_error);
   visit_element_width(x.dtype(), [&](auto word) {
     using Word = decltype(word);
     index_select_forward<Word><<<blocks_for(total), kThreadsPerBlock, 0, context.stream>>>(
         static_cast<Word*>(out.data_ptr()), static_cast<const Word*>(x.data_ptr()),
-        index.data_ptr<int64_t>(), count, shape.size, shape.inner, total);
+        index.data_ptr<int64_t>(), count, shape.size, shape.inner, total, error_slot);
     MINIDL_LAUNCH_CHECK();
   });
 }
@@ -118,8 +137,9 @@ void one_hot_kernel(const Tensor& out, const Tensor& labels, int64_t num_classes
   const int64_t total = out.numel();
   if (total == 0) return;
   LaunchContext context(out);
+  const DeviceErrorSlot error_slot = device_error_slot(context.device, one_hot_label_error);
   one_hot_forward<<<blocks_for(total), kThreadsPerBlock, 0, context.stream>>>(
-      out.data_ptr<int64_t>(), labels.data_ptr<int64_t>(), num_classes, total);
+      out.data_ptr<int64_t>(), labels.data_ptr<int64_t>(), num_classes, total, error_slot);
   MINIDL_LAUNCH_CHECK();
 }
 

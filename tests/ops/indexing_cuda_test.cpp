@@ -11,6 +11,7 @@
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/indexing.h"
 #include "minidl/ops/masking.h"
+#include "minidl/ops/shape.h"
 #include "test_util.h"
 
 namespace minidl {
@@ -123,6 +124,19 @@ TEST(IndexingCuda, OutOfRangeIndicesAreRaisedAtTheNextSyncPoint) {
   EXPECT_ERROR_CONTAINS(cuda::synchronize(),
                         "index_add: index 3 is out of range for a dimension of size 3");
   EXPECT_NO_THROW(cuda::synchronize());
+  // index_select and one_hot report theirs the same way, and the context stays usable; an
+  // index out of range for its own dim among two tensor indices, whose row number would be in
+  // range, is made out of range for index_select to report.
+  Tensor rows = index_select(x, 1, tensor(std::vector<int64_t>{0, 4}).cuda());
+  EXPECT_ERROR_CONTAINS(rows.cpu(),
+                        "index_select: index 4 is out of range for a dimension of size 4 (at "
+                        "position 1 of the index)");
+  EXPECT_ERROR_CONTAINS(one_hot(tensor(std::vector<int64_t>{1, -1}).cuda(), 3).cpu(),
+                        "one_hot: label -1 is out of range for 3 classes (at position 1)");
+  (void)x.index({tensor(std::vector<int64_t>{0}).cuda(), tensor(std::vector<int64_t>{4}).cuda()});
+  EXPECT_ERROR_CONTAINS(cuda::synchronize(),
+                        "index_select: index 12 is out of range for a dimension of size 12");
+  EXPECT_EQ(to_vector<float>((x * 2.0).cpu()), std::vector<float>(12, 2.0f));
 }
 
 TEST(IndexingCuda, TensorIndicesAmongOthersMatchTheCpus) {
