@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "minidl/nn/conv_padding.h"
 #include "minidl/ops/attention.h"
 #include "minidl/ops/conv.h"
 #include "minidl/ops/conv1d.h"
@@ -29,14 +30,27 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
 
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias,
               const Conv2dFuncOptions& options) {
-  return minidl::conv2d(input, weight, bias, options.stride(), options.padding(),
+  // A weight of another rank is minidl::conv2d's error to report.
+  const Size2 kernel =
+      weight.defined() && weight.dim() == 4 ? Size2(weight.size(2), weight.size(3)) : Size2(1);
+  const std::vector<int64_t> amounts =
+      conv_pad_amounts(options.padding(), kernel, options.stride(), options.dilation(), "conv2d");
+  // Unequal sides (kSame with an even kernel) are padded first, as PyTorch does.
+  const bool padded_by_conv = symmetric(amounts);
+  return minidl::conv2d(padded_by_conv ? input : minidl::pad(input, amounts), weight, bias,
+                        options.stride(), padded_by_conv ? Size2(amounts[2], amounts[0]) : 0,
                         options.dilation(), options.groups());
 }
 
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias,
               const Conv1dFuncOptions& options) {
-  return minidl::conv1d(input, weight, bias, options.stride(), options.padding(),
-                        options.dilation(), options.groups());
+  const int64_t kernel = weight.defined() && weight.dim() == 3 ? weight.size(2) : 1;
+  const std::vector<int64_t> amounts =
+      conv_pad_amounts(options.padding(), kernel, options.stride(), options.dilation(), "conv1d");
+  const bool padded_by_conv = symmetric(amounts);
+  return minidl::conv1d(padded_by_conv ? input : minidl::pad(input, amounts), weight, bias,
+                        options.stride(), padded_by_conv ? amounts[0] : 0, options.dilation(),
+                        options.groups());
 }
 
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias,

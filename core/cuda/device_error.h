@@ -4,8 +4,8 @@
 //
 // Note [Deferred device errors]
 // A check of device data on the host would synchronise every step, and a device-side trap (as
-// a PyTorch device assert) leaves the CUDA context unusable. Instead, a kernel that finds a bad value
-// writes a small record and carries on without touching memory out of range; the host raises
+// a PyTorch device assert) leaves the CUDA context unusable. Instead, a kernel that finds a bad
+// value writes a small record and carries on without touching memory out of range; the host raises
 // it as a minidl::Error at the next point where it waits for the device anyway:
 //
 //   - a copy from the device to the host (item(), cpu(), to(kCPU); ops/cuda/copy.cu),

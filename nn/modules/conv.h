@@ -61,12 +61,20 @@ class ConvTranspose2dImpl : public Module {
 
   // x [N, in_channels, H, W] -> [N, out_channels, H_out, W_out] (ops/conv_transpose.h).
   Tensor forward(const Tensor& x);
+  // The same with H_out and W_out the last two of output_size ([H, W] or [N, C, H, W]), as
+  // PyTorch's forward(input, output_size): the output padding is chosen for it, in place of
+  // options.output_padding(). A size the stride cannot give is an error naming the range.
+  Tensor forward(const Tensor& x, const Shape& output_size);
   void reset_parameters();
   void pretty_print(std::ostream& out) const override;
 
   ConvTranspose2dOptions options;
   Tensor weight;  // [in_channels, out_channels / groups, kH, kW]
   Tensor bias;    // [out_channels], undefined without bias
+
+ private:
+  void check_input(const Tensor& x) const;
+  Tensor transpose_convolve(const Tensor& x, Size2 output_padding);
 };
 
 MINIDL_MODULE(ConvTranspose2d);

@@ -1,6 +1,6 @@
-// nn::Conv1d, nn::BatchNorm1d, nn::ConvTranspose2d and nn::GroupNorm moved to a GPU: outputs,
-// parameter gradients and running statistics match the CPU's. Skipped, with the reason, where
-// there is no GPU.
+// nn::Conv1d, nn::BatchNorm1d, nn::ConvTranspose2d, nn::GroupNorm and nn::Conv2d's padding modes
+// moved to a GPU: outputs, parameter gradients and running statistics match the CPU's. Skipped,
+// with the reason, where there is no GPU.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -55,6 +55,20 @@ TEST(ConvNormLayersCuda, ConvTranspose2dAndGroupNormMatchTheCpu) {
   };
   nn::Sequential on_cpu = make(), on_gpu = make();
   expect_same_step(on_cpu, on_gpu, randn({2, 8, 5, 5}));
+}
+
+TEST(ConvNormLayersCuda, SamePaddingInEachModeMatchesTheCpu) {
+  SKIP_WITHOUT_CUDA();
+  const auto make = [] {
+    manual_seed(9);
+    return nn::Sequential{
+        nn::Conv2d(nn::Conv2dOptions(3, 4, {2, 3}).padding(kSame).padding_mode(kReflect)),
+        nn::Conv2d(nn::Conv2dOptions(4, 4, 3).padding(kSame).padding_mode(kCircular)),
+        nn::Conv2d(nn::Conv2dOptions(4, 2, 4).padding(kSame).dilation(2).padding_mode(kReplicate)),
+        nn::Conv2d(nn::Conv2dOptions(2, 2, 2).padding(kSame))};
+  };
+  nn::Sequential on_cpu = make(), on_gpu = make();
+  expect_same_step(on_cpu, on_gpu, randn({2, 3, 9, 10}));
 }
 
 }  // namespace
