@@ -43,10 +43,13 @@ TEST(CustomFunctionCuda, SameValuesAndGradientsAsTheCpu) {
   const Tensor weights = testing::wiggly({5, 3}, 2.0);
   std::vector<std::vector<Tensor>> results;
   for (Device device : {Device(kCPU), kGpu}) {
-    Tensor dx = x.to(device).requires_grad_(true);
-    Tensor dw = w.to(device).requires_grad_(true);
+    // detach(): on the CPU to() returns `x` itself, which must stay a tensor without grad for
+    // the GPU's turn.
+    Tensor dx = x.detach().to(device).requires_grad_(true);
+    Tensor dw = w.detach().to(device).requires_grad_(true);
     Tensor y = ScaledTanhLinear::apply(dx, dw, 1.5);
-    sum(y * weights.to(device)).backward();
+    // The graph is kept for autograd::grad below (PyTorch's retain_graph=True).
+    sum(y * weights.to(device)).backward({}, /*retain_graph=*/true);
     std::vector<Tensor> grads = autograd::grad({sum(exp(y))}, {dx, dw});
     results.push_back({y.cpu(), dx.grad().cpu(), dw.grad().cpu(), grads[0].cpu(), grads[1].cpu()});
   }

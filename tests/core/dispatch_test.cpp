@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "minidl/core/cuda/device.h"
 #include "test_util.h"
 
 namespace minidl {
@@ -19,6 +20,11 @@ struct FakeKernels {
 
 const FakeKernels FakeKernels::kCpu{.backend = [] { return 0; }};
 const FakeKernels FakeKernels::kCuda{.backend = [] { return 1; }};
+
+// The headers' inline code (kernels_for among it) branches on cuda::kBuilt, so a program must
+// see the library's value: compiled with another, its own copies of kernels_for sent every
+// CUDA tensor to the "without CUDA" error (every optimizer step on the H100, 2026-11-28).
+TEST(KernelsFor, AProgramSeesTheLibrarysCudaBuild) { EXPECT_EQ(cuda::kBuilt, cuda::is_built()); }
 
 TEST(KernelsFor, TheCpuTakesTheCpuTable) {
   EXPECT_EQ(&kernels_for<FakeKernels>(Device(kCPU)), &FakeKernels::kCpu);

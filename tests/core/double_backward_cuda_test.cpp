@@ -77,7 +77,9 @@ TEST(DoubleBackwardCuda, BatchedMatmulHessianVectorProductMatchesTheCpu) {
 // u * d/dx (v * f'(x)) for float32 x on `device`.
 Tensor second_derivative(const std::function<Tensor(const Tensor&)>& fn, const Tensor& input,
                          Device device) {
-  Tensor x = input.to(device).requires_grad_(true);
+  // detach(): on the CPU to() returns `input` itself, whose requires_grad must stay unset for
+  // the next device's call.
+  Tensor x = input.detach().to(device).requires_grad_(true);
   const Tensor y = fn(x);
   const Tensor v = testing::wiggly(y.sizes(), 2.0).to(device);
   const Tensor g = autograd::grad({y}, {x}, {v}, std::nullopt, /*create_graph=*/true)[0];

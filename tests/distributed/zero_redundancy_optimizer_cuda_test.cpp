@@ -52,6 +52,11 @@ TEST(ZeroRedundancyOptimizerCuda, OnOneGpuIsTheWrappedOptimizerWithTheScaler) {
     for (int step = 0; step < 3; ++step) {
       // Step 1 overflows: both scalers skip it and back off alike.
       const double overflow = step == 1 ? 1e38 : 1.0;
+      // scale() starts each step, as scaler.scale(loss).backward() would (it puts the scale on
+      // the loss's device; unscale_ refuses to run before it); the gradients are set by hand.
+      const Tensor loss = ones({}, TensorOptions().device(gpu));
+      (void)sharded_scaler.scale(loss);
+      (void)plain_scaler.scale(loss);
       for (size_t i = 0; i < sharded_params.size(); ++i) {
         const Tensor loss_like = testing::wiggly(sharded_params[i].sizes(), 0.3 * step).to(gpu);
         Tensor a = sharded_params[i], b = plain_params[i];

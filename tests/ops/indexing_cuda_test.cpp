@@ -142,7 +142,8 @@ TEST(IndexingCuda, OutOfRangeIndicesAreRaisedAtTheNextSyncPoint) {
 TEST(IndexingCuda, TensorIndicesAmongOthersMatchTheCpus) {
   SKIP_WITHOUT_CUDA();
   using indexing::Slice;
-  const Tensor rows = tensor(std::vector<int64_t>{2, 0, -1}, {3});
+  // [2, 1]: broadcast with a row of `columns` ([2]) to [2, 2].
+  const Tensor rows = tensor(std::vector<int64_t>{2, -1}, {2, 1});
   const Tensor columns = tensor(std::vector<int64_t>{3, 0, -2, 1}, {2, 2});
   const Tensor mask = wiggly({4, 5}, 2.0) > 0.0;
   Tensor x_cpu = wiggly({3, 4, 5}, 0.5, kFloat32).requires_grad_();
