@@ -11,11 +11,12 @@
 namespace minidl {
 
 CudaAttention parse_cuda_attention(std::string_view value) {
-  if (value.empty() || value == "cuda-cores") return CudaAttention::CudaCores;
+  if (value.empty() || value == "auto") return CudaAttention::Auto;
+  if (value == "cuda-cores") return CudaAttention::CudaCores;
   if (value == "tensor-cores") return CudaAttention::TensorCores;
   MINIDL_CHECK(value == "cudnn",
-               "MINIDL_CUDA_ATTENTION: expected \"cuda-cores\", \"tensor-cores\" or \"cudnn\" (or "
-               "unset), got \"",
+               "MINIDL_CUDA_ATTENTION: expected \"auto\", \"cudnn\", \"tensor-cores\" or "
+               "\"cuda-cores\" (or unset), got \"",
                std::string(value), "\"");
   return CudaAttention::Cudnn;
 }

@@ -1,15 +1,18 @@
 #pragma once
-// The three CUDA attention implementations, which one MINIDL_CUDA_ATTENTION selects, and each as
+// The three CUDA attention implementations, the choice among them, and each as
 // a kernel table callable in any build from code outside the library (tests): the CUDA backend's
 // functions exist only in a CUDA build, and only minidl's own sources know which build they are
 // in (core/cuda/build.h), so AttentionKernels::kCuda is out of their reach.
-//   cuda-cores    ops/cuda/attention.cu: float32 accumulators on CUDA cores, every dtype, mask
-//                 and dropout (the default)
-//   tensor-cores  ops/cuda/attention_tensor_cores.cu: FlashAttention-2 on WMMA, float16 and
-//                 bfloat16 without dropout, D and Dv multiples of 16 up to 128
 //   cudnn         ops/cuda/attention_cudnn.cpp: cuDNN's fused attention, float16 and bfloat16
 //                 without dropout or attn_mask, in a build with the cuDNN frontend's headers
-// A problem the selected implementation does not take runs on the CUDA cores.
+//   tensor-cores  ops/cuda/attention_tensor_cores.cu: FlashAttention-2 on WMMA, float16 and
+//                 bfloat16 without dropout, D and Dv multiples of 16 up to 128
+//   cuda-cores    ops/cuda/attention.cu: float32 accumulators on CUDA cores, every dtype, mask
+//                 and dropout
+// MINIDL_CUDA_ATTENTION unset (or "auto"): each pass takes the first of these, in this order,
+// that fits it (the order of their speed on an H100, docs/benchmarks.md; cuDNN only where its
+// plan exists or may be built, ops/cuda/attention_cudnn.h). Set to one name: that one where
+// it fits, else the CUDA cores.
 #include <initializer_list>
 #include <string_view>
 
@@ -18,12 +21,13 @@
 
 namespace minidl {
 
-enum class CudaAttention { CudaCores, TensorCores, Cudnn };
+enum class CudaAttention { Auto, CudaCores, TensorCores, Cudnn };
 
-// "" and "cuda-cores", "tensor-cores", "cudnn"; anything else is an error naming the variable.
+// "" and "auto", "cuda-cores", "tensor-cores", "cudnn"; anything else is an error naming the
+// variable.
 CudaAttention parse_cuda_attention(std::string_view value);
 
-// MINIDL_CUDA_ATTENTION (unset: CudaCores), read once, at the first call.
+// MINIDL_CUDA_ATTENTION (unset: Auto), read once, at the first call.
 CudaAttention selected_cuda_attention();
 
 // cuda::attention_forward_tensor_cores and cuda::attention_backward_tensor_cores, which refuse

@@ -20,10 +20,11 @@
 // - head_dim and value_dim are at most kMaxDim (the per-thread accumulators are fixed arrays).
 // - Every launch is on the current stream, followed by a launch check; nothing synchronises
 //   the host. Dropout refuses CUDA graph capture (its counters advance on the host).
-// - With MINIDL_CUDA_ATTENTION=tensor-cores or cudnn (ops/cuda_attention_implementations.h),
-//   float16 and bfloat16 problems that fit run on the tensor-core kernels of
-//   ops/cuda/attention_tensor_cores.cu or on cuDNN (ops/cuda/attention_cudnn.cpp) instead (either
-//   direction, each deciding on its own: the implementations' logsumexps are interchangeable).
+// - These kernels are the last resort (ops/cuda_attention_implementations.h): by default
+//   float16 and bfloat16 problems that fit run on cuDNN (ops/cuda/attention_cudnn.cpp), else on
+//   the tensor-core kernels of ops/cuda/attention_tensor_cores.cu; MINIDL_CUDA_ATTENTION names
+//   one implementation instead. Either direction decides on its own: the implementations'
+//   logsumexps are interchangeable.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -516,11 +517,19 @@ CudaAttention selected_implementation() {
 }
 
 // AttentionKernels::kCuda: the implementation MINIDL_CUDA_ATTENTION selects where the problem
-// fits, else the CUDA-core kernels above.
+// fits, else the CUDA-core kernels above; unset (Auto), the fastest that fits, as the H100 ranked
+// them on GPT-2 small in bf16 (docs/benchmarks.md): cuDNN, the tensor cores, the CUDA cores.
 void attention_forward(const Tensor& out, const Tensor& logsumexp, const Tensor& query,
                        const Tensor& key, const Tensor& value, const Tensor& mask,
                        const AttentionParams& params) {
   switch (selected_implementation()) {
+    case CudaAttention::Auto:
+      if (cuda::cudnn_attention_fits_automatically(params, {&query, &key, &value, &out, &logsumexp},
+                                                   AttentionPass::Forward))
+        return attention_forward_cudnn(out, logsumexp, query, key, value, mask, params);
+      if (cuda::tensor_core_attention_fits(params, {&query, &key, &value, &out}))
+        return attention_forward_tensor_cores(out, logsumexp, query, key, value, mask, params);
+      break;
     case CudaAttention::TensorCores:
       if (cuda::tensor_core_attention_fits(params, {&query, &key, &value, &out}))
         return attention_forward_tensor_cores(out, logsumexp, query, key, value, mask, params);
@@ -539,10 +548,25 @@ void attention_backward(const Tensor& grad_query, const Tensor& grad_key, const 
                         const Tensor& grad_out, const Tensor& query, const Tensor& key,
                         const Tensor& value, const Tensor& out, const Tensor& logsumexp,
                         const Tensor& mask, const AttentionParams& params) {
+  const auto fits_tensor_cores = [&] {
+    return cuda::tensor_core_attention_fits(
+        params, {&query, &key, &value, &out, &grad_out, &grad_query, &grad_key, &grad_value});
+  };
   switch (selected_implementation()) {
+    case CudaAttention::Auto:
+      if (cuda::cudnn_attention_fits_automatically(
+              params,
+              {&query, &key, &value, &out, &grad_out, &logsumexp, &grad_query, &grad_key,
+               &grad_value},
+              AttentionPass::Backward))
+        return attention_backward_cudnn(grad_query, grad_key, grad_value, grad_out, query, key,
+                                        value, out, logsumexp, mask, params);
+      if (fits_tensor_cores())
+        return attention_backward_tensor_cores(grad_query, grad_key, grad_value, grad_out, query,
+                                               key, value, out, logsumexp, mask, params);
+      break;
     case CudaAttention::TensorCores:
-      if (cuda::tensor_core_attention_fits(
-              params, {&query, &key, &value, &out, &grad_out, &grad_query, &grad_key, &grad_value}))
+      if (fits_tensor_cores())
         return attention_backward_tensor_cores(grad_query, grad_key, grad_value, grad_out, query,
                                                key, value, out, logsumexp, mask, params);
       break;

@@ -167,10 +167,7 @@ class PlanCache {
                                   int device) {
     cudnnHandle_t handle = cudnn_handle(device);
     const PlanKey key = plan_key(handle, params, dtype, pass);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (auto it = plans_.find(key); it != plans_.end()) return it->second;
-    }
+    if (auto plan = find(key)) return plan;
     // Building loads cuDNN's kernels, which the driver refuses during a capture.
     check_not_capturing(device,
                         "scaled_dot_product_attention: building cuDNN's plan for a new shape",
@@ -180,7 +177,27 @@ class PlanCache {
     return plans_.emplace(key, std::move(plan)).first->second;
   }
 
+  // As get(), for the automatic choice: null where the plan is not built yet and building it is
+  // not harmless (cudnn_attention_fits_automatically).
+  std::shared_ptr<const Plan> get_if_harmless(const AttentionParams& params, DType dtype,
+                                              AttentionPass pass, int device) {
+    const PlanKey key = plan_key(cudnn_handle(device), params, dtype, pass);
+    if (auto plan = find(key)) return plan;
+    if (is_capturing(current_stream(device))) return nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (plans_.size() >= kAutomaticPlans) return nullptr;
+    }
+    return get(params, dtype, pass, device);
+  }
+
  private:
+  std::shared_ptr<const Plan> find(const PlanKey& key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = plans_.find(key);
+    return it == plans_.end() ? nullptr : it->second;
+  }
+
   std::mutex mutex_;
   std::map<PlanKey, std::shared_ptr<const Plan>> plans_;
 };
@@ -251,6 +268,16 @@ bool cudnn_attention_fits(const AttentionParams& params,
   const Tensor& first = *operands.begin()[0];
   DeviceGuard device_guard(first.device().index);
   return plan_cache().get(params, first.dtype(), pass, first.device().index)->graph != nullptr;
+}
+
+bool cudnn_attention_fits_automatically(const AttentionParams& params,
+                                        std::initializer_list<const Tensor*> operands,
+                                        AttentionPass pass) {
+  if (!fits_without_plan(params, operands)) return false;
+  const Tensor& first = *operands.begin()[0];
+  DeviceGuard device_guard(first.device().index);
+  const auto plan = plan_cache().get_if_harmless(params, first.dtype(), pass, first.device().index);
+  return plan != nullptr && plan->graph != nullptr;
 }
 
 void attention_forward_cudnn(const Tensor& out, const Tensor& logsumexp, const Tensor& query,

@@ -1,15 +1,16 @@
 #pragma once
 // The CUDA attention on cuDNN's fused scaled dot-product attention (SDPA), built through the
 // graph API of NVIDIA's cuDNN frontend (ops/cuda/attention_cudnn.cpp), for float16 and
-// bfloat16; ops/cuda/attention.cu's entry points call it when MINIDL_CUDA_ATTENTION=cudnn
-// (ops/cuda_attention_implementations.h) and the problem fits. Same interface and conventions as
-// AttentionKernels (ops/attention_kernels.h): cuDNN's softmax statistics are the natural-log
-// logsumexp [B, H, T] in float32 that the other implementations save, so either direction may
-// run on another implementation than the other.
+// bfloat16; ops/cuda/attention.cu's entry points call it first where the problem fits (the
+// automatic choice) or when MINIDL_CUDA_ATTENTION=cudnn (ops/cuda_attention_implementations.h).
+// Same interface and conventions as AttentionKernels (ops/attention_kernels.h): cuDNN's softmax
+// statistics are the natural-log logsumexp [B, H, T] in float32 that the other implementations
+// save, so either direction may run on another implementation than the other.
 //
 // A build without the frontend's headers (CMakeLists.txt, MINIDL_CUDNN_FRONTEND) has
 // ops/cuda/attention_without_cudnn.cpp instead: cudnn_attention_built() is false, nothing fits,
 // and the entry points say how to build it.
+#include <cstddef>
 #include <initializer_list>
 
 #include "minidl/core/tensor.h"
@@ -27,6 +28,16 @@ bool cudnn_attention_built();
 // on another implementation.
 bool cudnn_attention_fits(const AttentionParams& params,
                           std::initializer_list<const Tensor*> operands, AttentionPass pass);
+
+// The automatic choice's form of cudnn_attention_fits: a problem whose plan is not built yet
+// fits only where building one is harmless: not during a CUDA graph capture (the driver refuses
+// to load kernels then), and while fewer than kAutomaticPlans plans exist. A model meets one or
+// two shapes per pass in training; generation with a growing context meets one per length,
+// and building a plan for each would cost far more than it saves, so those go elsewhere.
+inline constexpr size_t kAutomaticPlans = 32;
+bool cudnn_attention_fits_automatically(const AttentionParams& params,
+                                        std::initializer_list<const Tensor*> operands,
+                                        AttentionPass pass);
 
 // AttentionKernels::forward and ::backward on cuDNN; an error naming cuDNN's reason where the
 // problem does not fit (tests call these directly, so a misfit cannot fall back unnoticed).

@@ -25,6 +25,11 @@ bool cudnn_attention_fits(const AttentionParams&, std::initializer_list<const Te
   return false;
 }
 
+bool cudnn_attention_fits_automatically(const AttentionParams&,
+                                        std::initializer_list<const Tensor*>, AttentionPass) {
+  return false;
+}
+
 void attention_forward_cudnn(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
                              const Tensor&, const Tensor&, const AttentionParams&) {
   refuse();

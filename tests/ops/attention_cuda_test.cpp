@@ -90,12 +90,20 @@ TEST_P(AttentionCudaParity, MatchesTheCpu) {
     EXPECT_EQ(gpu.out.dtype(), dtype);
     // Both accumulate in float32 but sum in different orders (and CUDA's expf differs from
     // glibc's by an ulp or two); 16-bit results may then round to neighbouring values.
-    const double atol = dtype == kFloat32 ? 2e-5 : dtype == kFloat16 ? 4e-3 : 3e-2;
-    const double rtol = dtype == kFloat32 ? 1e-4 : dtype == kFloat16 ? 4e-3 : 2e-2;
+    const double atol = dtype == kFloat32 ? 2e-5 : dtype == kFloat16 ? 5e-3 : 3e-2;
+    const double rtol = dtype == kFloat32 ? 1e-4 : dtype == kFloat16 ? 5e-3 : 2e-2;
+    // In 16 bits the default choice runs cuDNN or the tensor cores where they fit, which round
+    // the probabilities to the dtype for their products: the gradients then get the normwise
+    // allowance of their own tests (attention_tensor_cores_cases.h's expect_matches).
+    const double unit_roundoff = dtype == kFloat16 ? 0x1p-11 : dtype == kBFloat16 ? 0x1p-8 : 0.0;
+    const auto gradient_close = [&](const Tensor& gradient, const Tensor& reference) {
+      const double largest = reference.numel() == 0 ? 0.0 : max(abs(reference)).item<double>();
+      return all_close(gradient, reference, atol + 8 * unit_roundoff * largest, rtol);
+    };
     EXPECT_TRUE(all_close(gpu.out, cpu.out, atol, rtol)) << "out";
-    EXPECT_TRUE(all_close(gpu.grad_query, cpu.grad_query, atol, rtol)) << "grad_query";
-    EXPECT_TRUE(all_close(gpu.grad_key, cpu.grad_key, atol, rtol)) << "grad_key";
-    EXPECT_TRUE(all_close(gpu.grad_value, cpu.grad_value, atol, rtol)) << "grad_value";
+    EXPECT_TRUE(gradient_close(gpu.grad_query, cpu.grad_query)) << "grad_query";
+    EXPECT_TRUE(gradient_close(gpu.grad_key, cpu.grad_key)) << "grad_key";
+    EXPECT_TRUE(gradient_close(gpu.grad_value, cpu.grad_value)) << "grad_value";
   }
 }
 

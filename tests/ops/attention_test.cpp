@@ -430,13 +430,14 @@ TEST(ScaledDotProductAttention, ErrorsNameTheOpAndWhatWasExpected) {
 
 // MINIDL_CUDA_ATTENTION's values (ops/cuda_attention_implementations.h), in any build.
 TEST(CudaAttentionSelection, NamesTheThreeImplementationsAndRefusesOthers) {
-  EXPECT_EQ(parse_cuda_attention(""), CudaAttention::CudaCores);
+  EXPECT_EQ(parse_cuda_attention(""), CudaAttention::Auto);
+  EXPECT_EQ(parse_cuda_attention("auto"), CudaAttention::Auto);
   EXPECT_EQ(parse_cuda_attention("cuda-cores"), CudaAttention::CudaCores);
   EXPECT_EQ(parse_cuda_attention("tensor-cores"), CudaAttention::TensorCores);
   EXPECT_EQ(parse_cuda_attention("cudnn"), CudaAttention::Cudnn);
   EXPECT_ERROR_CONTAINS(parse_cuda_attention("cuDNN"),
-                        "MINIDL_CUDA_ATTENTION: expected \"cuda-cores\", \"tensor-cores\" or "
-                        "\"cudnn\" (or unset), got \"cuDNN\"");
+                        "MINIDL_CUDA_ATTENTION: expected \"auto\", \"cudnn\", \"tensor-cores\" "
+                        "or \"cuda-cores\" (or unset), got \"cuDNN\"");
 }
 
 }  // namespace

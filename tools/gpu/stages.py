@@ -292,12 +292,14 @@ def bench_steps(context):
         Step("gpt2-small bf16 vs PyTorch", compare + [
             "--model", "gpt", "--precision", "bf16", "--pytorch-mode", "eager,default"], 180,
              parser="bench_compare", needs_gpu=True),
-        # The same with the opt-in tensor-core attention (ops/cuda/attention_tensor_cores.cu).
+        # The step above runs the fastest attention that fits (cuDNN's); the same with the
+        # tensor-core attention named (ops/cuda/attention_tensor_cores.cu).
         Step("gpt2-small bf16 tensor-core attention vs PyTorch", compare + [
             "--model", "gpt", "--precision", "bf16", "--pytorch-mode", "eager"], 180,
              parser="bench_compare", needs_gpu=True,
              env={"MINIDL_CUDA_ATTENTION": "tensor-cores"}),
-        # And with cuDNN's fused attention (ops/cuda/attention_cudnn.cpp).
+        # And with cuDNN's fused attention named (ops/cuda/attention_cudnn.cpp): it fails where
+        # cuDNN is missing from the build, where the step above would quietly use another.
         Step("gpt2-small bf16 cuDNN attention vs PyTorch", compare + [
             "--model", "gpt", "--precision", "bf16", "--pytorch-mode", "eager"], 180,
              parser="bench_compare", needs_gpu=True, env={"MINIDL_CUDA_ATTENTION": "cudnn"}),
