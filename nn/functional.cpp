@@ -224,15 +224,53 @@ Tensor pad(const Tensor& input, const PadFuncOptions& options) {
   return minidl::pad(input, options.pad(), options.mode(), options.value());
 }
 
+namespace {
+
+// F.interpolate's "area": adaptive average pooling to the output size (the scale factors only
+// give the size, as PyTorch's). A 3-D input pools as [N, C, 1, W]; a 5-D one first over (H, W),
+// with D among the channels, then over D: the mean over D of equal-sized (H, W) windows' means
+// is the mean over the (D, H, W) window. float16 and bfloat16 are pooled in float32 and rounded
+// once.
+Tensor area_interpolate(const Tensor& input, const Shape& output_size) {
+  const bool narrow = input.dtype() == kFloat16 || input.dtype() == kBFloat16;
+  const Tensor x = narrow ? input.to(kFloat32) : input;
+  const int64_t n = x.size(0), c = x.size(1);
+  Tensor out;
+  if (x.dim() == 3) {
+    out = minidl::adaptive_avg_pool2d(x.unsqueeze(2), Size2(1, output_size[0])).squeeze(2);
+  } else if (x.dim() == 4) {
+    out = minidl::adaptive_avg_pool2d(x, Size2(output_size[0], output_size[1]));
+  } else {
+    const int64_t depth = x.size(2), plane = output_size[1] * output_size[2];
+    const Tensor planes = minidl::adaptive_avg_pool2d(
+        x.reshape({n, c * depth, x.size(3), x.size(4)}), Size2(output_size[1], output_size[2]));
+    out = minidl::adaptive_avg_pool2d(planes.reshape({n, c, depth, plane}),
+                                      Size2(output_size[0], plane))
+              .reshape({n, c, output_size[0], output_size[1], output_size[2]});
+  }
+  return narrow ? out.to(input.dtype()) : out;
+}
+
+}  // namespace
+
 Tensor interpolate(const Tensor& input, const InterpolateFuncOptions& options) {
   check_defined(input, "interpolate", "input");
-  const bool bilinear = options.mode() == InterpolateMode::Bilinear;
-  MINIDL_CHECK(input.dim() == 3 || input.dim() == 4, "interpolate: expected a 3-D [N, C, W] or ",
-               "4-D [N, C, H, W] input, got shape ", input.sizes());
-  MINIDL_CHECK(!bilinear || input.dim() == 4, "interpolate: got a ", input.dim(),
-               "-D input of shape ", input.sizes(), ", but bilinear mode needs a 4-D input");
-  MINIDL_CHECK(bilinear || !options.align_corners(), "interpolate: the align_corners option ",
-               "can only be set with the interpolating modes (bilinear), not nearest");
+  const InterpolateMode mode = options.mode();
+  const char* name = interpolate_mode_name(mode);
+  MINIDL_CHECK(input.dim() >= 3 && input.dim() <= 5, "interpolate: expected a 3-D [N, C, W], ",
+               "4-D [N, C, H, W] or 5-D [N, C, D, H, W] input, got shape ", input.sizes());
+  const int64_t needed_dims = mode == InterpolateMode::Linear      ? 3
+                              : mode == InterpolateMode::Bilinear  ? 4
+                              : mode == InterpolateMode::Bicubic   ? 4
+                              : mode == InterpolateMode::Trilinear ? 5
+                                                                   : input.dim();
+  MINIDL_CHECK(input.dim() == needed_dims, "interpolate: got a ", input.dim(), "-D input of shape ",
+               input.sizes(), ", but ", name, " mode needs a ", needed_dims, "-D input");
+  const bool interpolating = mode == InterpolateMode::Linear || mode == InterpolateMode::Bilinear ||
+                             mode == InterpolateMode::Bicubic || mode == InterpolateMode::Trilinear;
+  MINIDL_CHECK(interpolating || !options.align_corners(), "interpolate: the align_corners option ",
+               "can only be set with the interpolating modes (linear, bilinear, bicubic, ",
+               "trilinear), not ", name);
   MINIDL_CHECK(options.size().has_value() != options.scale_factor().has_value(),
                options.size() ? "interpolate: only one of size or scale_factor should be given"
                               : "interpolate: either size or scale_factor should be given");
@@ -259,10 +297,45 @@ Tensor interpolate(const Tensor& input, const InterpolateFuncOptions& options) {
       if (!options.recompute_scale_factor().value_or(false)) scales[d] = factor;
     }
   }
-  if (bilinear)
-    return upsample_bilinear2d(input, output_size, options.align_corners().value_or(false), scales);
-  return spatial == 1 ? upsample_nearest1d(input, output_size, scales)
-                      : upsample_nearest2d(input, output_size, scales);
+  const bool align_corners = options.align_corners().value_or(false);
+  switch (mode) {
+    case InterpolateMode::Nearest:
+      return spatial == 1   ? upsample_nearest1d(input, output_size, scales)
+             : spatial == 2 ? upsample_nearest2d(input, output_size, scales)
+                            : upsample_nearest3d(input, output_size, scales);
+    case InterpolateMode::NearestExact:
+      return spatial == 1   ? upsample_nearest_exact1d(input, output_size, scales)
+             : spatial == 2 ? upsample_nearest_exact2d(input, output_size, scales)
+                            : upsample_nearest_exact3d(input, output_size, scales);
+    case InterpolateMode::Linear:
+      return upsample_linear1d(input, output_size, align_corners, scales);
+    case InterpolateMode::Bilinear:
+      return upsample_bilinear2d(input, output_size, align_corners, scales);
+    case InterpolateMode::Bicubic:
+      return upsample_bicubic2d(input, output_size, align_corners, scales);
+    case InterpolateMode::Trilinear:
+      return upsample_trilinear3d(input, output_size, align_corners, scales);
+    case InterpolateMode::Area: return area_interpolate(input, output_size);
+  }
+  MINIDL_INTERNAL_ASSERT(false, "interpolate: unknown mode");
+  return {};
 }
 
 }  // namespace minidl::nn::functional
+
+namespace minidl {
+
+const char* interpolate_mode_name(InterpolateMode mode) {
+  switch (mode) {
+    case InterpolateMode::Nearest: return "nearest";
+    case InterpolateMode::NearestExact: return "nearest-exact";
+    case InterpolateMode::Linear: return "linear";
+    case InterpolateMode::Bilinear: return "bilinear";
+    case InterpolateMode::Bicubic: return "bicubic";
+    case InterpolateMode::Trilinear: return "trilinear";
+    case InterpolateMode::Area: return "area";
+  }
+  return "unknown";
+}
+
+}  // namespace minidl

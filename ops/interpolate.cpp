@@ -1,5 +1,5 @@
-// upsample_nearest1d/2d and upsample_bilinear2d as index_select along each spatial dim, with
-// PyTorch's source-index formulas (aten/src/ATen/native/UpSample.h) evaluated on the host.
+// PyTorch's upsample ops as index_select along each spatial dim, with PyTorch's source-index
+// formulas (aten/src/ATen/native/UpSample.h) evaluated on the host.
 #include "minidl/ops/interpolate.h"
 
 #include <algorithm>
@@ -19,7 +19,10 @@ void check_upsample(const Tensor& input, const Shape& output_size, const Interpo
                     int64_t spatial, const char* op) {
   check_defined(input, op, "input");
   MINIDL_CHECK(input.dim() == spatial + 2, op, ": expected a ", spatial + 2, "-D input [N, C",
-               spatial == 2 ? ", H, W" : ", W", "], got shape ", input.sizes());
+               spatial == 3   ? ", D, H, W"
+               : spatial == 2 ? ", H, W"
+                              : ", W",
+               "], got shape ", input.sizes());
   MINIDL_CHECK(is_floating_point(input.dtype()), op, ": expected a floating-point input, got ",
                input.dtype());
   MINIDL_CHECK(static_cast<int64_t>(output_size.size()) == spatial, op, ": expected ", spatial,
@@ -48,37 +51,52 @@ Tensor indices_on(const std::vector<int64_t>& indices, Device device) {
   return from_host(indices.data(), {static_cast<int64_t>(indices.size())}, kInt64).to(device);
 }
 
-// PyTorch's nearest_idx for every output position.
-std::vector<int64_t> nearest_sources(int64_t in, int64_t out, std::optional<double> scale) {
+// The source of every output position: PyTorch's nearest_idx ("nearest": floor(o * step)), or
+// nearest_neighbor_exact_compute_source_index ("nearest-exact": floor((o + 0.5) * step), the
+// pixel whose centre is nearest), in float32 as PyTorch's.
+std::vector<int64_t> nearest_sources(int64_t in, int64_t out, std::optional<double> scale,
+                                     bool exact) {
   std::vector<int64_t> sources(static_cast<size_t>(out));
   const float step = source_step<float>(scale, in, out);
   for (int64_t o = 0; o < out; ++o) {
-    if (out == in)
+    if (!exact && out == in)
       sources[static_cast<size_t>(o)] = o;
-    else if (out == 2 * in)
+    else if (!exact && out == 2 * in)
       sources[static_cast<size_t>(o)] = o >> 1;
     else
-      sources[static_cast<size_t>(o)] =
-          std::min(static_cast<int64_t>(std::floor(static_cast<float>(o) * step)), in - 1);
+      sources[static_cast<size_t>(o)] = std::min(
+          static_cast<int64_t>(std::floor((static_cast<float>(o) + (exact ? 0.5f : 0.0f)) * step)),
+          in - 1);
   }
   return sources;
 }
 
-// The linear interpolation along one dim: two source indices and their weights per output.
-struct LinearTaps {
-  std::vector<int64_t> first, second;
-  std::vector<double> first_weight, second_weight;
+// Interpolation along one dim: output o is the sum over k of weights[k][o] * x[indices[k][o]],
+// added in k's order (two taps for linear, four for cubic).
+struct Taps {
+  std::vector<std::vector<int64_t>> indices;
+  std::vector<std::vector<double>> weights;
+
+  explicit Taps(size_t count) : indices(count), weights(count) {}
+  void add(size_t k, int64_t index, double weight) {
+    indices[k].push_back(index);
+    weights[k].push_back(weight);
+  }
 };
+
+// PyTorch's area_pixel_compute_scale: the source step per output step.
+template <class Real>
+Real pixel_step(int64_t in, int64_t out, bool align_corners, std::optional<double> scale) {
+  if (align_corners)
+    return out > 1 ? static_cast<Real>(in - 1) / static_cast<Real>(out - 1) : Real(0);
+  return source_step<Real>(scale, in, out);
+}
 
 // PyTorch's compute_source_index_and_lambda, in `Real` (float32, or float64 for float64 input).
 template <class Real>
-LinearTaps linear_taps(int64_t in, int64_t out, bool align_corners, std::optional<double> scale) {
-  LinearTaps taps;
-  Real step;
-  if (align_corners)
-    step = out > 1 ? static_cast<Real>(in - 1) / static_cast<Real>(out - 1) : Real(0);
-  else
-    step = source_step<Real>(scale, in, out);
+Taps linear_taps(int64_t in, int64_t out, bool align_corners, std::optional<double> scale) {
+  Taps taps(2);
+  const Real step = pixel_step<Real>(in, out, align_corners, scale);
   for (int64_t o = 0; o < out; ++o) {
     int64_t first = o;
     Real lambda = 0;
@@ -89,27 +107,61 @@ LinearTaps linear_taps(int64_t in, int64_t out, bool align_corners, std::optiona
       first = std::min(static_cast<int64_t>(std::floor(source)), in - 1);
       lambda = std::min(std::max(source - static_cast<Real>(first), Real(0)), Real(1));
     }
-    taps.first.push_back(first);
-    taps.second.push_back(first + (first < in - 1 ? 1 : 0));
-    taps.first_weight.push_back(static_cast<double>(Real(1) - lambda));
-    taps.second_weight.push_back(static_cast<double>(lambda));
+    taps.add(0, first, static_cast<double>(Real(1) - lambda));
+    taps.add(1, first + (first < in - 1 ? 1 : 0), static_cast<double>(lambda));
   }
   return taps;
 }
 
-// x interpolated along `dim`: x[first] * w0 + x[second] * w1, the weights broadcast along dim.
-Tensor interpolate_linear_along(const Tensor& x, int64_t dim, const LinearTaps& taps) {
-  const int64_t out = static_cast<int64_t>(taps.first.size());
+// Keys' cubic convolution kernel with A = -0.75 (PyTorch's cubic_convolution1 for |x| <= 1 and
+// cubic_convolution2 for 1 < |x| < 2).
+template <class Real>
+Real cubic_near(Real x) {
+  constexpr Real A = -0.75;
+  return ((A + 2) * x - (A + 3)) * x * x + 1;
+}
+template <class Real>
+Real cubic_far(Real x) {
+  constexpr Real A = -0.75;
+  return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
+}
+
+// PyTorch's bicubic source position (area_pixel_compute_source_index with cubic: not clamped at
+// 0) and get_cubic_upsample_coefficients; the four sources floor(s) - 1 .. floor(s) + 2 are
+// clamped to the edge, as its upsample_get_value_bounded.
+template <class Real>
+Taps cubic_taps(int64_t in, int64_t out, bool align_corners, std::optional<double> scale) {
+  Taps taps(4);
+  const Real step = pixel_step<Real>(in, out, align_corners, scale);
+  for (int64_t o = 0; o < out; ++o) {
+    const Real source = align_corners ? step * static_cast<Real>(o)
+                                      : step * (static_cast<Real>(o) + Real(0.5)) - Real(0.5);
+    const Real floor_source = std::floor(source);
+    const auto first = static_cast<int64_t>(floor_source);
+    const Real t = source - floor_source;
+    const Real coefficients[4] = {cubic_far<Real>(t + 1), cubic_near<Real>(t),
+                                  cubic_near<Real>(1 - t), cubic_far<Real>(2 - t)};
+    for (size_t k = 0; k < 4; ++k)
+      taps.add(k, std::clamp<int64_t>(first - 1 + static_cast<int64_t>(k), 0, in - 1),
+               static_cast<double>(coefficients[k]));
+  }
+  return taps;
+}
+
+// x interpolated along `dim` by `taps`, the weights broadcast along dim.
+Tensor interpolate_along(const Tensor& x, int64_t dim, const Taps& taps) {
+  const int64_t out = static_cast<int64_t>(taps.indices[0].size());
   Shape weight_shape(static_cast<size_t>(x.dim()), 1);
   weight_shape[static_cast<size_t>(dim)] = out;
-  const Tensor w0 = from_host(taps.first_weight.data(), {out}, kFloat64)
-                        .to(x.device(), x.dtype())
-                        .view(weight_shape);
-  const Tensor w1 = from_host(taps.second_weight.data(), {out}, kFloat64)
-                        .to(x.device(), x.dtype())
-                        .view(weight_shape);
-  return index_select(x, dim, indices_on(taps.first, x.device())) * w0 +
-         index_select(x, dim, indices_on(taps.second, x.device())) * w1;
+  Tensor sum;
+  for (size_t k = 0; k < taps.indices.size(); ++k) {
+    const Tensor weight = from_host(taps.weights[k].data(), {out}, kFloat64)
+                              .to(x.device(), x.dtype())
+                              .view(weight_shape);
+    const Tensor term = index_select(x, dim, indices_on(taps.indices[k], x.device())) * weight;
+    sum = k == 0 ? term : sum + term;
+  }
+  return sum;
 }
 
 bool is_channels_last_only(const Tensor& x) {
@@ -121,16 +173,46 @@ Tensor in_input_layout(const Tensor& out, const Tensor& input) {
 }
 
 Tensor upsample_nearest(const Tensor& input, const Shape& output_size,
-                        const InterpolateScales& scales, int64_t spatial, const char* op) {
+                        const InterpolateScales& scales, int64_t spatial, bool exact,
+                        const char* op) {
   const ProfileScope profile(op, {input});
   check_upsample(input, output_size, scales, spatial, op);
   Tensor out = input;
   for (int64_t d = 0; d < spatial; ++d) {
     const auto sd = static_cast<size_t>(d);
     const std::vector<int64_t> sources =
-        nearest_sources(input.size(2 + d), output_size[sd], scale_of(scales, sd));
+        nearest_sources(input.size(2 + d), output_size[sd], scale_of(scales, sd), exact);
     out = index_select(out, 2 + d, indices_on(sources, input.device()));
   }
+  return in_input_layout(out, input);
+}
+
+enum class Interpolation { Linear, Cubic };
+
+// The interpolating modes, along the last spatial dim first, as PyTorch's CPU kernels sum (for
+// bilinear: (x00 w0 + x01 w1) h0 + (x10 w0 + x11 w1) h1). Positions and weights are float32
+// (float64 for float64 input); float16 and bfloat16 input is interpolated in float32 and rounded
+// once, as PyTorch's opmath.
+Tensor upsample_interpolating(const Tensor& input, const Shape& output_size, bool align_corners,
+                              const InterpolateScales& scales, int64_t spatial,
+                              Interpolation interpolation, const char* op) {
+  const ProfileScope profile(op, {input});
+  check_upsample(input, output_size, scales, spatial, op);
+  const bool wide = input.dtype() == kFloat64;
+  const bool narrow = input.dtype() == kFloat16 || input.dtype() == kBFloat16;
+  Tensor out = narrow ? input.to(kFloat32) : input;
+  for (int64_t d = spatial - 1; d >= 0; --d) {
+    const auto sd = static_cast<size_t>(d);
+    const int64_t in = input.size(2 + d), out_size = output_size[sd];
+    const std::optional<double> scale = scale_of(scales, sd);
+    const Taps taps = interpolation == Interpolation::Cubic
+                          ? (wide ? cubic_taps<double>(in, out_size, align_corners, scale)
+                                  : cubic_taps<float>(in, out_size, align_corners, scale))
+                          : (wide ? linear_taps<double>(in, out_size, align_corners, scale)
+                                  : linear_taps<float>(in, out_size, align_corners, scale));
+    out = interpolate_along(out, 2 + d, taps);
+  }
+  if (narrow) out = out.to(input.dtype());
   return in_input_layout(out, input);
 }
 
@@ -138,33 +220,56 @@ Tensor upsample_nearest(const Tensor& input, const Shape& output_size,
 
 Tensor upsample_nearest1d(const Tensor& input, const Shape& output_size,
                           const InterpolateScales& scales) {
-  return upsample_nearest(input, output_size, scales, 1, "upsample_nearest1d");
+  return upsample_nearest(input, output_size, scales, 1, false, "upsample_nearest1d");
 }
 
 Tensor upsample_nearest2d(const Tensor& input, const Shape& output_size,
                           const InterpolateScales& scales) {
-  return upsample_nearest(input, output_size, scales, 2, "upsample_nearest2d");
+  return upsample_nearest(input, output_size, scales, 2, false, "upsample_nearest2d");
+}
+
+Tensor upsample_nearest3d(const Tensor& input, const Shape& output_size,
+                          const InterpolateScales& scales) {
+  return upsample_nearest(input, output_size, scales, 3, false, "upsample_nearest3d");
+}
+
+Tensor upsample_nearest_exact1d(const Tensor& input, const Shape& output_size,
+                                const InterpolateScales& scales) {
+  return upsample_nearest(input, output_size, scales, 1, true, "upsample_nearest_exact1d");
+}
+
+Tensor upsample_nearest_exact2d(const Tensor& input, const Shape& output_size,
+                                const InterpolateScales& scales) {
+  return upsample_nearest(input, output_size, scales, 2, true, "upsample_nearest_exact2d");
+}
+
+Tensor upsample_nearest_exact3d(const Tensor& input, const Shape& output_size,
+                                const InterpolateScales& scales) {
+  return upsample_nearest(input, output_size, scales, 3, true, "upsample_nearest_exact3d");
+}
+
+Tensor upsample_linear1d(const Tensor& input, const Shape& output_size, bool align_corners,
+                         const InterpolateScales& scales) {
+  return upsample_interpolating(input, output_size, align_corners, scales, 1, Interpolation::Linear,
+                                "upsample_linear1d");
 }
 
 Tensor upsample_bilinear2d(const Tensor& input, const Shape& output_size, bool align_corners,
                            const InterpolateScales& scales) {
-  const ProfileScope profile("upsample_bilinear2d", {input});
-  check_upsample(input, output_size, scales, 2, "upsample_bilinear2d");
-  const bool wide = input.dtype() == kFloat64;
-  // 16-bit input is interpolated in float32 and rounded once, as PyTorch's opmath.
-  const bool narrow = input.dtype() == kFloat16 || input.dtype() == kBFloat16;
-  Tensor out = narrow ? input.to(kFloat32) : input;
-  // Along W first, then H: PyTorch's CPU kernel sums (x00 w0 + x01 w1) h0 + (x10 w0 + x11 w1) h1.
-  for (const int64_t d : {int64_t{1}, int64_t{0}}) {
-    const auto sd = static_cast<size_t>(d);
-    const int64_t in = input.size(2 + d), out_size = output_size[sd];
-    const LinearTaps taps =
-        wide ? linear_taps<double>(in, out_size, align_corners, scale_of(scales, sd))
-             : linear_taps<float>(in, out_size, align_corners, scale_of(scales, sd));
-    out = interpolate_linear_along(out, 2 + d, taps);
-  }
-  if (narrow) out = out.to(input.dtype());
-  return in_input_layout(out, input);
+  return upsample_interpolating(input, output_size, align_corners, scales, 2, Interpolation::Linear,
+                                "upsample_bilinear2d");
+}
+
+Tensor upsample_trilinear3d(const Tensor& input, const Shape& output_size, bool align_corners,
+                            const InterpolateScales& scales) {
+  return upsample_interpolating(input, output_size, align_corners, scales, 3, Interpolation::Linear,
+                                "upsample_trilinear3d");
+}
+
+Tensor upsample_bicubic2d(const Tensor& input, const Shape& output_size, bool align_corners,
+                          const InterpolateScales& scales) {
+  return upsample_interpolating(input, output_size, align_corners, scales, 2, Interpolation::Cubic,
+                                "upsample_bicubic2d");
 }
 
 }  // namespace minidl

@@ -1,6 +1,7 @@
-// F::interpolate (nearest 1-D/2-D, bilinear with and without align_corners, sizes and scale
-// factors): PyTorch 2.15's values and gradients (tests/ops/shape_ops_reference.h), f64
-// gradient checks, 16-bit dtypes, channels-last layout, and the option errors.
+// F::interpolate in every mode (nearest, nearest-exact, linear, bilinear, bicubic, trilinear,
+// area; with and without align_corners, sizes and scale factors): PyTorch 2.15's values and
+// gradients (tests/ops/shape_ops_reference.h), f64 gradient checks, 16-bit dtypes, channels-last
+// layout, and the option errors.
 #include "minidl/ops/interpolate.h"
 
 #include <gtest/gtest.h>
@@ -44,6 +45,9 @@ std::vector<InterpolateCase> interpolate_cases() {
   };
   const auto bilinear = [&](auto size_or_factor) {
     return nearest(size_or_factor).mode(kBilinear);
+  };
+  const auto in_mode = [&](InterpolateMode mode, auto size_or_factor) {
+    return nearest(size_or_factor).mode(mode);
   };
   return {
       {"Nearest2dSize",
@@ -106,6 +110,96 @@ std::vector<InterpolateCase> interpolate_cases() {
        bilinear(Sizes{1, 6}).align_corners(true),
        kInterpolateBilinearAlignCornersOneRowOutput,
        kInterpolateBilinearAlignCornersOneRowGrad0},
+      {"Nearest3dSize",
+       {1, 2, 2, 3, 4},
+       nearest(Sizes{3, 5, 3}),
+       kInterpolateNearest3dSizeOutput,
+       kInterpolateNearest3dSizeGrad0},
+      {"NearestExact1dSize",
+       {2, 3, 4},
+       in_mode(kNearestExact, Sizes{7}),
+       kInterpolateNearestExact1dSizeOutput,
+       kInterpolateNearestExact1dSizeGrad0},
+      {"NearestExact2dScale",
+       {1, 2, 3, 4},
+       in_mode(kNearestExact, Factors{1.7}),
+       kInterpolateNearestExact2dScaleOutput,
+       kInterpolateNearestExact2dScaleGrad0},
+      {"NearestExact2dDown",
+       {1, 2, 5, 7},
+       in_mode(kNearestExact, Sizes{2, 3}),
+       kInterpolateNearestExact2dDownOutput,
+       kInterpolateNearestExact2dDownGrad0},
+      {"NearestExact3dSize",
+       {1, 2, 2, 3, 4},
+       in_mode(kNearestExact, Sizes{3, 5, 3}),
+       kInterpolateNearestExact3dSizeOutput,
+       kInterpolateNearestExact3dSizeGrad0},
+      {"LinearSize",
+       {2, 3, 4},
+       in_mode(kLinear, Sizes{7}),
+       kInterpolateLinearSizeOutput,
+       kInterpolateLinearSizeGrad0},
+      {"LinearAlignCorners",
+       {2, 3, 4},
+       in_mode(kLinear, Sizes{7}).align_corners(true),
+       kInterpolateLinearAlignCornersOutput,
+       kInterpolateLinearAlignCornersGrad0},
+      {"LinearScaleDown",
+       {1, 2, 9},
+       in_mode(kLinear, Factors{0.45}),
+       kInterpolateLinearScaleDownOutput,
+       kInterpolateLinearScaleDownGrad0},
+      {"TrilinearSize",
+       {1, 2, 2, 3, 4},
+       in_mode(kTrilinear, Sizes{3, 5, 3}),
+       kInterpolateTrilinearSizeOutput,
+       kInterpolateTrilinearSizeGrad0},
+      {"TrilinearAlignCorners",
+       {1, 2, 2, 3, 4},
+       in_mode(kTrilinear, Sizes{3, 5, 3}).align_corners(true),
+       kInterpolateTrilinearAlignCornersOutput,
+       kInterpolateTrilinearAlignCornersGrad0},
+      {"BicubicSize",
+       {2, 2, 3, 4},
+       in_mode(kBicubic, Sizes{5, 7}),
+       kInterpolateBicubicSizeOutput,
+       kInterpolateBicubicSizeGrad0},
+      {"BicubicAlignCorners",
+       {1, 2, 3, 4},
+       in_mode(kBicubic, Sizes{5, 7}).align_corners(true),
+       kInterpolateBicubicAlignCornersOutput,
+       kInterpolateBicubicAlignCornersGrad0},
+      {"BicubicScale",
+       {1, 2, 3, 4},
+       in_mode(kBicubic, Factors{1.7}),
+       kInterpolateBicubicScaleOutput,
+       kInterpolateBicubicScaleGrad0},
+      {"BicubicDown",
+       {1, 2, 7, 9},
+       in_mode(kBicubic, Sizes{3, 4}),
+       kInterpolateBicubicDownOutput,
+       kInterpolateBicubicDownGrad0},
+      {"Area1dDown",
+       {2, 3, 7},
+       in_mode(kArea, Sizes{3}),
+       kInterpolateArea1dDownOutput,
+       kInterpolateArea1dDownGrad0},
+      {"Area2dDown",
+       {1, 2, 7, 9},
+       in_mode(kArea, Sizes{3, 4}),
+       kInterpolateArea2dDownOutput,
+       kInterpolateArea2dDownGrad0},
+      {"Area2dUpScale",
+       {1, 2, 3, 4},
+       in_mode(kArea, Factors{1.7}),
+       kInterpolateArea2dUpScaleOutput,
+       kInterpolateArea2dUpScaleGrad0},
+      {"Area3dDown",
+       {1, 2, 5, 6, 7},
+       in_mode(kArea, Sizes{2, 4, 3}),
+       kInterpolateArea3dDownOutput,
+       kInterpolateArea3dDownGrad0},
   };
 }
 
@@ -151,7 +245,9 @@ TEST(Interpolate, ChannelsLastInputGivesAChannelsLastResult) {
   const Tensor x_last = x.contiguous(MemoryFormat::ChannelsLast);
   for (const auto& options :
        {F::InterpolateFuncOptions().size(Sizes{7, 3}),
-        F::InterpolateFuncOptions().size(Sizes{7, 3}).mode(kBilinear).align_corners(true)}) {
+        F::InterpolateFuncOptions().size(Sizes{7, 3}).mode(kBilinear).align_corners(true),
+        F::InterpolateFuncOptions().size(Sizes{7, 3}).mode(kBicubic),
+        F::InterpolateFuncOptions().size(Sizes{7, 3}).mode(kNearestExact)}) {
     const Tensor out = F::interpolate(x_last, options);
     EXPECT_TRUE(out.is_contiguous(MemoryFormat::ChannelsLast));
     EXPECT_TRUE(testing::bitwise_equal(out, F::interpolate(x, options)));
@@ -171,12 +267,27 @@ TEST(Interpolate, BadOptionsAreErrors) {
   EXPECT_ERROR_CONTAINS(
       F::interpolate(zeros({1, 1, 3}), F::InterpolateFuncOptions().size(Sizes{4}).mode(kBilinear)),
       "interpolate: got a 3-D input of shape [1, 1, 3], but bilinear mode needs a 4-D input");
+  EXPECT_ERROR_CONTAINS(F::interpolate(x, F::InterpolateFuncOptions().size(Sizes{4}).mode(kLinear)),
+                        "interpolate: got a 4-D input of shape [1, 1, 3, 4], but linear mode "
+                        "needs a 3-D input");
+  EXPECT_ERROR_CONTAINS(
+      F::interpolate(x, F::InterpolateFuncOptions().size(Sizes{4}).mode(kTrilinear)),
+      "but trilinear mode needs a 5-D input");
+  EXPECT_ERROR_CONTAINS(F::interpolate(zeros({1, 1, 2, 3, 4}),
+                                       F::InterpolateFuncOptions().size(Sizes{4}).mode(kBicubic)),
+                        "but bicubic mode needs a 4-D input");
+  EXPECT_ERROR_CONTAINS(
+      F::interpolate(
+          x, F::InterpolateFuncOptions().size(Sizes{2, 2}).mode(kArea).align_corners(false)),
+      "can only be set with the interpolating modes (linear, bilinear, bicubic, "
+      "trilinear), not area");
   EXPECT_ERROR_CONTAINS(F::interpolate(x, F::InterpolateFuncOptions().size(Sizes{4, 4, 4})),
                         "interpolate: expected 2 output sizes for an input of shape [1, 1, 3, 4]");
   EXPECT_ERROR_CONTAINS(F::interpolate(x, F::InterpolateFuncOptions().size(Sizes{0, 3})),
                         "upsample_nearest2d: expected input and output sizes greater than 0");
   EXPECT_ERROR_CONTAINS(F::interpolate(zeros({3, 4}), F::InterpolateFuncOptions().size(Sizes{2})),
-                        "interpolate: expected a 3-D [N, C, W] or 4-D [N, C, H, W] input");
+                        "interpolate: expected a 3-D [N, C, W], 4-D [N, C, H, W] or 5-D "
+                        "[N, C, D, H, W] input");
   EXPECT_ERROR_CONTAINS(upsample_bilinear2d(zeros({1, 1, 3, 4}, kInt64), {2, 2}, false),
                         "upsample_bilinear2d: expected a floating-point input, got int64");
   EXPECT_ERROR_CONTAINS(F::interpolate(x, F::InterpolateFuncOptions().scale_factor(Factors{-1})),

@@ -5,6 +5,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -81,6 +82,8 @@ TEST(ShapeOpsCuda, InterpolateMatchesTheCpuInEveryDtypeAndLayout) {
       {"bilinear", F::InterpolateFuncOptions().size(Sizes{7, 9}).mode(kBilinear)},
       {"bilinear corners",
        F::InterpolateFuncOptions().size(Sizes{2, 3}).mode(kBilinear).align_corners(true)},
+      {"bicubic", F::InterpolateFuncOptions().size(Sizes{7, 3}).mode(kBicubic)},
+      {"nearest-exact", F::InterpolateFuncOptions().size(Sizes{7, 3}).mode(kNearestExact)},
   };
   for (const auto& [name, options] : cases) {
     for (DType dtype : {kFloat32, kFloat16, kBFloat16}) {
@@ -106,6 +109,23 @@ TEST(ShapeOpsCuda, InterpolateMatchesTheCpuInEveryDtypeAndLayout) {
         return F::interpolate(in[0], F::InterpolateFuncOptions().size(Sizes{12}));
       },
       0);
+  // The modes of other ranks, and area (adaptive average pooling, its own kernels).
+  const std::vector<std::tuple<const char*, Shape, F::InterpolateFuncOptions>> ranks = {
+      {"linear", {2, 3, 5}, F::InterpolateFuncOptions().size(Sizes{12}).mode(kLinear)},
+      {"trilinear",
+       {1, 2, 3, 4, 5},
+       F::InterpolateFuncOptions().size(Sizes{5, 3, 7}).mode(kTrilinear)},
+      {"nearest 3-D", {1, 2, 3, 4, 5}, F::InterpolateFuncOptions().size(Sizes{5, 3, 7})},
+      {"area 1-D", {2, 3, 7}, F::InterpolateFuncOptions().size(Sizes{3}).mode(kArea)},
+      {"area 2-D", {2, 3, 7, 9}, F::InterpolateFuncOptions().size(Sizes{3, 4}).mode(kArea)},
+      {"area 3-D", {1, 2, 5, 6, 7}, F::InterpolateFuncOptions().size(Sizes{2, 4, 3}).mode(kArea)},
+  };
+  for (const auto& [name, shape, options] : ranks) {
+    const auto fn = [resize = options](const std::vector<Tensor>& in) {
+      return F::interpolate(in[0], resize);
+    };
+    expect_parity(name, {wiggly(shape)}, fn, 1e-6);
+  }
 }
 
 TEST(ShapeOpsCuda, PadModesMatchTheCpu) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes tests/ops/shape_ops_reference.h: PyTorch's values and gradients of einsum,
-F.interpolate (nearest and bilinear), F.pad's reflect, replicate and circular modes and
+F.interpolate (every mode but antialias), F.pad's reflect, replicate and circular modes and
 indexing by tensors (x[mask], x[indices], x[:, indices], index_put), which tests/ops/einsum_test.cpp,
 tests/ops/interpolate_test.cpp, tests/ops/rearrange_test.cpp and
 tests/ops/advanced_indexing_test.cpp carry so that they run without PyTorch.
@@ -84,6 +84,25 @@ INTERPOLATE_CASES = [
     ("BilinearDown", (1, 2, 5, 7), dict(size=(2, 3), mode="bilinear")),
     ("BilinearAlignCornersOneRow", (1, 1, 3, 4), dict(size=(1, 6), mode="bilinear",
                                                        align_corners=True)),
+    ("Nearest3dSize", (1, 2, 2, 3, 4), dict(size=(3, 5, 3), mode="nearest")),
+    ("NearestExact1dSize", (2, 3, 4), dict(size=(7,), mode="nearest-exact")),
+    ("NearestExact2dScale", (1, 2, 3, 4), dict(scale_factor=1.7, mode="nearest-exact")),
+    ("NearestExact2dDown", (1, 2, 5, 7), dict(size=(2, 3), mode="nearest-exact")),
+    ("NearestExact3dSize", (1, 2, 2, 3, 4), dict(size=(3, 5, 3), mode="nearest-exact")),
+    ("LinearSize", (2, 3, 4), dict(size=(7,), mode="linear")),
+    ("LinearAlignCorners", (2, 3, 4), dict(size=(7,), mode="linear", align_corners=True)),
+    ("LinearScaleDown", (1, 2, 9), dict(scale_factor=0.45, mode="linear")),
+    ("TrilinearSize", (1, 2, 2, 3, 4), dict(size=(3, 5, 3), mode="trilinear")),
+    ("TrilinearAlignCorners", (1, 2, 2, 3, 4), dict(size=(3, 5, 3), mode="trilinear",
+                                                   align_corners=True)),
+    ("BicubicSize", (2, 2, 3, 4), dict(size=(5, 7), mode="bicubic")),
+    ("BicubicAlignCorners", (1, 2, 3, 4), dict(size=(5, 7), mode="bicubic", align_corners=True)),
+    ("BicubicScale", (1, 2, 3, 4), dict(scale_factor=1.7, mode="bicubic")),
+    ("BicubicDown", (1, 2, 7, 9), dict(size=(3, 4), mode="bicubic")),
+    ("Area1dDown", (2, 3, 7), dict(size=(3,), mode="area")),
+    ("Area2dDown", (1, 2, 7, 9), dict(size=(3, 4), mode="area")),
+    ("Area2dUpScale", (1, 2, 3, 4), dict(scale_factor=1.7, mode="area")),
+    ("Area3dDown", (1, 2, 5, 6, 7), dict(size=(2, 4, 3), mode="area")),
 ]
 
 # name, input shape, pad, mode
