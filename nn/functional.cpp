@@ -271,6 +271,9 @@ Tensor interpolate(const Tensor& input, const InterpolateFuncOptions& options) {
   MINIDL_CHECK(interpolating || !options.align_corners(), "interpolate: the align_corners option ",
                "can only be set with the interpolating modes (linear, bilinear, bicubic, ",
                "trilinear), not ", name);
+  MINIDL_CHECK(
+      !options.antialias() || mode == InterpolateMode::Bilinear || mode == InterpolateMode::Bicubic,
+      "interpolate: antialias is only there for the bilinear and bicubic modes, not ", name);
   MINIDL_CHECK(options.size().has_value() != options.scale_factor().has_value(),
                options.size() ? "interpolate: only one of size or scale_factor should be given"
                               : "interpolate: either size or scale_factor should be given");
@@ -310,9 +313,11 @@ Tensor interpolate(const Tensor& input, const InterpolateFuncOptions& options) {
     case InterpolateMode::Linear:
       return upsample_linear1d(input, output_size, align_corners, scales);
     case InterpolateMode::Bilinear:
-      return upsample_bilinear2d(input, output_size, align_corners, scales);
+      return options.antialias() ? upsample_bilinear2d_aa(input, output_size, align_corners, scales)
+                                 : upsample_bilinear2d(input, output_size, align_corners, scales);
     case InterpolateMode::Bicubic:
-      return upsample_bicubic2d(input, output_size, align_corners, scales);
+      return options.antialias() ? upsample_bicubic2d_aa(input, output_size, align_corners, scales)
+                                 : upsample_bicubic2d(input, output_size, align_corners, scales);
     case InterpolateMode::Trilinear:
       return upsample_trilinear3d(input, output_size, align_corners, scales);
     case InterpolateMode::Area: return area_interpolate(input, output_size);

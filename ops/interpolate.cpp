@@ -148,6 +148,52 @@ Taps cubic_taps(int64_t in, int64_t out, bool align_corners, std::optional<doubl
   return taps;
 }
 
+// The antialiasing filters (PyTorch's aa_filter): the triangle for bilinear, Keys' cubic with
+// A = -0.5 (PIL's) for bicubic.
+template <class Real>
+Real antialias_filter(Real x, bool cubic) {
+  x = std::abs(x);
+  if (!cubic) return x < 1 ? 1 - x : 0;
+  constexpr Real A = -0.5;
+  if (x < 1) return ((A + 2) * x - (A + 3)) * x * x + 1;
+  if (x < 2) return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
+  return 0;
+}
+
+// PyTorch's antialiased taps (_compute_indices_min_size_weights_aa): when shrinking by `step`,
+// the filter is widened by it, so that every source pixel under an output pixel counts; the
+// weights of each output are normalised to sum to 1. Outputs with fewer taps than the widest
+// get zero weights on their first source.
+template <class Real>
+Taps antialiased_taps(int64_t in, int64_t out, bool align_corners, std::optional<double> scale,
+                      bool cubic) {
+  const Real step = pixel_step<Real>(in, out, align_corners, scale);
+  const Real half_width = cubic ? 2 : 1;
+  const Real support = step >= 1 ? half_width * step : half_width;
+  const Real inverse_step = step >= 1 ? 1 / step : 1;
+  const auto count = static_cast<int64_t>(std::ceil(support)) * 2 + 1;
+  Taps taps(static_cast<size_t>(count));
+  std::vector<Real> weights(static_cast<size_t>(count));
+  for (int64_t o = 0; o < out; ++o) {
+    const Real center = step * (static_cast<Real>(o) + Real(0.5));
+    const int64_t first = std::max<int64_t>(static_cast<int64_t>(center - support + Real(0.5)), 0);
+    const int64_t size = std::clamp<int64_t>(
+        std::min<int64_t>(static_cast<int64_t>(center + support + Real(0.5)), in) - first, 0,
+        count);
+    Real total = 0;
+    for (int64_t j = 0; j < size; ++j) {
+      weights[static_cast<size_t>(j)] = antialias_filter<Real>(
+          (static_cast<Real>(j + first) - center + Real(0.5)) * inverse_step, cubic);
+      total += weights[static_cast<size_t>(j)];
+    }
+    for (int64_t j = 0; j < count; ++j) {
+      const Real weight = j < size && total != 0 ? weights[static_cast<size_t>(j)] / total : 0;
+      taps.add(static_cast<size_t>(j), j < size ? first + j : first, static_cast<double>(weight));
+    }
+  }
+  return taps;
+}
+
 // x interpolated along `dim` by `taps`, the weights broadcast along dim.
 Tensor interpolate_along(const Tensor& x, int64_t dim, const Taps& taps) {
   const int64_t out = static_cast<int64_t>(taps.indices[0].size());
@@ -187,7 +233,23 @@ Tensor upsample_nearest(const Tensor& input, const Shape& output_size,
   return in_input_layout(out, input);
 }
 
-enum class Interpolation { Linear, Cubic };
+enum class Interpolation { Linear, Cubic, AntialiasedLinear, AntialiasedCubic };
+
+// The taps of `interpolation` along a dim of `in` sources and `out` outputs, in `Real`.
+template <class Real>
+Taps taps_of(Interpolation interpolation, int64_t in, int64_t out, bool align_corners,
+             std::optional<double> scale) {
+  switch (interpolation) {
+    case Interpolation::Linear: return linear_taps<Real>(in, out, align_corners, scale);
+    case Interpolation::Cubic: return cubic_taps<Real>(in, out, align_corners, scale);
+    case Interpolation::AntialiasedLinear:
+      return antialiased_taps<Real>(in, out, align_corners, scale, false);
+    case Interpolation::AntialiasedCubic:
+      return antialiased_taps<Real>(in, out, align_corners, scale, true);
+  }
+  MINIDL_INTERNAL_ASSERT(false, "interpolate: unknown interpolation");
+  return Taps(0);
+}
 
 // The interpolating modes, along the last spatial dim first, as PyTorch's CPU kernels sum (for
 // bilinear: (x00 w0 + x01 w1) h0 + (x10 w0 + x11 w1) h1). Positions and weights are float32
@@ -205,11 +267,8 @@ Tensor upsample_interpolating(const Tensor& input, const Shape& output_size, boo
     const auto sd = static_cast<size_t>(d);
     const int64_t in = input.size(2 + d), out_size = output_size[sd];
     const std::optional<double> scale = scale_of(scales, sd);
-    const Taps taps = interpolation == Interpolation::Cubic
-                          ? (wide ? cubic_taps<double>(in, out_size, align_corners, scale)
-                                  : cubic_taps<float>(in, out_size, align_corners, scale))
-                          : (wide ? linear_taps<double>(in, out_size, align_corners, scale)
-                                  : linear_taps<float>(in, out_size, align_corners, scale));
+    const Taps taps = wide ? taps_of<double>(interpolation, in, out_size, align_corners, scale)
+                           : taps_of<float>(interpolation, in, out_size, align_corners, scale);
     out = interpolate_along(out, 2 + d, taps);
   }
   if (narrow) out = out.to(input.dtype());
@@ -270,6 +329,18 @@ Tensor upsample_bicubic2d(const Tensor& input, const Shape& output_size, bool al
                           const InterpolateScales& scales) {
   return upsample_interpolating(input, output_size, align_corners, scales, 2, Interpolation::Cubic,
                                 "upsample_bicubic2d");
+}
+
+Tensor upsample_bilinear2d_aa(const Tensor& input, const Shape& output_size, bool align_corners,
+                              const InterpolateScales& scales) {
+  return upsample_interpolating(input, output_size, align_corners, scales, 2,
+                                Interpolation::AntialiasedLinear, "upsample_bilinear2d_aa");
+}
+
+Tensor upsample_bicubic2d_aa(const Tensor& input, const Shape& output_size, bool align_corners,
+                             const InterpolateScales& scales) {
+  return upsample_interpolating(input, output_size, align_corners, scales, 2,
+                                Interpolation::AntialiasedCubic, "upsample_bicubic2d_aa");
 }
 
 }  // namespace minidl

@@ -13,6 +13,10 @@
 //   floor(s) and floor(s) + 1 (clamped to the edge), weights 1 - frac(s) and frac(s).
 // - upsample_bicubic2d: the 4 x 4 source neighbours floor(s) - 1 .. floor(s) + 2 (clamped to
 //   the edge) weighted by Keys' cubic convolution with A = -0.75; s as above but not clamped at 0.
+// - upsample_bilinear2d_aa, upsample_bicubic2d_aa (antialias=True): when shrinking by a factor
+//   f, the triangle (bilinear) or Keys' cubic with A = -0.5 (bicubic) is widened f times around
+//   each output's centre f * (o + 0.5), every source pixel under it weighted, the weights
+//   normalised to sum to 1 (PIL's resampling); when growing, the same filters unwidened.
 // Positions and weights are float32 (float64 for float64 input), as PyTorch's; float16 and
 // bfloat16 input is interpolated in float32 and rounded once, as PyTorch's opmath.
 // `scales` are the scale factors a user gave (per spatial dim, in order), which enter the
@@ -54,5 +58,9 @@ Tensor upsample_trilinear3d(const Tensor& input, const Shape& output_size, bool 
                             const InterpolateScales& scales = {});
 Tensor upsample_bicubic2d(const Tensor& input, const Shape& output_size, bool align_corners,
                           const InterpolateScales& scales = {});
+Tensor upsample_bilinear2d_aa(const Tensor& input, const Shape& output_size, bool align_corners,
+                              const InterpolateScales& scales = {});
+Tensor upsample_bicubic2d_aa(const Tensor& input, const Shape& output_size, bool align_corners,
+                             const InterpolateScales& scales = {});
 
 }  // namespace minidl

@@ -12,7 +12,7 @@ namespace minidl {
 
 // F.interpolate's modes: "nearest" and "nearest-exact" (3-D, 4-D and 5-D inputs), "linear"
 // (3-D), "bilinear" and "bicubic" (4-D), "trilinear" (5-D) and "area" (adaptive average
-// pooling, 3-D to 5-D). antialias is not there yet.
+// pooling, 3-D to 5-D); antialias with bilinear and bicubic.
 enum class InterpolateMode { Nearest, NearestExact, Linear, Bilinear, Bicubic, Trilinear, Area };
 inline constexpr InterpolateMode kNearest = InterpolateMode::Nearest;
 inline constexpr InterpolateMode kNearestExact = InterpolateMode::NearestExact;
@@ -36,7 +36,11 @@ struct InterpolateFuncOptions {
   MINIDL_ARG(InterpolateMode, mode) = InterpolateMode::Nearest;
   // The interpolating modes only (linear, bilinear, bicubic, trilinear): whether the corner
   // pixels' centres of input and output line up (default false, as PyTorch's when not given).
-  MINIDL_ARG(std::optional<bool>, align_corners) = std::nullopt;
+  MINIDL_ARG(std::optional<bool>,
+             align_corners) = std::nullopt;  // Bilinear and bicubic only: when shrinking, widen the
+                                             // filter so that every source pixel
+  // counts (PIL's resampling), as PyTorch's antialias=True.
+  MINIDL_ARG(bool, antialias) = false;
   // With scale_factor: true computes the source positions from the sizes instead of the factor.
   MINIDL_ARG(std::optional<bool>, recompute_scale_factor) = std::nullopt;
 };

@@ -1,7 +1,7 @@
 // F::interpolate in every mode (nearest, nearest-exact, linear, bilinear, bicubic, trilinear,
-// area; with and without align_corners, sizes and scale factors): PyTorch 2.15's values and
-// gradients (tests/ops/shape_ops_reference.h), f64 gradient checks, 16-bit dtypes, channels-last
-// layout, and the option errors.
+// area; with and without align_corners and antialias, sizes and scale factors): PyTorch 2.15's
+// values and gradients (tests/ops/shape_ops_reference.h), f64 gradient checks, 16-bit dtypes,
+// channels-last layout, and the option errors.
 #include "minidl/ops/interpolate.h"
 
 #include <gtest/gtest.h>
@@ -195,6 +195,36 @@ std::vector<InterpolateCase> interpolate_cases() {
        in_mode(kArea, Factors{1.7}),
        kInterpolateArea2dUpScaleOutput,
        kInterpolateArea2dUpScaleGrad0},
+      {"BilinearAntialiasDown",
+       {1, 2, 7, 9},
+       bilinear(Sizes{3, 4}).antialias(true),
+       kInterpolateBilinearAntialiasDownOutput,
+       kInterpolateBilinearAntialiasDownGrad0},
+      {"BilinearAntialiasScale",
+       {1, 2, 9, 8},
+       bilinear(Factors{0.3}).antialias(true),
+       kInterpolateBilinearAntialiasScaleOutput,
+       kInterpolateBilinearAntialiasScaleGrad0},
+      {"BilinearAntialiasAlignCorners",
+       {1, 2, 7, 9},
+       bilinear(Sizes{3, 4}).antialias(true).align_corners(true),
+       kInterpolateBilinearAntialiasAlignCornersOutput,
+       kInterpolateBilinearAntialiasAlignCornersGrad0},
+      {"BilinearAntialiasUp",
+       {1, 2, 3, 4},
+       bilinear(Sizes{5, 7}).antialias(true),
+       kInterpolateBilinearAntialiasUpOutput,
+       kInterpolateBilinearAntialiasUpGrad0},
+      {"BicubicAntialiasDown",
+       {1, 2, 7, 9},
+       in_mode(kBicubic, Sizes{3, 4}).antialias(true),
+       kInterpolateBicubicAntialiasDownOutput,
+       kInterpolateBicubicAntialiasDownGrad0},
+      {"BicubicAntialiasMixed",
+       {1, 2, 9, 4},
+       in_mode(kBicubic, Sizes{4, 6}).antialias(true),
+       kInterpolateBicubicAntialiasMixedOutput,
+       kInterpolateBicubicAntialiasMixedGrad0},
       {"Area3dDown",
        {1, 2, 5, 6, 7},
        in_mode(kArea, Sizes{2, 4, 3}),
@@ -281,6 +311,9 @@ TEST(Interpolate, BadOptionsAreErrors) {
           x, F::InterpolateFuncOptions().size(Sizes{2, 2}).mode(kArea).align_corners(false)),
       "can only be set with the interpolating modes (linear, bilinear, bicubic, "
       "trilinear), not area");
+  EXPECT_ERROR_CONTAINS(
+      F::interpolate(x, F::InterpolateFuncOptions().size(Sizes{2, 2}).antialias(true)),
+      "interpolate: antialias is only there for the bilinear and bicubic modes, not nearest");
   EXPECT_ERROR_CONTAINS(F::interpolate(x, F::InterpolateFuncOptions().size(Sizes{4, 4, 4})),
                         "interpolate: expected 2 output sizes for an input of shape [1, 1, 3, 4]");
   EXPECT_ERROR_CONTAINS(F::interpolate(x, F::InterpolateFuncOptions().size(Sizes{0, 3})),

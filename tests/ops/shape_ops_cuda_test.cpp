@@ -84,6 +84,10 @@ TEST(ShapeOpsCuda, InterpolateMatchesTheCpuInEveryDtypeAndLayout) {
        F::InterpolateFuncOptions().size(Sizes{2, 3}).mode(kBilinear).align_corners(true)},
       {"bicubic", F::InterpolateFuncOptions().size(Sizes{7, 3}).mode(kBicubic)},
       {"nearest-exact", F::InterpolateFuncOptions().size(Sizes{7, 3}).mode(kNearestExact)},
+      {"bilinear antialias",
+       F::InterpolateFuncOptions().size(Sizes{2, 3}).mode(kBilinear).antialias(true)},
+      {"bicubic antialias",
+       F::InterpolateFuncOptions().size(Sizes{3, 2}).mode(kBicubic).antialias(true)},
   };
   for (const auto& [name, options] : cases) {
     for (DType dtype : {kFloat32, kFloat16, kBFloat16}) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes tests/ops/shape_ops_reference.h: PyTorch's values and gradients of einsum,
-F.interpolate (every mode but antialias), F.pad's reflect, replicate and circular modes and
+F.interpolate (every mode, antialias too), F.pad's reflect, replicate and circular modes and
 indexing by tensors (x[mask], x[indices], x[:, indices], index_put), which tests/ops/einsum_test.cpp,
 tests/ops/interpolate_test.cpp, tests/ops/rearrange_test.cpp and
 tests/ops/advanced_indexing_test.cpp carry so that they run without PyTorch.
@@ -101,8 +101,15 @@ INTERPOLATE_CASES = [
     ("BicubicDown", (1, 2, 7, 9), dict(size=(3, 4), mode="bicubic")),
     ("Area1dDown", (2, 3, 7), dict(size=(3,), mode="area")),
     ("Area2dDown", (1, 2, 7, 9), dict(size=(3, 4), mode="area")),
-    ("Area2dUpScale", (1, 2, 3, 4), dict(scale_factor=1.7, mode="area")),
-    ("Area3dDown", (1, 2, 5, 6, 7), dict(size=(2, 4, 3), mode="area")),
+    ("Area2dUpScale", (1, 2, 3, 4), dict(scale_factor=1.7, mode="area")),    ("Area3dDown", (1, 2, 5, 6, 7), dict(size=(2, 4, 3), mode="area")),
+    ("BilinearAntialiasDown", (1, 2, 7, 9), dict(size=(3, 4), mode="bilinear", antialias=True)),
+    ("BilinearAntialiasScale", (1, 2, 9, 8), dict(scale_factor=0.3, mode="bilinear",
+                                                   antialias=True)),
+    ("BilinearAntialiasAlignCorners", (1, 2, 7, 9), dict(size=(3, 4), mode="bilinear",
+                                                          antialias=True, align_corners=True)),
+    ("BilinearAntialiasUp", (1, 2, 3, 4), dict(size=(5, 7), mode="bilinear", antialias=True)),
+    ("BicubicAntialiasDown", (1, 2, 7, 9), dict(size=(3, 4), mode="bicubic", antialias=True)),
+    ("BicubicAntialiasMixed", (1, 2, 9, 4), dict(size=(4, 6), mode="bicubic", antialias=True)),
 ]
 
 # name, input shape, pad, mode
