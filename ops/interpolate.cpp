@@ -113,16 +113,14 @@ Taps linear_taps(int64_t in, int64_t out, bool align_corners, std::optional<doub
   return taps;
 }
 
-// Keys' cubic convolution kernel with A = -0.75 (PyTorch's cubic_convolution1 for |x| <= 1 and
-// cubic_convolution2 for 1 < |x| < 2).
+// Keys' cubic convolution kernel with parameter A (PyTorch's cubic_convolution1 for |x| <= 1
+// and cubic_convolution2 for 1 < |x| < 2): A = -0.75 for bicubic, -0.5 (PIL's) antialiased.
 template <class Real>
-Real cubic_near(Real x) {
-  constexpr Real A = -0.75;
+Real cubic_near(Real x, Real A) {
   return ((A + 2) * x - (A + 3)) * x * x + 1;
 }
 template <class Real>
-Real cubic_far(Real x) {
-  constexpr Real A = -0.75;
+Real cubic_far(Real x, Real A) {
   return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
 }
 
@@ -139,8 +137,9 @@ Taps cubic_taps(int64_t in, int64_t out, bool align_corners, std::optional<doubl
     const Real floor_source = std::floor(source);
     const auto first = static_cast<int64_t>(floor_source);
     const Real t = source - floor_source;
-    const Real coefficients[4] = {cubic_far<Real>(t + 1), cubic_near<Real>(t),
-                                  cubic_near<Real>(1 - t), cubic_far<Real>(2 - t)};
+    constexpr Real A = -0.75;
+    const Real coefficients[4] = {cubic_far<Real>(t + 1, A), cubic_near<Real>(t, A),
+                                  cubic_near<Real>(1 - t, A), cubic_far<Real>(2 - t, A)};
     for (size_t k = 0; k < 4; ++k)
       taps.add(k, std::clamp<int64_t>(first - 1 + static_cast<int64_t>(k), 0, in - 1),
                static_cast<double>(coefficients[k]));
@@ -155,8 +154,8 @@ Real antialias_filter(Real x, bool cubic) {
   x = std::abs(x);
   if (!cubic) return x < 1 ? 1 - x : 0;
   constexpr Real A = -0.5;
-  if (x < 1) return ((A + 2) * x - (A + 3)) * x * x + 1;
-  if (x < 2) return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
+  if (x < 1) return cubic_near<Real>(x, A);
+  if (x < 2) return cubic_far<Real>(x, A);
   return 0;
 }
 

@@ -36,9 +36,8 @@ struct InterpolateFuncOptions {
   MINIDL_ARG(InterpolateMode, mode) = InterpolateMode::Nearest;
   // The interpolating modes only (linear, bilinear, bicubic, trilinear): whether the corner
   // pixels' centres of input and output line up (default false, as PyTorch's when not given).
-  MINIDL_ARG(std::optional<bool>,
-             align_corners) = std::nullopt;  // Bilinear and bicubic only: when shrinking, widen the
-                                             // filter so that every source pixel
+  MINIDL_ARG(std::optional<bool>, align_corners) = std::nullopt;
+  // Bilinear and bicubic only: when shrinking, widen the filter so that every source pixel
   // counts (PIL's resampling), as PyTorch's antialias=True.
   MINIDL_ARG(bool, antialias) = false;
   // With scale_factor: true computes the source positions from the sizes instead of the factor.
