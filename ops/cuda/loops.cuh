@@ -9,9 +9,11 @@
 // Geometry (Note [Element-wise geometry] in ops/iteration_shape.h): dimensions of size 1 are
 // dropped, the rest ordered by out's strides (so channels-last and transposed results are
 // stored in memory order), and neighbours merged where every operand is contiguous across
-// them. What remains is either one dimension of unit strides for every operand, run by a flat
-// kernel, or up to kMaxDims dimensions, run by the strided kernel with an OffsetCalculator.
-// Both kernels are grid-stride loops with 64-bit indices.
+// them. What remains is either one dimension of unit strides for every operand, run by the
+// vectorised kernel (16 bytes of the widest operand per access, core/cuda/vector_access.h) when
+// every operand's data is aligned to its vector, or else up to kMaxDims dimensions, run by the
+// strided kernel with an OffsetCalculator. Both kernels are grid-stride loops with 64-bit
+// indices, and both apply the op to one element at a time, so they give the same bits.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -20,10 +22,12 @@
 #include <utility>
 #include <vector>
 
+#include "minidl/core/cuda/aligned_vector.cuh"
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/device.h"
 #include "minidl/core/cuda/launch.cuh"  // elementwise_blocks
 #include "minidl/core/cuda/stream.h"
+#include "minidl/core/cuda/vector_access.h"
 #include "minidl/core/tensor.h"
 #include "minidl/ops/iteration_shape.h"
 
@@ -81,9 +85,30 @@ __device__ __forceinline__ void apply_at(const Op& op, Out* out, const int64_t* 
 
 }  // namespace detail
 
-template <class Op, class Out, class... In>
-__global__ void elementwise_flat_kernel(int64_t numel, Op op, Out* out, const In*... in) {
-  for (const int64_t i : grid_stride_range(numel)) out[i] = op(in[i]...);
+namespace detail {
+
+// op applied lane by lane to vectors the caller has loaded (all of them before any store).
+template <int Width, class Out, class Op, class... In>
+__device__ __forceinline__ AlignedVector<Out, Width> apply_to_vectors(
+    const Op& op, const AlignedVector<In, Width>&... in) {
+  AlignedVector<Out, Width> out;
+#pragma unroll
+  for (int lane = 0; lane < Width; ++lane) out.values[lane] = op(in.values[lane]...);
+  return out;
+}
+
+}  // namespace detail
+
+// Every operand dense and aligned to its vector: vector v is elements [v * Width, (v + 1) *
+// Width); the numel % Width elements past the last whole vector go one at a time.
+template <int Width, class Op, class Out, class... In>
+__global__ void elementwise_vectorized_kernel(int64_t numel, Op op, Out* out, const In*... in) {
+  const int64_t vectors = numel / Width;
+  for (const int64_t v : grid_stride_range(vectors))
+    store_vector<Width>(out, v,
+                        detail::apply_to_vectors<Width, Out>(op, load_vector<Width>(in, v)...));
+  const int64_t tail = vectors * Width;
+  for (const int64_t i : grid_stride_range(numel - tail)) out[tail + i] = op(in[tail + i]...);
 }
 
 template <class Op, class Out, class... In>
@@ -111,12 +136,16 @@ void launch_elementwise(const Op& op, const Tensor& out,
     const IterationShape<kOperands> shape =
         make_iteration_shape<kOperands>(out.sizes(), {&out.strides(), &inputs[I].strides()...});
     Out* out_data = static_cast<Out*>(out.data_ptr());
-    const unsigned blocks = elementwise_blocks(numel, device);
     const StreamHandle stream = current_stream_handle(device);
-    if (shape.is_flat()) {
-      elementwise_flat_kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(
-          numel, op, out_data, static_cast<const In*>(inputs[I].data_ptr())...);
-    } else {
+    constexpr int kWidth = vector_width(std::max({sizeof(Out), sizeof(In)...}));
+    const bool aligned = vector_aligned(out_data, kWidth, sizeof(Out)) &&
+                         (vector_aligned(inputs[I].data_ptr(), kWidth, sizeof(In)) && ...);
+    if (shape.is_flat() && aligned) {
+      elementwise_vectorized_kernel<kWidth>
+          <<<elementwise_blocks(ceil_div(numel, kWidth), device), kThreadsPerBlock, 0, stream>>>(
+              numel, op, out_data, static_cast<const In*>(inputs[I].data_ptr())...);
+    } else {  // also a flat shape whose data a view's offset misaligns for the vectors
+      const unsigned blocks = elementwise_blocks(numel, device);
       elementwise_strided_kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(
           numel, make_offset_calculator<kOperands>(shape, out.sizes()), op, out_data,
           static_cast<const In*>(inputs[I].data_ptr())...);

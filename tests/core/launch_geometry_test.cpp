@@ -1,6 +1,7 @@
-// ceil_div (core/ceil_div.h) and the CUDA launchers' grid sizes (core/cuda/launch_geometry.h),
-// checked on the CPU: exact at the int64 edges, and for element counts around 2^31 and 2^32 a
-// grid that fits CUDA's limits and a grid-stride loop that reaches every element.
+// ceil_div (core/ceil_div.h), the CUDA launchers' grid sizes (core/cuda/launch_geometry.h) and
+// vectorised access (core/cuda/vector_access.h), checked on the CPU: exact at the int64 edges,
+// for element counts around 2^31 and 2^32 a grid that fits CUDA's limits and a grid-stride loop
+// that reaches every element, and vectors of 16 bytes only from addresses aligned to them.
 #include "minidl/core/cuda/launch_geometry.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "minidl/core/ceil_div.h"
+#include "minidl/core/cuda/vector_access.h"
 #include "test_util.h"
 
 namespace minidl {
@@ -95,6 +97,28 @@ TEST(CheckedGridX, PassesCountsUpToTheLimitAndRefusesLargerOnesNamingTheOp) {
   // softmax over rows of one element, 8 rows per block: 2^34 rows need 2^31 blocks.
   EXPECT_ERROR_CONTAINS(checked_grid_x(ceil_div(int64_t{1} << 34, 8), "softmax"),
                         "softmax: expected a CUDA grid");
+}
+
+TEST(VectorWidth, SixteenBytesOfTheWidestOperand) {
+  EXPECT_EQ(cuda::vector_width(1), 16);  // bool and uint8
+  EXPECT_EQ(cuda::vector_width(2), 8);   // bfloat16 and float16
+  EXPECT_EQ(cuda::vector_width(4), 4);   // float32 (and a bool result of float32 operands)
+  EXPECT_EQ(cuda::vector_width(8), 2);   // float64 and int64
+  EXPECT_EQ(cuda::vector_width(16), 1);
+  EXPECT_EQ(cuda::vector_width(32), 1);  // wider than a vector: one element at a time
+}
+
+TEST(VectorAligned, OnlyAddressesOnTheVectorsBoundary) {
+  alignas(64) static unsigned char buffer[128];
+  // bfloat16 by 8 and float32 by 4 are 16-byte vectors; bool by 4 (beside float32) 4 bytes.
+  EXPECT_TRUE(cuda::vector_aligned(buffer, 8, 2));
+  EXPECT_TRUE(cuda::vector_aligned(buffer + 16, 8, 2));
+  EXPECT_FALSE(cuda::vector_aligned(buffer + 2, 8, 2));  // a view one bfloat16 in
+  EXPECT_FALSE(cuda::vector_aligned(buffer + 8, 4, 4));
+  EXPECT_TRUE(cuda::vector_aligned(buffer + 32, 4, 4));
+  EXPECT_TRUE(cuda::vector_aligned(buffer + 4, 4, 1));
+  EXPECT_FALSE(cuda::vector_aligned(buffer + 2, 4, 1));
+  EXPECT_TRUE(cuda::vector_aligned(buffer + 3, 1, 1));  // width 1: any element address
 }
 
 }  // namespace
