@@ -168,11 +168,23 @@ ChannelStatistics running_statistics(const Tensor& running_mean, const Tensor& r
   return {running_mean.to(acc).clone(), 1.0 / (running_var.to(acc) + eps).sqrt(), Tensor()};
 }
 
+// out = the normalised x; with `relu`, relu(that + residual) in the same pass (residual dense
+// in the layout, or undefined).
 void apply(const Tensor& out, const Tensor& x, const ChannelStatistics& stats, const Tensor& weight,
-           const Tensor& bias, const norm::ChannelLayout& layout) {
+           const Tensor& bias, const norm::ChannelLayout& layout, const Tensor& residual,
+           bool relu) {
   if (layout.numel() == 0) return;
   kernels_for<NormKernels>(x.device())
-      .batch_norm_apply(out, x, stats.mean, stats.invstd, weight, bias, layout);
+      .batch_norm_apply(out, x, stats.mean, stats.invstd, weight, bias, layout, residual, relu);
+}
+
+// out = relu(out + residual) in place, with the kernels add and relu use, in the same order:
+// for an output that oneDNN normalised.
+void add_relu_in_place(const Tensor& out, const Tensor& residual) {
+  if (out.numel() == 0) return;
+  auto& kernels = kernels_for<ElementwiseKernels>(out.device());
+  if (residual.defined()) kernels.binary(elementwise::BinaryOp::Add, out, out, residual, 1.0);
+  kernels.unary(elementwise::UnaryOp::Relu, out, out, {});
 }
 
 // What backward keeps, and which gradients it owes.
@@ -204,12 +216,21 @@ std::optional<std::vector<Tensor>> onednn_backward(const BackwardState& state, c
       state.bias_needs_grad ? result->grad_bias.to(state.bias_dtype) : Tensor()};
 }
 
-std::vector<Tensor> batch_norm_backward(const BackwardState& state, const Tensor& grad) {
+// The gradients of input, weight and bias. With relu_output (batch_norm_relu's output), grad is
+// the output's, and relu's backward masks it inside batch norm's own passes (no masked copy).
+std::vector<Tensor> batch_norm_backward(const BackwardState& state, const Tensor& grad,
+                                        const Tensor& relu_output = Tensor()) {
   const Tensor& x = state.input.get();
   const Tensor weight = state.weight.defined() ? state.weight.get() : Tensor();
   const norm::ChannelLayout& layout = state.layout;
   const TensorOptions acc_options = TensorOptions(acc_dtype(x.dtype())).device(x.device());
   Tensor dy = grad.contiguous(state.format);
+  Tensor mask = relu_output.defined() ? relu_output.contiguous(state.format) : Tensor();
+  if (mask.defined() && state.stats.variance.defined()) {  // oneDNN's backward takes dy as it is
+    dy = elementwise::binary_forward(elementwise::BinaryOp::ReluBackward, dy, mask,
+                                     "batch_norm_relu backward");
+    mask = Tensor();
+  }
   if (auto grads = onednn_backward(state, dy, weight)) return *grads;
   // The per-channel sums feed grad_weight, grad_bias, and grad_input under batch statistics.
   Tensor sum_dy, sum_dy_xmu;
@@ -219,7 +240,7 @@ std::vector<Tensor> batch_norm_backward(const BackwardState& state, const Tensor
     sum_dy_xmu = zeros({layout.channels}, acc_options);
     if (layout.numel() > 0)
       kernels_for<NormKernels>(x.device())
-          .batch_norm_backward_reduce(sum_dy, sum_dy_xmu, dy, x, state.stats.mean, layout);
+          .batch_norm_backward_reduce(sum_dy, sum_dy_xmu, dy, x, state.stats.mean, layout, mask);
   }
   Tensor grad_input;
   if (state.input_needs_grad) {
@@ -227,7 +248,7 @@ std::vector<Tensor> batch_norm_backward(const BackwardState& state, const Tensor
     if (layout.numel() > 0)
       kernels_for<NormKernels>(x.device())
           .batch_norm_backward_input(grad_input, dy, x, state.stats.mean, state.stats.invstd,
-                                     weight, sum_dy, sum_dy_xmu, layout, state.statistics);
+                                     weight, sum_dy, sum_dy_xmu, layout, state.statistics, mask);
   }
   Tensor grad_weight, grad_bias;
   if (state.weight_needs_grad)
@@ -236,8 +257,9 @@ std::vector<Tensor> batch_norm_backward(const BackwardState& state, const Tensor
   return {grad_input, grad_weight, grad_bias};
 }
 
-// batch_norm's forward, shared with the fused batch_norm_relu: the output, and what backward
-// needs when input, weight or bias needs a gradient.
+// batch_norm's forward, shared with the fused batch_norm_relu (`relu`: the output is
+// relu(normalised + residual), residual undefined or of the input's shape): the output, and what
+// backward needs when input, weight or bias needs a gradient.
 struct Normalized {
   Tensor out;
   std::optional<BackwardState> state;
@@ -245,7 +267,8 @@ struct Normalized {
 
 Normalized batch_norm_forward(const Tensor& input, const Tensor& running_mean,
                               const Tensor& running_var, const Tensor& weight, const Tensor& bias,
-                              bool training, double momentum, double eps) {
+                              bool training, double momentum, double eps,
+                              const Tensor& residual = Tensor(), bool relu = false) {
   check_arguments(input, running_mean, running_var, weight, bias, training, momentum, eps);
   const DType acc = acc_dtype(input.dtype());
   const MemoryFormat format =
@@ -263,11 +286,17 @@ Normalized batch_norm_forward(const Tensor& input, const Tensor& running_mean,
                                                   bias_acc, momentum, eps)
                                 : std::nullopt) {
     std::tie(result.out, stats) = std::move(*on_onednn);
+    if (relu) add_relu_in_place(result.out, residual);
   } else {
     stats = training ? batch_statistics(x, layout, running_mean, running_var, momentum, eps)
                      : running_statistics(running_mean, running_var, acc, eps);
     result.out = empty(x.sizes(), x.options(), format);
-    apply(result.out, x, stats, weight_acc, bias_acc, layout);
+    Tensor dense_residual;
+    if (residual.defined()) {
+      NoGradGuard no_grad;
+      dense_residual = residual.contiguous(format);
+    }
+    apply(result.out, x, stats, weight_acc, bias_acc, layout, dense_residual, relu);
   }
   if (autograd::needs_grad({input, weight, bias}))
     result.state = BackwardState{
@@ -318,16 +347,11 @@ Tensor batch_norm_relu(const Tensor& input, const Tensor& running_mean, const Te
                        double eps, const Tensor& residual) {
   const ProfileScope profile("batch_norm_relu", {input, weight, bias, residual});
   check_residual(residual, input);
-  Normalized normalized =
-      batch_norm_forward(input, running_mean, running_var, weight, bias, training, momentum, eps);
+  // The sum and the ReLU round as add and relu do, so the result has the bits of
+  // relu(batch_norm(...) + residual) (norm::add_relu).
+  Normalized normalized = batch_norm_forward(input, running_mean, running_var, weight, bias,
+                                             training, momentum, eps, residual, /*relu=*/true);
   Tensor& out = normalized.out;
-  // In place on the fresh output: the sum and the ReLU with the kernels add and relu use, in the
-  // same order, so the result has the bits of relu(batch_norm(...) + residual).
-  auto& kernels = kernels_for<ElementwiseKernels>(out.device());
-  if (out.numel() > 0) {
-    if (residual.defined()) kernels.binary(elementwise::BinaryOp::Add, out, out, residual, 1.0);
-    kernels.unary(elementwise::UnaryOp::Relu, out, out, {});
-  }
   const bool residual_needs_grad = residual.defined() && residual.requires_grad();
   if (normalized.state || residual_needs_grad) {
     // The output tells where the ReLU passed the gradient (as relu's own backward reads it).
@@ -336,11 +360,16 @@ Tensor batch_norm_relu(const Tensor& input, const Tensor& running_mean, const Te
         out, residual.defined() ? "BatchNormAddReluBackward" : "BatchNormReluBackward",
         {input, weight, bias, residual},
         [state = std::move(normalized.state), kept, residual_needs_grad](const Tensor& grad) {
+          if (!residual_needs_grad) {  // no one needs the masked gradient itself
+            std::vector<Tensor> grads = batch_norm_backward(*state, grad, kept.get());
+            grads.emplace_back();
+            return grads;
+          }
           Tensor passed = elementwise::binary_forward(elementwise::BinaryOp::ReluBackward, grad,
                                                       kept.get(), "batch_norm_relu backward");
           std::vector<Tensor> grads =
               state ? batch_norm_backward(*state, passed) : std::vector<Tensor>(3);
-          grads.push_back(residual_needs_grad ? passed : Tensor());
+          grads.push_back(passed);
           return grads;
         });
   }

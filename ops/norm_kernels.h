@@ -22,20 +22,26 @@ struct NormKernels {
                                 const Tensor& running_mean, const Tensor& running_var,
                                 const Tensor& input, const norm::ChannelLayout& layout,
                                 double momentum, double eps);
-  // out = (input - mean) * invstd * weight + bias (weight 1 and bias 0 where undefined).
+  // out = (input - mean) * invstd * weight + bias (weight 1 and bias 0 where undefined); with
+  // `relu`, then out = relu(out + residual) by norm::add_relu in the same pass (batch_norm_relu;
+  // residual may be undefined, and is read only with relu).
   void (*batch_norm_apply)(const Tensor& out, const Tensor& input, const Tensor& mean,
                            const Tensor& invstd, const Tensor& weight, const Tensor& bias,
-                           const norm::ChannelLayout& layout);
-  // sum_dy[c] = sum of grad_output, sum_dy_xmu[c] = sum of grad_output * (input - mean[c]).
+                           const norm::ChannelLayout& layout, const Tensor& residual, bool relu);
+  // sum_dy[c] = sum of dy, sum_dy_xmu[c] = sum of dy * (input - mean[c]), where dy is
+  // grad_output, or with relu_output defined (batch_norm_relu's output, dense in `layout`)
+  // grad_output masked by relu's backward (norm::relu_passed).
   void (*batch_norm_backward_reduce)(const Tensor& sum_dy, const Tensor& sum_dy_xmu,
                                      const Tensor& grad_output, const Tensor& input,
-                                     const Tensor& mean, const norm::ChannelLayout& layout);
-  // grad_input by norm::input_grad; sum_dy and sum_dy_xmu are read for Statistics::Batch only.
+                                     const Tensor& mean, const norm::ChannelLayout& layout,
+                                     const Tensor& relu_output);
+  // grad_input by norm::input_grad of the same dy; sum_dy and sum_dy_xmu are read for
+  // Statistics::Batch only.
   void (*batch_norm_backward_input)(const Tensor& grad_input, const Tensor& grad_output,
                                     const Tensor& input, const Tensor& mean, const Tensor& invstd,
                                     const Tensor& weight, const Tensor& sum_dy,
                                     const Tensor& sum_dy_xmu, const norm::ChannelLayout& layout,
-                                    norm::Statistics statistics);
+                                    norm::Statistics statistics, const Tensor& relu_output);
 
   static const NormKernels kCpu;
   static const NormKernels kCuda;

@@ -18,6 +18,8 @@
 //     grad_input = weight * invstd * (dy - sum_dy / M - (x - mean) * invstd^2 * sum_dy_xmu / M)
 //   with batch statistics (the standard fused formula), and weight * invstd * dy with running
 //   statistics (which do not depend on the input).
+// - batch_norm_relu (relu(y + residual)) runs its epilogue in the normalisation's pass
+//   (add_relu), and its backward reads relu's mask with the gradient (relu_passed).
 #include <cmath>
 #include <cstdint>
 
@@ -42,6 +44,16 @@ struct ChannelLayout {
   // The channel of memory element i (the tensor is dense in this layout).
   MINIDL_HOST_DEVICE int64_t channel_of(int64_t i) const {
     return channels_inner() ? i % channels : (i / spatial) % channels;
+  }
+  // Whether `width` elements from any multiple of `width` keep to one channel (channels outside
+  // the spatial dims) or to `width` consecutive channels of one row (channels innermost), so a
+  // vectorised kernel finds every lane's channel from its first element's (lane_channel).
+  MINIDL_HOST_DEVICE bool vectors_fit(int64_t width) const {
+    return channels_inner() ? channels % width == 0 : spatial % width == 0;
+  }
+  // The channel of lane `lane` of a vector whose first element is in `first_channel`.
+  MINIDL_HOST_DEVICE int64_t lane_channel(int64_t first_channel, int lane) const {
+    return channels_inner() ? first_channel + lane : first_channel;
   }
 };
 
@@ -94,6 +106,23 @@ MINIDL_HOST_DEVICE void finish_statistics(const Moments<Acc>& m, int64_t c, Acc 
 template <class Acc>
 MINIDL_HOST_DEVICE Acc normalize(Acc x, Acc mean, Acc invstd, Acc weight, Acc bias) {
   return (x - mean) * invstd * weight + bias;
+}
+
+// batch_norm_relu's steps after the normalisation, on y already rounded to the output's dtype
+// T: relu(y + residual) (without a residual, relu(y)), each step rounded to T as add's and relu's
+// own kernels round (add computes in Acc, alpha 1), so the fused op has the bits of the ops apart.
+template <class Acc, class T>
+MINIDL_HOST_DEVICE T add_relu(T y, const T* residual, int64_t i) {
+  if (residual) y = static_cast<T>(static_cast<Acc>(y) + static_cast<Acc>(residual[i]));
+  return static_cast<Acc>(y) < Acc(0) ? static_cast<T>(Acc(0)) : y;
+}
+
+// relu's backward, read by batch_norm_relu's fused backward from its output: the gradient
+// passes where the output is positive (as elementwise's ReluBackward).
+template <class Acc, class T>
+MINIDL_HOST_DEVICE Acc relu_passed(Acc grad, const T* relu_output, int64_t i) {
+  if (!relu_output) return grad;
+  return static_cast<Acc>(relu_output[i]) > Acc(0) ? grad : Acc(0);
 }
 
 // Per-channel sums of backward: sum(dy) and sum(dy * (x - mean)).

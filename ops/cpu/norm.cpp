@@ -29,6 +29,12 @@ Acc* mutable_data_or_null(const Tensor& t) {
   return t.defined() ? t.data_ptr<Acc>() : nullptr;
 }
 
+// Where a plane's pointer begins, or null for an undefined (optional) tensor.
+template <class T>
+const T* plane_or_null(const T* data, int64_t first) {
+  return data ? data + first : nullptr;
+}
+
 // y = normalize(x) over one contiguous plane.
 template <class T, class Acc>
 inline void apply_plane(const T* x, T* y, int64_t size, Acc mean, Acc invstd, Acc w, Acc b) {
@@ -41,23 +47,23 @@ MINIDL_AVX512 void apply_plane_avx512(const BFloat16* x, BFloat16* y, int64_t si
   apply_plane<BFloat16, float>(x, y, size, mean, invstd, w, b);
 }
 
-// dx of one contiguous plane.
+// dx of one contiguous plane (dy masked by relu's backward where relu_output is not null).
 template <class T, class Acc>
-inline void input_grad_plane(const T* x, const T* dy, T* dx, int64_t size,
+inline void input_grad_plane(const T* x, const T* dy, const T* relu_output, T* dx, int64_t size,
                              norm::Statistics statistics, Acc mean, Acc invstd, Acc w, Acc sum_dy,
                              Acc sum_dy_xmu, int64_t count) {
   for (int64_t s = 0; s < size; ++s)
-    dx[s] =
-        static_cast<T>(norm::input_grad(statistics, static_cast<Acc>(dy[s]), static_cast<Acc>(x[s]),
-                                        mean, invstd, w, sum_dy, sum_dy_xmu, count));
+    dx[s] = static_cast<T>(
+        norm::input_grad(statistics, norm::relu_passed(static_cast<Acc>(dy[s]), relu_output, s),
+                         static_cast<Acc>(x[s]), mean, invstd, w, sum_dy, sum_dy_xmu, count));
 }
 
-MINIDL_AVX512 void input_grad_plane_avx512(const BFloat16* x, const BFloat16* dy, BFloat16* dx,
-                                           int64_t size, norm::Statistics statistics, float mean,
-                                           float invstd, float w, float sum_dy, float sum_dy_xmu,
-                                           int64_t count) {
-  input_grad_plane<BFloat16, float>(x, dy, dx, size, statistics, mean, invstd, w, sum_dy,
-                                    sum_dy_xmu, count);
+MINIDL_AVX512 void input_grad_plane_avx512(const BFloat16* x, const BFloat16* dy,
+                                           const BFloat16* relu_output, BFloat16* dx, int64_t size,
+                                           norm::Statistics statistics, float mean, float invstd,
+                                           float w, float sum_dy, float sum_dy_xmu, int64_t count) {
+  input_grad_plane<BFloat16, float>(x, dy, relu_output, dx, size, statistics, mean, invstd, w,
+                                    sum_dy, sum_dy_xmu, count);
 }
 
 // Whether a plane of `T` in `layout` takes the AVX-512 loops (Note [bfloat16 loops on AVX-512] in
@@ -115,7 +121,7 @@ void batch_norm_statistics_kernel(const Tensor& mean, const Tensor& invstd,
 
 void batch_norm_apply_kernel(const Tensor& out, const Tensor& input, const Tensor& mean,
                              const Tensor& invstd, const Tensor& weight, const Tensor& bias,
-                             const norm::ChannelLayout& layout) {
+                             const norm::ChannelLayout& layout, const Tensor& residual, bool relu) {
   visit_floating(input.dtype(), "batch_norm", [&](auto zero) {
     using T = decltype(zero);
     using Acc = acc_t<T>;
@@ -125,7 +131,8 @@ void batch_norm_apply_kernel(const Tensor& out, const Tensor& input, const Tenso
     const Acc* invstd_data = invstd.data_ptr<Acc>();
     const Acc* weight_data = data_or_null<Acc>(weight);
     const Acc* bias_data = data_or_null<Acc>(bias);
-    for_each_plane(layout, [&](int64_t n, int64_t c) {
+    const T* residual_data = relu ? data_or_null<T>(residual) : nullptr;
+    const auto normalize_plane = [&](int64_t n, int64_t c) {
       const Acc w = weight_data ? weight_data[c] : Acc(1);
       const Acc b = bias_data ? bias_data[c] : Acc(0);
       if constexpr (std::is_same_v<T, BFloat16>) {
@@ -141,18 +148,28 @@ void batch_norm_apply_kernel(const Tensor& out, const Tensor& input, const Tenso
         y[i] = static_cast<T>(
             norm::normalize(static_cast<Acc>(x[i]), mean_data[c], invstd_data[c], w, b));
       }
+    };
+    for_each_plane(layout, [&](int64_t n, int64_t c) {
+      normalize_plane(n, c);
+      if (!relu) return;
+      for (int64_t s = 0; s < layout.spatial; ++s) {  // while the plane is still in cache
+        const int64_t i = layout.at(n, c, s);
+        y[i] = norm::add_relu<Acc>(y[i], residual_data, i);
+      }
     });
   });
 }
 
 void batch_norm_backward_reduce_kernel(const Tensor& sum_dy, const Tensor& sum_dy_xmu,
                                        const Tensor& grad_output, const Tensor& input,
-                                       const Tensor& mean, const norm::ChannelLayout& layout) {
+                                       const Tensor& mean, const norm::ChannelLayout& layout,
+                                       const Tensor& relu_output) {
   visit_floating(input.dtype(), "batch_norm", [&](auto zero) {
     using T = decltype(zero);
     using Acc = acc_t<T>;
     const T* x = input.data_ptr<T>();
     const T* dy = grad_output.data_ptr<T>();
+    const T* relu_data = data_or_null<T>(relu_output);
     const Acc* mean_data = mean.data_ptr<Acc>();
     Acc* sum_dy_out = sum_dy.data_ptr<Acc>();
     Acc* sum_dy_xmu_out = sum_dy_xmu.data_ptr<Acc>();
@@ -163,8 +180,8 @@ void batch_norm_backward_reduce_kernel(const Tensor& sum_dy, const Tensor& sum_d
         norm::GradSums<Acc> plane = op.identity();
         for (int64_t s = 0; s < layout.spatial; ++s) {
           const int64_t i = layout.at(n, c, s);
-          plane =
-              op.accumulate(plane, static_cast<Acc>(dy[i]), static_cast<Acc>(x[i]), mean_data[c]);
+          plane = op.accumulate(plane, norm::relu_passed(static_cast<Acc>(dy[i]), relu_data, i),
+                                static_cast<Acc>(x[i]), mean_data[c]);
         }
         channel = op.combine(channel, plane);
       }
@@ -178,12 +195,13 @@ void batch_norm_backward_input_kernel(const Tensor& grad_input, const Tensor& gr
                                       const Tensor& input, const Tensor& mean, const Tensor& invstd,
                                       const Tensor& weight, const Tensor& sum_dy,
                                       const Tensor& sum_dy_xmu, const norm::ChannelLayout& layout,
-                                      norm::Statistics statistics) {
+                                      norm::Statistics statistics, const Tensor& relu_output) {
   visit_floating(input.dtype(), "batch_norm", [&](auto zero) {
     using T = decltype(zero);
     using Acc = acc_t<T>;
     const T* x = input.data_ptr<T>();
     const T* dy = grad_output.data_ptr<T>();
+    const T* relu_data = data_or_null<T>(relu_output);
     T* dx = grad_input.data_ptr<T>();
     const Acc* mean_data = mean.data_ptr<Acc>();
     const Acc* invstd_data = invstd.data_ptr<Acc>();
@@ -198,17 +216,19 @@ void batch_norm_backward_input_kernel(const Tensor& grad_input, const Tensor& gr
       if constexpr (std::is_same_v<T, BFloat16>) {
         if (avx512_plane<T>(layout)) {
           const int64_t first = layout.at(n, c, 0);
-          input_grad_plane_avx512(x + first, dy + first, dx + first, layout.spatial, statistics,
-                                  mean_data[c], invstd_data[c], w, channel_sum_dy,
-                                  channel_sum_dy_xmu, layout.count());
+          input_grad_plane_avx512(x + first, dy + first, plane_or_null(relu_data, first),
+                                  dx + first, layout.spatial, statistics, mean_data[c],
+                                  invstd_data[c], w, channel_sum_dy, channel_sum_dy_xmu,
+                                  layout.count());
           return;
         }
       }
       for (int64_t s = 0; s < layout.spatial; ++s) {
         const int64_t i = layout.at(n, c, s);
-        dx[i] = static_cast<T>(norm::input_grad(
-            statistics, static_cast<Acc>(dy[i]), static_cast<Acc>(x[i]), mean_data[c],
-            invstd_data[c], w, channel_sum_dy, channel_sum_dy_xmu, layout.count()));
+        dx[i] = static_cast<T>(
+            norm::input_grad(statistics, norm::relu_passed(static_cast<Acc>(dy[i]), relu_data, i),
+                             static_cast<Acc>(x[i]), mean_data[c], invstd_data[c], w,
+                             channel_sum_dy, channel_sum_dy_xmu, layout.count()));
       }
     });
   });

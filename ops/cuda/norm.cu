@@ -4,27 +4,38 @@
 // - Per-channel reductions (batch statistics forward, gradient sums backward) run in two
 //   launches. The first cuts each channel's M = N * S values into `splits` ranges and folds
 //   each (channel, range) into a partial accumulator in a workspace laid out [splits, C]; the
-//   second merges a channel's partials in split order and finishes it (mean, invstd and the
-//   running statistics update, or the two gradient sums). Without host synchronisation, without
-//   atomics, and in a fixed tree, so results repeat exactly.
+//   second merges a channel's partials and finishes it (mean, invstd and the running statistics
+//   update, or the two gradient sums). Without host synchronisation, without atomics, and in a
+//   fixed tree, so results repeat exactly. The merge is itself a columns reduction over the
+//   [splits, C] partials (kFinalizeRows threads per channel): one thread per channel walking up
+//   to 1024 partials in a chain of dependent loads took 2.67 ms of ResNet-18's 12.9 ms bf16 step
+//   on an H200 (docs/benchmarks.md).
 // - The first launch takes one of two shapes, chosen for coalesced reads:
 //     planes  (NCHW, channels outside the spatial dims): block (kPlaneThreads) per (channel,
 //             range); its threads read a plane's consecutive values.
 //     columns (NHWC and [N, C], channels innermost): block (kTileChannels, kTileRows) per
 //             (channel tile, range); threadIdx.x walks neighbouring channels of one row.
-// - Element-wise passes (normalise forward, grad_input backward) take one thread per element in
-//   memory order and find the element's channel from the layout.
+// - Element-wise passes (normalise forward, grad_input backward) walk the elements in memory
+//   order, 16 bytes to an access (core/cuda/vector_access.h) where every operand is aligned
+//   and vectors keep to channels (norm::ChannelLayout::vectors_fit), else one at a time; a
+//   vector finds its first element's channel from the layout and its lanes' from that.
+// - batch_norm_relu's epilogue (relu(y + residual)) runs in the normalising pass, and its
+//   backward reads relu's mask with the gradient in both backward passes (ops/norm_math.h).
 //
 // Pooling and batch norm on CUDA are these kernels alone; cuDNN's pooling and batch norm have
 // not been measured against them (docs/gpu.md, "Not run on a GPU yet").
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <initializer_list>
+#include <type_traits>
 
+#include "minidl/core/cuda/aligned_vector.cuh"
 #include "minidl/core/cuda/block_reduce.cuh"
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/device_dtype.h"
 #include "minidl/core/cuda/launch.cuh"
+#include "minidl/core/cuda/vector_access.h"
 #include "minidl/ops/norm_kernels.h"
 
 namespace minidl::cuda {
@@ -37,7 +48,7 @@ using Acc = float;
 constexpr int kPlaneThreads = 256;
 constexpr int kTileChannels = 32;
 constexpr int kTileRows = 8;
-constexpr int kFinalizeThreads = 128;
+constexpr int kFinalizeRows = 32;  // threads merging one channel's partials
 // A range's block reads at least this many values, so cutting channels into ranges pays for
 // the extra partial results.
 constexpr int64_t kMinRangeElements = 4096;
@@ -60,18 +71,21 @@ struct MomentsReader {
   __device__ Result combine(Result a, Result b) const { return op.combine(a, b); }
 };
 
-// Folds (dy, x) pairs into sum(dy) and sum(dy * (x - mean)) (backward).
+// Folds (dy, x) pairs into sum(dy) and sum(dy * (x - mean)) (backward); dy masked by relu's
+// backward where relu_output is not null.
 template <class T>
 struct GradSumsReader {
   using Result = norm::GradSums<Acc>;
   const T* grad_output;
   const T* x;
+  const T* relu_output;
   const Acc* mean;
   norm::GradSumsOp<Acc> op;
   __device__ Result identity() const { return op.identity(); }
   __device__ Result accumulate(Result acc, int64_t offset, int64_t c) const {
-    return op.accumulate(acc, static_cast<Acc>(grad_output[offset]), static_cast<Acc>(x[offset]),
-                         mean[c]);
+    return op.accumulate(
+        acc, norm::relu_passed(static_cast<Acc>(grad_output[offset]), relu_output, offset),
+        static_cast<Acc>(x[offset]), mean[c]);
   }
   __device__ Result combine(Result a, Result b) const { return op.combine(a, b); }
 };
@@ -136,51 +150,107 @@ __global__ void reduce_columns_kernel(Reader reader, norm::ChannelLayout layout,
   partial[blockIdx.y * layout.channels + c] = acc;
 }
 
-// partial [splits, C] -> finish(c, merged), merging in split order. One thread per channel.
+// partial [splits, C] -> finish(c, merged). Block (kTileChannels, kFinalizeRows); grid
+// (channel tiles). Thread (x, y) merges splits y, y + kFinalizeRows, ... of its channel in
+// order, then the column reduction merges the rows in order.
 template <class Reader, class Finish>
 __global__ void finalize_channels_kernel(Reader reader, const typename Reader::Result* partial,
                                          int64_t channels, int64_t splits, Finish finish) {
-  const int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (c >= channels) return;
-  typename Reader::Result acc = partial[c];
-  for (int64_t s = 1; s < splits; ++s) acc = reader.combine(acc, partial[s * channels + c]);
-  finish(c, acc);
+  const int64_t c = static_cast<int64_t>(blockIdx.x) * kTileChannels + threadIdx.x;
+  typename Reader::Result acc = reader.identity();
+  if (c < channels)
+    for (int64_t s = threadIdx.y; s < splits; s += kFinalizeRows)
+      acc = reader.combine(acc, partial[s * channels + c]);
+  acc = column_reduce<kTileChannels, kFinalizeRows>(reader, acc);
+  if (threadIdx.y == 0 && c < channels) finish(c, acc);
 }
 
 // ---- element-wise kernels ----
 
-// y = normalize(x) for every element, in memory order.
-template <class T>
-__global__ void normalize_kernel(T* y, const T* x, const Acc* mean, const Acc* invstd,
-                                 const Acc* weight, const Acc* bias, norm::ChannelLayout layout) {
-  const int64_t numel = layout.numel();
-  for (const int64_t i : grid_stride_range(numel)) {
-    const int64_t c = layout.channel_of(i);
-    y[i] = static_cast<T>(norm::normalize(static_cast<Acc>(x[i]), mean[c], invstd[c],
-                                          weight ? weight[c] : Acc(1), bias ? bias[c] : Acc(0)));
+// Vector v of `data` (elements v * Width ...), or zeros where `data` is null (an optional
+// operand, which the lanes then do not read).
+template <int Width, class T>
+__device__ __forceinline__ AlignedVector<T, Width> load_vector_or_zeros(const T* data, int64_t v) {
+  return data ? load_vector<Width>(data, v) : AlignedVector<T, Width>{};
+}
+
+// y = normalize(x), then with `relu` relu(y + residual) (residual null without relu), for every
+// element in memory order, Width elements to an access.
+template <int Width, class T>
+__global__ void normalize_kernel(T* y, const T* x, const T* residual, bool relu, const Acc* mean,
+                                 const Acc* invstd, const Acc* weight, const Acc* bias,
+                                 norm::ChannelLayout layout) {
+  for (const int64_t v : grid_stride_range(layout.numel() / Width)) {
+    const AlignedVector<T, Width> in = load_vector<Width>(x, v);
+    const AlignedVector<T, Width> addend = load_vector_or_zeros<Width>(residual, v);
+    const int64_t first_channel = layout.channel_of(v * Width);
+    AlignedVector<T, Width> out;
+#pragma unroll
+    for (int lane = 0; lane < Width; ++lane) {
+      const int64_t c = layout.lane_channel(first_channel, lane);
+      out.values[lane] =
+          static_cast<T>(norm::normalize(static_cast<Acc>(in.values[lane]), mean[c], invstd[c],
+                                         weight ? weight[c] : Acc(1), bias ? bias[c] : Acc(0)));
+      if (relu)
+        out.values[lane] =
+            norm::add_relu<Acc>(out.values[lane], residual ? addend.values : nullptr, lane);
+    }
+    store_vector<Width>(y, v, out);
   }
 }
 
-template <class T>
-__global__ void input_grad_kernel(T* grad_input, const T* grad_output, const T* x, const Acc* mean,
-                                  const Acc* invstd, const Acc* weight, const Acc* sum_dy,
-                                  const Acc* sum_dy_xmu, norm::ChannelLayout layout,
-                                  norm::Statistics statistics) {
-  const int64_t numel = layout.numel();
+// grad_input by norm::input_grad, dy masked by relu's backward where relu_output is not null,
+// Width elements to an access.
+template <int Width, class T>
+__global__ void input_grad_kernel(T* grad_input, const T* grad_output, const T* x,
+                                  const T* relu_output, const Acc* mean, const Acc* invstd,
+                                  const Acc* weight, const Acc* sum_dy, const Acc* sum_dy_xmu,
+                                  norm::ChannelLayout layout, norm::Statistics statistics) {
   const bool batch = statistics == norm::Statistics::Batch;
-  for (const int64_t i : grid_stride_range(numel)) {
-    const int64_t c = layout.channel_of(i);
-    grad_input[i] = static_cast<T>(norm::input_grad(
-        statistics, static_cast<Acc>(grad_output[i]), static_cast<Acc>(x[i]), mean[c], invstd[c],
-        weight ? weight[c] : Acc(1), batch ? sum_dy[c] : Acc(0), batch ? sum_dy_xmu[c] : Acc(0),
-        layout.count()));
+  for (const int64_t v : grid_stride_range(layout.numel() / Width)) {
+    const AlignedVector<T, Width> dy = load_vector<Width>(grad_output, v);
+    const AlignedVector<T, Width> in = load_vector<Width>(x, v);
+    const AlignedVector<T, Width> mask = load_vector_or_zeros<Width>(relu_output, v);
+    const int64_t first_channel = layout.channel_of(v * Width);
+    AlignedVector<T, Width> out;
+#pragma unroll
+    for (int lane = 0; lane < Width; ++lane) {
+      const int64_t c = layout.lane_channel(first_channel, lane);
+      const Acc passed = norm::relu_passed(static_cast<Acc>(dy.values[lane]),
+                                           relu_output ? mask.values : nullptr, lane);
+      out.values[lane] = static_cast<T>(
+          norm::input_grad(statistics, passed, static_cast<Acc>(in.values[lane]), mean[c],
+                           invstd[c], weight ? weight[c] : Acc(1), batch ? sum_dy[c] : Acc(0),
+                           batch ? sum_dy_xmu[c] : Acc(0), layout.count()));
+    }
+    store_vector<Width>(grad_input, v, out);
   }
 }
 
 // ---- launchers ----
 
-// A per-channel tensor's data, or null for an undefined (optional) one.
-Acc* data_or_null(const Tensor& t) { return t.defined() ? t.data_ptr<Acc>() : nullptr; }
+// A tensor's data, or null for an undefined (optional) one.
+template <class T = Acc>
+T* data_or_null(const Tensor& t) {
+  return t.defined() ? t.data_ptr<T>() : nullptr;
+}
+
+// Calls launch(width), width a std::integral_constant<int, elements per access>, for an
+// element-wise pass of T over `layout` whose operands are `data` (null: absent): 16 bytes of T
+// when vectors keep to channels and every operand is aligned to them, else 1.
+template <class T, class Launch>
+void launch_with_vector_width(const norm::ChannelLayout& layout,
+                              std::initializer_list<const T*> data, const Launch& launch) {
+  constexpr int kWidth = vector_width(sizeof(T));
+  const bool vectors =
+      layout.vectors_fit(kWidth) && std::all_of(data.begin(), data.end(), [](const T* operand) {
+        return !operand || vector_aligned(operand, kWidth, sizeof(T));
+      });
+  if (vectors)
+    launch(std::integral_constant<int, kWidth>{});
+  else
+    launch(std::integral_constant<int, 1>{});
+}
 
 // Reduces every channel of `layout` with `reader`, then calls finish(c, result) per channel
 // (see the conventions at the top).
@@ -212,9 +282,9 @@ void reduce_channels(const Tensor& input, const norm::ChannelLayout& layout, con
                                                                      partial);
   }
   MINIDL_LAUNCH_CHECK();
-  const auto finalize_blocks = static_cast<unsigned>(ceil_div(layout.channels, kFinalizeThreads));
-  finalize_channels_kernel<<<finalize_blocks, kFinalizeThreads, 0, context.stream>>>(
-      reader, partial, layout.channels, splits, finish);
+  const auto finalize_blocks = static_cast<unsigned>(ceil_div(layout.channels, kTileChannels));
+  finalize_channels_kernel<<<finalize_blocks, dim3(kTileChannels, kFinalizeRows), 0,
+                             context.stream>>>(reader, partial, layout.channels, splits, finish);
   MINIDL_LAUNCH_CHECK();
 }
 
@@ -234,30 +304,40 @@ void batch_norm_statistics_kernel(const Tensor& mean, const Tensor& invstd,
 
 void batch_norm_apply_kernel(const Tensor& out, const Tensor& input, const Tensor& mean,
                              const Tensor& invstd, const Tensor& weight, const Tensor& bias,
-                             const norm::ChannelLayout& layout) {
+                             const norm::ChannelLayout& layout, const Tensor& residual, bool relu) {
   const int64_t numel = layout.numel();
   if (numel == 0) return;
   LaunchContext context(input);
   visit_device_floating(input.dtype(), "batch_norm", [&](auto zero) {
     using T = decltype(zero);
-    normalize_kernel<T>
-        <<<elementwise_blocks(numel, context.device), kThreadsPerBlock, 0, context.stream>>>(
-            out.data_ptr<T>(), input.data_ptr<T>(), mean.data_ptr<Acc>(), invstd.data_ptr<Acc>(),
-            data_or_null(weight), data_or_null(bias), layout);
-    MINIDL_LAUNCH_CHECK();
+    T* y = out.data_ptr<T>();
+    const T* x = input.data_ptr<T>();
+    const T* residual_data = relu ? data_or_null<T>(residual) : nullptr;
+    launch_with_vector_width<T>(layout, {y, x, residual_data}, [&](auto width) {
+      constexpr int kWidth = decltype(width)::value;
+      normalize_kernel<kWidth, T><<<elementwise_blocks(numel / kWidth, context.device),
+                                    kThreadsPerBlock, 0, context.stream>>>(
+          y, x, residual_data, relu, mean.data_ptr<Acc>(), invstd.data_ptr<Acc>(),
+          data_or_null(weight), data_or_null(bias), layout);
+      MINIDL_LAUNCH_CHECK();
+    });
   });
 }
 
 void batch_norm_backward_reduce_kernel(const Tensor& sum_dy, const Tensor& sum_dy_xmu,
                                        const Tensor& grad_output, const Tensor& input,
-                                       const Tensor& mean, const norm::ChannelLayout& layout) {
+                                       const Tensor& mean, const norm::ChannelLayout& layout,
+                                       const Tensor& relu_output) {
   if (layout.channels == 0) return;
   visit_device_floating(input.dtype(), "batch_norm", [&](auto zero) {
     using T = decltype(zero);
-    reduce_channels(
-        input, layout,
-        GradSumsReader<T>{grad_output.data_ptr<T>(), input.data_ptr<T>(), mean.data_ptr<Acc>(), {}},
-        FinishGradSums{sum_dy.data_ptr<Acc>(), sum_dy_xmu.data_ptr<Acc>()});
+    reduce_channels(input, layout,
+                    GradSumsReader<T>{grad_output.data_ptr<T>(),
+                                      input.data_ptr<T>(),
+                                      data_or_null<T>(relu_output),
+                                      mean.data_ptr<Acc>(),
+                                      {}},
+                    FinishGradSums{sum_dy.data_ptr<Acc>(), sum_dy_xmu.data_ptr<Acc>()});
   });
 }
 
@@ -265,18 +345,24 @@ void batch_norm_backward_input_kernel(const Tensor& grad_input, const Tensor& gr
                                       const Tensor& input, const Tensor& mean, const Tensor& invstd,
                                       const Tensor& weight, const Tensor& sum_dy,
                                       const Tensor& sum_dy_xmu, const norm::ChannelLayout& layout,
-                                      norm::Statistics statistics) {
+                                      norm::Statistics statistics, const Tensor& relu_output) {
   const int64_t numel = layout.numel();
   if (numel == 0) return;
   LaunchContext context(input);
   visit_device_floating(input.dtype(), "batch_norm", [&](auto zero) {
     using T = decltype(zero);
-    input_grad_kernel<T>
-        <<<elementwise_blocks(numel, context.device), kThreadsPerBlock, 0, context.stream>>>(
-            grad_input.data_ptr<T>(), grad_output.data_ptr<T>(), input.data_ptr<T>(),
-            mean.data_ptr<Acc>(), invstd.data_ptr<Acc>(), data_or_null(weight),
-            data_or_null(sum_dy), data_or_null(sum_dy_xmu), layout, statistics);
-    MINIDL_LAUNCH_CHECK();
+    T* dx = grad_input.data_ptr<T>();
+    const T* dy = grad_output.data_ptr<T>();
+    const T* x = input.data_ptr<T>();
+    const T* relu_data = data_or_null<T>(relu_output);
+    launch_with_vector_width<T>(layout, {dx, dy, x, relu_data}, [&](auto width) {
+      constexpr int kWidth = decltype(width)::value;
+      input_grad_kernel<kWidth, T><<<elementwise_blocks(numel / kWidth, context.device),
+                                     kThreadsPerBlock, 0, context.stream>>>(
+          dx, dy, x, relu_data, mean.data_ptr<Acc>(), invstd.data_ptr<Acc>(), data_or_null(weight),
+          data_or_null(sum_dy), data_or_null(sum_dy_xmu), layout, statistics);
+      MINIDL_LAUNCH_CHECK();
+    });
   });
 }
 

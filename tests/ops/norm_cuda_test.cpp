@@ -102,22 +102,30 @@ TEST(BatchNormCuda, ChannelsLastStaysChannelsLastThroughForwardAndBackward) {
   EXPECT_EQ(x.grad().suggest_memory_format(), MemoryFormat::ChannelsLast);
 }
 
+// 4 channels of 64 values: NCHW in 16-byte vectors, channels-last one element at a time;
+// 24 channels of 16 values: both in vectors (ops/cuda/norm.cu).
 TEST(BatchNormCuda, SixteenBitInputWithFloat32ParametersMatchesTheCpu) {
   SKIP_WITHOUT_CUDA();
-  const Tensor x32 = wiggly({8, 4, 8, 8}, 0.0, 100.0);
-  for (DType dtype : {kFloat16, kBFloat16}) {
-    for (MemoryFormat format : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast}) {
-      const Tensor x = x32.to(dtype);
-      Tensor cpu_mean = zeros({4}), cpu_var = ones({4});
-      Tensor gpu_mean = zeros({4}).cuda(), gpu_var = ones({4}).cuda();
-      const Tensor weight = wiggly({4}, 1.0, 1.0), bias = wiggly({4}, 2.0);
-      const Tensor expected = batch_norm(x, cpu_mean, cpu_var, weight, bias, true);
-      const Tensor y = batch_norm(x.cuda().contiguous(format), gpu_mean, gpu_var, weight.cuda(),
-                                  bias.cuda(), true);
-      EXPECT_EQ(y.dtype(), dtype);
-      EXPECT_TRUE(all_close(y.cpu(), expected, 2e-2, 1e-2)) << dtype;
-      EXPECT_TRUE(all_close(gpu_mean.cpu(), cpu_mean, 1e-4, 1e-5)) << dtype;
-      EXPECT_TRUE(all_close(gpu_var.cpu(), cpu_var, 1e-4, 1e-4)) << dtype;
+  for (const Shape& sizes : {Shape{8, 4, 8, 8}, Shape{4, 24, 4, 4}}) {
+    const int64_t channels = sizes[1];
+    const Tensor x32 = wiggly(sizes, 0.0, 100.0);
+    for (DType dtype : {kFloat16, kBFloat16}) {
+      for (MemoryFormat format : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast}) {
+        const std::string what = std::string(dtype_name(dtype)) + ", " + std::to_string(channels) +
+                                 " channels" +
+                                 (format == MemoryFormat::ChannelsLast ? ", channels-last" : "");
+        const Tensor x = x32.to(dtype);
+        Tensor cpu_mean = zeros({channels}), cpu_var = ones({channels});
+        Tensor gpu_mean = zeros({channels}).cuda(), gpu_var = ones({channels}).cuda();
+        const Tensor weight = wiggly({channels}, 1.0, 1.0), bias = wiggly({channels}, 2.0);
+        const Tensor expected = batch_norm(x, cpu_mean, cpu_var, weight, bias, true);
+        const Tensor y = batch_norm(x.cuda().contiguous(format), gpu_mean, gpu_var, weight.cuda(),
+                                    bias.cuda(), true);
+        EXPECT_EQ(y.dtype(), dtype);
+        EXPECT_TRUE(all_close(y.cpu(), expected, 2e-2, 1e-2)) << what;
+        EXPECT_TRUE(all_close(gpu_mean.cpu(), cpu_mean, 1e-4, 1e-5)) << what;
+        EXPECT_TRUE(all_close(gpu_var.cpu(), cpu_var, 1e-4, 1e-4)) << what;
+      }
     }
   }
 }

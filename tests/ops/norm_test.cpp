@@ -12,6 +12,7 @@
 
 #include "minidl/core/autograd/gradcheck.h"
 #include "minidl/ops/elementwise.h"
+#include "minidl/ops/norm_math.h"
 #include "onednn_test_util.h"
 #include "test_util.h"
 
@@ -33,6 +34,39 @@ Tensor wiggly(const Shape& sizes, DType dtype = kFloat64, double phase = 0.0) {
 //   channel 1: n = 0 -> {0, 0}, n = 1 -> {4, 4}: mean 2, squared deviations 4 * 4 = 16
 // so the biased variances are 3.5 and 4, the unbiased ones 14 / 3 and 16 / 3.
 Tensor tiny_batch() { return tensor(std::vector<double>{1, 2, 0, 0, 3, 6, 4, 4}, {2, 2, 1, 2}); }
+
+// The CUDA kernels' vectorised passes (ops/cuda/norm.cu) find each lane's channel from its
+// vector's first element: wherever ChannelLayout::vectors_fit says so, that is channel_of of
+// every element, and it refuses the layouts where a vector would straddle channels.
+TEST(BatchNormLayout, VectorLanesFindTheirChannelsWhereVectorsFit) {
+  struct LayoutCase {
+    norm::ChannelLayout layout;
+    const char* what;
+  };
+  const std::vector<LayoutCase> cases = {
+      {{2, 3, 16, 48, 16, 1}, "NCHW, spatial 16"},  {{2, 3, 12, 36, 12, 1}, "NCHW, spatial 12"},
+      {{2, 16, 3, 48, 1, 16}, "NHWC, 16 channels"}, {{2, 12, 3, 36, 1, 12}, "NHWC, 12 channels"},
+      {{5, 8, 1, 8, 1, 8}, "[N, C], 8 channels"},   {{4, 6, 1, 6, 1, 6}, "[N, C], 6 channels"},
+      {{2, 3, 1, 3, 1, 3}, "NCHW with 1x1 planes"},
+  };
+  for (const auto& [layout, what] : cases) {
+    for (const int width : {1, 2, 4, 8}) {
+      bool every_lane_right = true;
+      for (int64_t first = 0; first < layout.numel(); first += width)
+        for (int lane = 0; lane < width && first + lane < layout.numel(); ++lane)
+          every_lane_right =
+              every_lane_right && layout.lane_channel(layout.channel_of(first), lane) ==
+                                      layout.channel_of(first + lane);
+      if (layout.vectors_fit(width)) {
+        EXPECT_TRUE(every_lane_right) << what << ", width " << width;
+        EXPECT_EQ(layout.numel() % width, 0) << what << ", width " << width;
+      } else {
+        EXPECT_FALSE(every_lane_right) << what << ", width " << width << " (a vector would "
+                                       << "straddle channels, so vectors_fit must refuse it)";
+      }
+    }
+  }
+}
 
 TEST(BatchNorm, TrainingNormalisesWithBatchStatisticsAndUpdatesRunningOnes) {
   Tensor running_mean = tensor(std::vector<double>{0, 1});
