@@ -14,9 +14,13 @@
 #include <utility>
 
 #include "minidl/core/autograd/function.h"
+#include "minidl/core/cuda/build.h"
 #include "minidl/core/dispatch.h"
 #include "minidl/core/profiler.h"
+#include "minidl/ops/conv.h"
 #include "minidl/ops/cpu/onednn_batch_norm.h"
+#include "minidl/ops/cuda/batch_norm_cudnn.h"
+#include "minidl/ops/cuda_batch_norm_implementations.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/elementwise_kernels.h"
 #include "minidl/ops/elementwise_op.h"
@@ -160,6 +164,34 @@ std::optional<std::pair<Tensor, ChannelStatistics>> onednn_training(
                    ChannelStatistics{result->mean, result->invstd, result->variance}};
 }
 
+// A training step on cuDNN (ops/cuda/batch_norm_cudnn.h) where MINIDL_CUDA_BATCH_NORM selects
+// it (ops/cuda_batch_norm_implementations.h), deterministic mode is off and cuDNN takes the
+// input; with `relu`, the sum and the ReLU inside where saved.ops says so. The running
+// statistics are updated. The cuda:: functions are named only in branches a CPU-only build
+// discards (core/cuda/build.h).
+std::optional<cuda::CudnnBatchNormForward> cudnn_training(const Tensor& x, MemoryFormat format,
+                                                          const Tensor& running_mean,
+                                                          const Tensor& running_var,
+                                                          const Tensor& weight, const Tensor& bias,
+                                                          double momentum, double eps,
+                                                          const Tensor& residual, bool relu) {
+  if constexpr (cuda::kBuilt) {
+    if (!x.is_cuda() || format != MemoryFormat::ChannelsLast ||
+        cuda_batch_norm() != CudaBatchNorm::Cudnn || cudnn_deterministic() ||
+        !running_mean.defined() || !cuda::cudnn_batch_norm_fits(x, weight, bias))
+      return std::nullopt;
+    NoGradGuard no_grad;  // the residual's layout copy, if any, is no op of the graph
+    RunningStatistic staged_mean(running_mean, kFloat32), staged_var(running_var, kFloat32);
+    cuda::CudnnBatchNormForward result = cuda::cudnn_batch_norm_forward(
+        x, weight, bias, staged_mean.get(), staged_var.get(), momentum, eps, residual, relu);
+    staged_mean.commit();
+    staged_var.commit();
+    return result;
+  } else {
+    return std::nullopt;
+  }
+}
+
 // Copies of the running statistics as mean and invstd (copies, so a later training step that
 // updates the running statistics in place does not change what this step's backward uses).
 ChannelStatistics running_statistics(const Tensor& running_mean, const Tensor& running_var,
@@ -199,7 +231,29 @@ struct BackwardState {
   bool has_bias;
   DType weight_dtype, bias_dtype;
   bool input_needs_grad, weight_needs_grad, bias_needs_grad;
+  // Where the forward pass ran on cuDNN: what its backward needs, and the bias (Acc), which
+  // cuDNN's backward of a fused ReLU reads.
+  std::optional<cuda::CudnnBatchNormSaved> cudnn;
+  autograd::SavedTensor bias;
 };
+
+// The gradients on cuDNN, for a forward pass that ran there (state.cudnn): input, weight, bias
+// and, for cuDNN's fused sum, the residual. grad is the output's; relu_output the fused ReLU's
+// output (cuDNN masks grad with it), undefined for cuDNN's plain batch norm.
+std::vector<Tensor> cudnn_backward(const BackwardState& state, const Tensor& grad,
+                                   const Tensor& relu_output) {
+  if constexpr (cuda::kBuilt) {
+    const cuda::CudnnBatchNormGradients grads =
+        cuda::cudnn_batch_norm_backward(grad, state.input.get(), relu_output, state.weight.get(),
+                                        state.bias.get(), *state.cudnn, state.eps);
+    return {state.input_needs_grad ? grads.input : Tensor(),
+            state.weight_needs_grad ? grads.weight.to(state.weight_dtype) : Tensor(),
+            state.bias_needs_grad ? grads.bias.to(state.bias_dtype) : Tensor(), grads.residual};
+  } else {
+    MINIDL_INTERNAL_ASSERT(false, "batch_norm: a cuDNN backward in a build without CUDA");
+    return {};
+  }
+}
 
 // The gradients on oneDNN, for a forward pass that ran on it (stats.variance defined); nullopt
 // where it does not take them (switched off since), and minidl's kernels compute them.
@@ -226,12 +280,20 @@ std::vector<Tensor> batch_norm_backward(const BackwardState& state, const Tensor
   const TensorOptions acc_options = TensorOptions(acc_dtype(x.dtype())).device(x.device());
   Tensor dy = grad.contiguous(state.format);
   Tensor mask = relu_output.defined() ? relu_output.contiguous(state.format) : Tensor();
-  if (mask.defined() && state.stats.variance.defined()) {  // oneDNN's backward takes dy as it is
+  // oneDNN's backward and cuDNN's plain one take dy as it is: the mask goes first.
+  if (mask.defined() && (state.stats.variance.defined() || state.cudnn)) {
     dy = elementwise::binary_forward(elementwise::BinaryOp::ReluBackward, dy, mask,
                                      "batch_norm_relu backward");
     mask = Tensor();
   }
   if (auto grads = onednn_backward(state, dy, weight)) return *grads;
+  if (state.cudnn) {
+    MINIDL_INTERNAL_ASSERT(state.cudnn->ops == cuda::CudnnBatchNormOps::Normalize,
+                           "batch_norm: cuDNN's fused ReLU is batch_norm_relu's to differentiate");
+    std::vector<Tensor> grads = cudnn_backward(state, dy, Tensor());
+    grads.pop_back();  // no residual
+    return grads;
+  }
   // The per-channel sums feed grad_weight, grad_bias, and grad_input under batch statistics.
   Tensor sum_dy, sum_dy_xmu;
   const bool batch = state.statistics == norm::Statistics::Batch;
@@ -282,11 +344,21 @@ Normalized batch_norm_forward(const Tensor& input, const Tensor& running_mean,
   const norm::ChannelLayout layout = layout_of(x, format);
   Normalized result;
   ChannelStatistics stats;
+  std::optional<cuda::CudnnBatchNormSaved> on_cudnn_saved;
   if (auto on_onednn = training ? onednn_training(x, format, running_mean, running_var, weight_acc,
                                                   bias_acc, momentum, eps)
                                 : std::nullopt) {
     std::tie(result.out, stats) = std::move(*on_onednn);
     if (relu) add_relu_in_place(result.out, residual);
+  } else if (auto on_cudnn = training
+                                 ? cudnn_training(x, format, running_mean, running_var, weight_acc,
+                                                  bias_acc, momentum, eps, residual, relu)
+                                 : std::nullopt) {
+    result.out = std::move(on_cudnn->out);
+    stats = {on_cudnn->saved.mean, on_cudnn->saved.invstd, Tensor()};
+    if (relu && on_cudnn->saved.ops == cuda::CudnnBatchNormOps::Normalize)
+      add_relu_in_place(result.out, residual);
+    on_cudnn_saved = std::move(on_cudnn->saved);
   } else {
     stats = training ? batch_statistics(x, layout, running_mean, running_var, momentum, eps)
                      : running_statistics(running_mean, running_var, acc, eps);
@@ -312,7 +384,9 @@ Normalized batch_norm_forward(const Tensor& input, const Tensor& running_mean,
         bias.defined() ? bias.dtype() : acc,
         input.requires_grad(),
         weight.defined() && weight.requires_grad(),
-        bias.defined() && bias.requires_grad()};
+        bias.defined() && bias.requires_grad(),
+        on_cudnn_saved,
+        on_cudnn_saved ? autograd::SavedTensor(bias_acc, kOp) : autograd::SavedTensor()};
   return result;
 }
 
@@ -360,6 +434,11 @@ Tensor batch_norm_relu(const Tensor& input, const Tensor& running_mean, const Te
         out, residual.defined() ? "BatchNormAddReluBackward" : "BatchNormReluBackward",
         {input, weight, bias, residual},
         [state = std::move(normalized.state), kept, residual_needs_grad](const Tensor& grad) {
+          if (state && state->cudnn && state->cudnn->ops != cuda::CudnnBatchNormOps::Normalize) {
+            std::vector<Tensor> grads = cudnn_backward(*state, grad, kept.get());
+            if (!residual_needs_grad) grads.back() = Tensor();
+            return grads;
+          }
           if (!residual_needs_grad) {  // no one needs the masked gradient itself
             std::vector<Tensor> grads = batch_norm_backward(*state, grad, kept.get());
             grads.emplace_back();

@@ -2,6 +2,7 @@
 // Helpers shared by the test suites.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -136,6 +137,13 @@ inline Tensor same_layout_on_cuda(const Tensor& t) {
   const int64_t storage_elements = static_cast<int64_t>(t.storage()->nbytes() / t.element_size());
   Tensor base = make_view(t, {storage_elements}, {1}, 0).cuda();
   return make_view(base, t.sizes(), t.strides(), t.storage_offset());
+}
+
+// The largest |element| of t (0 for an empty tensor): the scale of a normwise allowance.
+inline double largest_magnitude(const Tensor& t) {
+  double largest = 0.0;
+  for (double v : to_vector<double>(t)) largest = std::max(largest, std::abs(v));
+  return largest;
 }
 
 // The same sizes, dtype and bytes (on any device, in any layout): for results that must repeat

@@ -50,6 +50,7 @@
 #include "minidl/core/cuda/graph.h"
 #include "minidl/ops/conv.h"
 #include "minidl/ops/conv_kernels.h"
+#include "minidl/ops/cuda/cudnn_descriptors.h"
 #include "minidl/ops/cuda/cudnn_handle.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/linalg.h"
@@ -62,22 +63,6 @@ namespace {
 // Algorithms that need more workspace than this are passed over (FFT variants can ask for
 // several GiB); cuDNN always has algorithms that need little or none.
 constexpr size_t kMaxWorkspaceBytes = size_t{1} << 30;
-// cuDNN's vectorised kernels read 16-byte aligned data. Caching-allocator blocks are aligned,
-// but a view may start anywhere in its storage.
-constexpr uintptr_t kCudnnAlignmentBytes = 16;
-
-int to_int(int64_t value) { return static_cast<int>(value); }  // sizes are checked first
-
-cudnnDataType_t cudnn_data_type(DType dtype) {
-  switch (dtype) {
-    case kFloat32: return CUDNN_DATA_FLOAT;
-    case kFloat64: return CUDNN_DATA_DOUBLE;
-    case kFloat16: return CUDNN_DATA_HALF;
-    case kBFloat16: return CUDNN_DATA_BFLOAT16;
-    default: MINIDL_INTERNAL_ASSERT(false, "cuda conv2d: unsupported dtype ", dtype);
-  }
-  return CUDNN_DATA_FLOAT;
-}
 
 // The type products accumulate in: float32 for every type but float64.
 cudnnDataType_t cudnn_compute_type(DType dtype) {
@@ -102,21 +87,6 @@ bool math_type_allowed(cudnnMathType_t candidate, cudnnMathType_t policy) {
 cudnnMathType_t math_type_to_run(cudnnMathType_t candidate, cudnnMathType_t policy) {
   return policy == CUDNN_FMA_MATH ? CUDNN_FMA_MATH : candidate;
 }
-
-// A scaling factor (alpha, beta) as cuDNN reads it: double for double data, float otherwise.
-class ScalingFactor {
- public:
-  ScalingFactor(double value, DType dtype)
-      : as_float_(static_cast<float>(value)), as_double_(value), dtype_(dtype) {}
-  const void* get() const {
-    return dtype_ == kFloat64 ? static_cast<const void*>(&as_double_) : &as_float_;
-  }
-
- private:
-  float as_float_;
-  double as_double_;
-  DType dtype_;
-};
 
 // The global switches a cuDNN convolution depends on (cudnn_deterministic() in ops/conv.h,
 // allow_tf32() in ops/linalg.h), read at each call; part of the algorithm cache key.
@@ -163,26 +133,6 @@ std::string describe(const ConvProblem& problem) {
 
 // ---- descriptors (host structs, created per call) ----
 
-class TensorDescriptor {
- public:
-  // A 4-D [N, C, H, W] tensor of `dtype` laid out in `layout`.
-  TensorDescriptor(const Shape& sizes, DType dtype, MemoryFormat layout) {
-    MINIDL_CUDNN_CHECK(cudnnCreateTensorDescriptor(&descriptor_));
-    const Shape strides = strides_for(sizes, layout);
-    MINIDL_CUDNN_CHECK(cudnnSetTensor4dDescriptorEx(
-        descriptor_, cudnn_data_type(dtype), to_int(sizes[0]), to_int(sizes[1]), to_int(sizes[2]),
-        to_int(sizes[3]), to_int(strides[0]), to_int(strides[1]), to_int(strides[2]),
-        to_int(strides[3])));
-  }
-  ~TensorDescriptor() { (void)cudnnDestroyTensorDescriptor(descriptor_); }
-  TensorDescriptor(const TensorDescriptor&) = delete;
-  TensorDescriptor& operator=(const TensorDescriptor&) = delete;
-  cudnnTensorDescriptor_t get() const { return descriptor_; }
-
- private:
-  cudnnTensorDescriptor_t descriptor_ = nullptr;
-};
-
 class FilterDescriptor {
  public:
   // A weight [C_out, C_in / groups, kH, kW]: KCRS in NCHW layout, KRSC in channels-last.
@@ -191,8 +141,8 @@ class FilterDescriptor {
     const cudnnTensorFormat_t format =
         layout == MemoryFormat::ChannelsLast ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
     MINIDL_CUDNN_CHECK(cudnnSetFilter4dDescriptor(descriptor_, cudnn_data_type(dtype), format,
-                                                  to_int(sizes[0]), to_int(sizes[1]),
-                                                  to_int(sizes[2]), to_int(sizes[3])));
+                                                  cudnn_int(sizes[0]), cudnn_int(sizes[1]),
+                                                  cudnn_int(sizes[2]), cudnn_int(sizes[3])));
   }
   ~FilterDescriptor() { (void)cudnnDestroyFilterDescriptor(descriptor_); }
   FilterDescriptor(const FilterDescriptor&) = delete;
@@ -208,10 +158,10 @@ class ConvolutionDescriptor {
   ConvolutionDescriptor(const Conv2dParams& params, DType dtype) {
     MINIDL_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&descriptor_));
     MINIDL_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
-        descriptor_, to_int(params.padding.h), to_int(params.padding.w), to_int(params.stride.h),
-        to_int(params.stride.w), to_int(params.dilation.h), to_int(params.dilation.w),
-        CUDNN_CROSS_CORRELATION, cudnn_compute_type(dtype)));
-    MINIDL_CUDNN_CHECK(cudnnSetConvolutionGroupCount(descriptor_, to_int(params.groups)));
+        descriptor_, cudnn_int(params.padding.h), cudnn_int(params.padding.w),
+        cudnn_int(params.stride.h), cudnn_int(params.stride.w), cudnn_int(params.dilation.h),
+        cudnn_int(params.dilation.w), CUDNN_CROSS_CORRELATION, cudnn_compute_type(dtype)));
+    MINIDL_CUDNN_CHECK(cudnnSetConvolutionGroupCount(descriptor_, cudnn_int(params.groups)));
   }
   ~ConvolutionDescriptor() { (void)cudnnDestroyConvolutionDescriptor(descriptor_); }
   ConvolutionDescriptor(const ConvolutionDescriptor&) = delete;
@@ -424,15 +374,6 @@ AlgoChoice choose_algorithm(cudnnHandle_t handle, ConvDescriptors& d, const Conv
 }
 
 // ---- tensors as cuDNN reads them ----
-
-// The 4-D `t` laid out in `layout` (NCHW or NHWC strides) and 16-byte aligned; itself when it
-// already is.
-Tensor cudnn_ready(const Tensor& t, MemoryFormat layout) {
-  Tensor laid_out = t.contiguous(layout);
-  if (reinterpret_cast<uintptr_t>(laid_out.data_ptr()) % kCudnnAlignmentBytes == 0) return laid_out;
-  Tensor aligned = empty(t.sizes(), t.options(), layout);
-  return aligned.copy_(laid_out);
-}
 
 // cuDNN's legacy API takes int sizes and strides and addresses each tensor with 32-bit offsets.
 void check_cudnn_sizes(const ConvProblem& problem) {

@@ -142,13 +142,6 @@ inline ::testing::AssertionResult logsumexp_close(const Tensor& actual, const Te
   return ::testing::AssertionSuccess();
 }
 
-// The largest |element| of t.
-inline double largest_magnitude(const Tensor& t) {
-  double largest = 0.0;
-  for (double v : to_vector<double>(t)) largest = std::max(largest, std::abs(v));
-  return largest;
-}
-
 // Both sides compute from the same 16-bit inputs in float and round their results to the dtype
 // (unit roundoff u = 2^-11 in float16, 2^-8 in bfloat16), where neighbouring values of
 // magnitude up to a few units differ by an ulp: atol and rtol of a few ulps at 1 cover that.

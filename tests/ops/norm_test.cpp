@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "minidl/core/autograd/gradcheck.h"
+#include "minidl/ops/cuda_batch_norm_implementations.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/norm_math.h"
 #include "onednn_test_util.h"
@@ -66,6 +67,37 @@ TEST(BatchNormLayout, VectorLanesFindTheirChannelsWhereVectorsFit) {
       }
     }
   }
+}
+
+// MINIDL_CUDA_BATCH_NORM's values (ops/cuda_batch_norm_implementations.h), in any build.
+TEST(CudaBatchNormSelection, NamesTheTwoImplementationsAndRefusesOthers) {
+  EXPECT_EQ(parse_cuda_batch_norm(""), CudaBatchNorm::Minidl);
+  EXPECT_EQ(parse_cuda_batch_norm("minidl"), CudaBatchNorm::Minidl);
+  EXPECT_EQ(parse_cuda_batch_norm("cudnn"), CudaBatchNorm::Cudnn);
+  EXPECT_ERROR_CONTAINS(parse_cuda_batch_norm("cuDNN"),
+                        "MINIDL_CUDA_BATCH_NORM: expected \"minidl\" or \"cudnn\" (or unset), "
+                        "got \"cuDNN\"");
+}
+
+// cuDNN serves CUDA inputs only: choosing it leaves the CPU's batch norm, and its bits, alone.
+TEST(CudaBatchNormSelection, ChoosingCudnnLeavesTheCpusBitsAlone) {
+  const CudaBatchNorm previous = cuda_batch_norm();
+  const auto pass = [] {
+    Tensor x = wiggly({4, 8, 3, 3}, kFloat32).contiguous(MemoryFormat::ChannelsLast);
+    x.requires_grad_();
+    Tensor running_mean = zeros({8}), running_var = ones({8});
+    const Tensor weight = ones({8}).requires_grad_(), bias = zeros({8}).requires_grad_();
+    Tensor y = batch_norm_relu(x, running_mean, running_var, weight, bias, true, 0.1, 1e-5);
+    y.backward(wiggly({4, 8, 3, 3}, kFloat32, 0.3));
+    return std::vector<Tensor>{y, x.grad(), weight.grad(), bias.grad(), running_var};
+  };
+  set_cuda_batch_norm(CudaBatchNorm::Minidl);
+  const std::vector<Tensor> minidl_kernels = pass();
+  set_cuda_batch_norm(CudaBatchNorm::Cudnn);
+  const std::vector<Tensor> cudnn_chosen = pass();
+  set_cuda_batch_norm(previous);
+  for (size_t i = 0; i < minidl_kernels.size(); ++i)
+    EXPECT_TRUE(testing::bitwise_equal(cudnn_chosen[i], minidl_kernels[i])) << "result " << i;
 }
 
 TEST(BatchNorm, TrainingNormalisesWithBatchStatisticsAndUpdatesRunningOnes) {

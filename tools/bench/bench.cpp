@@ -74,6 +74,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -84,6 +85,7 @@
 
 #include "minidl/core/cupti_activity_recorder.h"
 #include "minidl/minidl.h"
+#include "minidl/ops/cuda_batch_norm_implementations.h"
 #include "minidl/ops/flop_counter.h"
 #include "minidl/tools/bench/device_time_summary.h"
 
@@ -348,6 +350,11 @@ nlohmann::ordered_json run(const Configuration& config, const Options& options) 
   result["channels_last"] = config.channels_last;
   result["cuda_graph"] = config.cuda_graph;
   result["tf32"] = allow_tf32();
+  if (on_gpu) {  // the kernels chosen by name (ops/cuda_*_implementations.h)
+    result["cuda_batch_norm"] = cuda_batch_norm() == CudaBatchNorm::Cudnn ? "cudnn" : "minidl";
+    const char* attention = std::getenv("MINIDL_CUDA_ATTENTION");
+    result["cuda_attention"] = attention == nullptr || *attention == '\0' ? "auto" : attention;
+  }
   result["steps"] = options.steps;
   result["step_ms_median"] = median_ms;
   result["step_ms_p10"] = percentile(milliseconds, 0.1);

@@ -277,6 +277,17 @@ def bench_steps(context):
         Step("resnet18 b512 fp16 channels-last vs PyTorch", compare + resnet18 + [
             "--precision", "fp16", "--channels-last", *quick_modes], 150,
              parser="bench_compare", needs_gpu=True),
+        # The same two with cuDNN's batch norm (ops/cuda/batch_norm_cudnn.h, its fused BN+ReLU and
+        # BN+add+ReLU where it takes them) instead of minidl's kernels: issue 29's item 4.
+        Step("resnet18 b512 bf16 channels-last, cuDNN batch norm, vs PyTorch", compare + resnet18 + [
+            "--precision", "bf16", "--channels-last", "--pytorch-mode", "eager"], 120,
+             parser="bench_compare", needs_gpu=True, env={"MINIDL_CUDA_BATCH_NORM": "cudnn"}),
+        Step("resnet18 b512 fp16 channels-last, cuDNN batch norm, vs PyTorch", compare + resnet18 + [
+            "--precision", "fp16", "--channels-last", "--pytorch-mode", "eager"], 120,
+             parser="bench_compare", needs_gpu=True, env={"MINIDL_CUDA_BATCH_NORM": "cudnn"}),
+        Step("profile resnet18 b512 bf16 channels-last vs PyTorch", compare + resnet18 + [
+            "--precision", "bf16", "--channels-last", "--steps", "5", "--profile",
+            "--pytorch-mode", "eager"], 120, parser="bench_compare", needs_gpu=True),
         Step("resnet18 b512 fp32 vs PyTorch", compare + resnet18 + ["--precision", "fp32"], 120,
              parser="bench_compare", needs_gpu=True),
         Step("resnet18 b512 fp32 TF32 vs PyTorch", compare + resnet18 + [

@@ -1,0 +1,66 @@
+#pragma once
+// Batch norm's training step on cuDNN's persistent NHWC kernels
+// (cudnnBatchNormalizationForwardTrainingEx and cudnnBatchNormalizationBackwardEx,
+// CUDNN_BATCHNORM_SPATIAL_PERSISTENT, the path PyTorch takes for channels-last inputs): the
+// alternative to minidl's kernels that MINIDL_CUDA_BATCH_NORM=cudnn selects
+// (ops/cuda_batch_norm_implementations.h). batch_norm_relu's ReLU, and its residual's sum, run
+// inside cuDNN's kernels (CUDNN_BATCHNORM_OPS_BN_ACTIVATION and ..._BN_ADD_ACTIVATION) where
+// cuDNN takes them for the dtype; where it refuses, the step is cuDNN's plain batch norm and the
+// caller adds and rectifies beside it, as after oneDNN on the CPU.
+//
+// Semantics are batch_norm's (ops/norm.h): the biased variance normalises, the unbiased one
+// enters the running variance with `momentum`, as cuDNN and PyTorch do. cuDNN's results are
+// not minidl's bits, and its persistent kernels do not promise the same bits twice, so
+// ops/norm.cpp does not call these in deterministic mode.
+//
+// Declared in every build, defined in CUDA builds only (ops/norm.cpp names them in branches a
+// CPU-only build discards).
+#include "minidl/core/tensor.h"
+
+namespace minidl::cuda {
+
+// What cuDNN's kernels did in the forward pass, and so what its backward pass does.
+enum class CudnnBatchNormOps { Normalize, NormalizeRelu, NormalizeAddRelu };
+
+// What the backward pass needs of the forward's: the batch's statistics as cuDNN saved them
+// ([C] float32, the mean and 1 / sqrt(biased variance + eps)) and its reserve space (bytes it
+// keeps for backward, such as the ReLU's mask).
+struct CudnnBatchNormSaved {
+  Tensor mean, invstd, reserve;
+  CudnnBatchNormOps ops = CudnnBatchNormOps::Normalize;
+};
+
+struct CudnnBatchNormForward {
+  Tensor out;  // x's dtype, dense channels-last
+  CudnnBatchNormSaved saved;
+};
+
+// Whether cuDNN's step takes x: a CUDA [N, C, H, W] tensor of float16, bfloat16 or float32,
+// dense channels-last, at most 2^31 - 1 elements; weight and bias defined [C] float32.
+bool cudnn_batch_norm_fits(const Tensor& x, const Tensor& weight, const Tensor& bias);
+
+// out = the normalised x, and with `relu` relu(out + residual) where saved.ops says cuDNN did
+// that (residual undefined, or of x's shape and dtype); running_mean and running_var ([C]
+// float32, contiguous) updated with `momentum`. Throws, naming the shape and dtype, when cuDNN
+// refuses even its plain batch norm.
+CudnnBatchNormForward cudnn_batch_norm_forward(const Tensor& x, const Tensor& weight,
+                                               const Tensor& bias, const Tensor& running_mean,
+                                               const Tensor& running_var, double momentum,
+                                               double eps, const Tensor& residual, bool relu);
+
+struct CudnnBatchNormGradients {
+  Tensor input;     // x's dtype, channels-last
+  Tensor weight;    // [C] float32
+  Tensor bias;      // [C] float32
+  Tensor residual;  // NormalizeAddRelu only: the residual's gradient
+};
+
+// The backward of that step. grad_output is the gradient of the forward's output: for
+// NormalizeRelu and NormalizeAddRelu, of the ReLU's output (cuDNN applies the mask, from `out`,
+// the forward's output, and `bias`); for Normalize, of the normalised x (out and bias unused).
+CudnnBatchNormGradients cudnn_batch_norm_backward(const Tensor& grad_output, const Tensor& x,
+                                                  const Tensor& out, const Tensor& weight,
+                                                  const Tensor& bias,
+                                                  const CudnnBatchNormSaved& saved, double eps);
+
+}  // namespace minidl::cuda
