@@ -9,8 +9,6 @@
 
 #if MINIDL_WITH_CUDA
 
-#include "minidl/ops/cuda/batch_norm_cudnn.h"
-
 #include <cudnn.h>
 #include <spdlog/spdlog.h>
 
@@ -23,6 +21,7 @@
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/device.h"
 #include "minidl/core/logging.h"
+#include "minidl/ops/cuda/batch_norm_cudnn.h"
 #include "minidl/ops/cuda/cudnn_descriptors.h"
 #include "minidl/ops/cuda/cudnn_handle.h"
 
@@ -59,8 +58,8 @@ class ReluDescriptor {
  public:
   ReluDescriptor() {
     MINIDL_CUDNN_CHECK(cudnnCreateActivationDescriptor(&descriptor_));
-    MINIDL_CUDNN_CHECK(cudnnSetActivationDescriptor(descriptor_, CUDNN_ACTIVATION_RELU,
-                                                    CUDNN_PROPAGATE_NAN, 0.0));
+    MINIDL_CUDNN_CHECK(
+        cudnnSetActivationDescriptor(descriptor_, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0));
   }
   ~ReluDescriptor() { (void)cudnnDestroyActivationDescriptor(descriptor_); }
   ReluDescriptor(const ReluDescriptor&) = delete;
@@ -94,11 +93,13 @@ Tensor scratch(size_t bytes, Device device) {
   return empty({static_cast<int64_t>(bytes)}, TensorOptions(kUInt8).device(device));
 }
 
-void* data_or_null(const Tensor& t) { return t.defined() && t.numel() > 0 ? t.data_ptr() : nullptr; }
+void* data_or_null(const Tensor& t) {
+  return t.defined() && t.numel() > 0 ? t.data_ptr() : nullptr;
+}
 
 std::string describe(const Tensor& x, CudnnBatchNormOps ops) {
-  return minidl::detail::concat(ops_name(ops), " of a ", x.dtype(), " channels-last input of shape ",
-                        x.sizes());
+  return minidl::detail::concat(ops_name(ops), " of a ", x.dtype(),
+                                " channels-last input of shape ", x.sizes());
 }
 
 // The fused forms cuDNN refused, by (dtype, ops): not asked again, and said once.
@@ -111,9 +112,10 @@ class RefusedFusions {
   void refuse(const Tensor& x, CudnnBatchNormOps ops, cudnnStatus_t status) {
     const std::lock_guard<std::mutex> lock(mutex_);
     if (!refused_.insert({x.dtype(), ops}).second) return;
-    logger().info("{}: cuDNN refused the fused {} ({}); its plain batch norm runs, and the sum "
-                  "and the ReLU beside it",
-                  kOp, describe(x, ops), cudnnGetErrorString(status));
+    logger().info(
+        "{}: cuDNN refused the fused {} ({}); its plain batch norm runs, and the sum "
+        "and the ReLU beside it",
+        kOp, describe(x, ops), cudnnGetErrorString(status));
   }
 
  private:
@@ -160,9 +162,9 @@ cudnnStatus_t forward_with(CudnnBatchNormOps ops, const StepDescriptors& d,
       handle, kMode, to_cudnn(ops), one.get(), zero.get(), d.data.get(), a.x.data_ptr(),
       d.addend(ops), with_addend(ops) ? a.residual.data_ptr() : nullptr, d.data.get(),
       result.out.data_ptr(), d.per_channel.get(), a.weight.data_ptr(), a.bias.data_ptr(),
-      a.momentum, a.running_mean.data_ptr(), a.running_var.data_ptr(), a.eps,
-      saved.mean.data_ptr(), saved.invstd.data_ptr(), d.activation(ops),
-      data_or_null(workspace), workspace_bytes, data_or_null(saved.reserve), reserve_bytes);
+      a.momentum, a.running_mean.data_ptr(), a.running_var.data_ptr(), a.eps, saved.mean.data_ptr(),
+      saved.invstd.data_ptr(), d.activation(ops), data_or_null(workspace), workspace_bytes,
+      data_or_null(saved.reserve), reserve_bytes);
   if (status == CUDNN_STATUS_SUCCESS) result.saved = std::move(saved);
   return status;
 }
@@ -191,8 +193,8 @@ CudnnBatchNormForward cudnn_batch_norm_forward(const Tensor& x, const Tensor& we
   const Tensor addend =
       relu && residual.defined() ? cudnn_ready(residual, MemoryFormat::ChannelsLast) : Tensor();
   const StepDescriptors d(input);
-  const ForwardArguments arguments{input, weight,   bias, running_mean, running_var,
-                                   momentum, eps, addend};
+  const ForwardArguments arguments{input,       weight,   bias, running_mean,
+                                   running_var, momentum, eps,  addend};
   CudnnBatchNormForward result;
   result.out = empty(x.sizes(), x.options(), MemoryFormat::ChannelsLast);
   const CudnnBatchNormOps fused = !relu                ? CudnnBatchNormOps::Normalize
@@ -242,8 +244,8 @@ CudnnBatchNormGradients cudnn_batch_norm_backward(const Tensor& grad_output, con
       d.data.get(), dy.data_ptr(), d.addend(ops), data_or_null(grads.residual), d.data.get(),
       grads.input.data_ptr(), d.per_channel.get(), weight.data_ptr(),
       with_activation(ops) ? bias.data_ptr() : nullptr, grads.weight.data_ptr(),
-      grads.bias.data_ptr(), eps, saved.mean.data_ptr(), saved.invstd.data_ptr(),
-      d.activation(ops), data_or_null(workspace), workspace_bytes, data_or_null(saved.reserve),
+      grads.bias.data_ptr(), eps, saved.mean.data_ptr(), saved.invstd.data_ptr(), d.activation(ops),
+      data_or_null(workspace), workspace_bytes, data_or_null(saved.reserve),
       saved.reserve.numel()));
   return grads;
 }

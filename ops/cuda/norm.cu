@@ -49,6 +49,7 @@ constexpr int kPlaneThreads = 256;
 constexpr int kTileChannels = 32;
 constexpr int kTileRows = 8;
 constexpr int kFinalizeRows = 32;  // threads merging one channel's partials
+constexpr int kFinalizeThreads = kTileChannels * kFinalizeRows;
 // A range's block reads at least this many values, so cutting channels into ranges pays for
 // the extra partial results.
 constexpr int64_t kMinRangeElements = 4096;
@@ -154,8 +155,9 @@ __global__ void reduce_columns_kernel(Reader reader, norm::ChannelLayout layout,
 // (channel tiles). Thread (x, y) merges splits y, y + kFinalizeRows, ... of its channel in
 // order, then the column reduction merges the rows in order.
 template <class Reader, class Finish>
-__global__ void finalize_channels_kernel(Reader reader, const typename Reader::Result* partial,
-                                         int64_t channels, int64_t splits, Finish finish) {
+__global__ void __launch_bounds__(kFinalizeThreads)
+    finalize_channels_kernel(Reader reader, const typename Reader::Result* partial,
+                             int64_t channels, int64_t splits, Finish finish) {
   const int64_t c = static_cast<int64_t>(blockIdx.x) * kTileChannels + threadIdx.x;
   typename Reader::Result acc = reader.identity();
   if (c < channels)

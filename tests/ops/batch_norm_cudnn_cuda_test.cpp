@@ -65,18 +65,18 @@ std::vector<Tensor> step(const Case& c, CudaBatchNorm chosen, const Tensor& upst
   manual_seed(11);
   const int64_t channels = c.sizes[1];
   const Tensor x = randn(c.sizes).to(c.dtype).contiguous(c.format).to(gpu).requires_grad_();
-  const Tensor residual = c.form == Form::AddRelu
-                              ? randn(c.sizes).to(c.dtype).contiguous(c.format).to(gpu).requires_grad_()
-                              : Tensor();
+  const Tensor residual =
+      c.form == Form::AddRelu
+          ? randn(c.sizes).to(c.dtype).contiguous(c.format).to(gpu).requires_grad_()
+          : Tensor();
   const Tensor weight = (rand({channels}) + 0.5).to(gpu).requires_grad_();
   const Tensor bias = (randn({channels}) * 0.5).to(gpu).requires_grad_();
   Tensor running_mean = (randn({channels}) * 0.1).to(gpu);
   Tensor running_var = (rand({channels}) + 0.5).to(gpu);
-  const Tensor out =
-      c.form == Form::Plain
-          ? batch_norm(x, running_mean, running_var, weight, bias, c.training, 0.1, 1e-5)
-          : batch_norm_relu(x, running_mean, running_var, weight, bias, c.training, 0.1, 1e-5,
-                            residual);
+  const Tensor out = c.form == Form::Plain ? batch_norm(x, running_mean, running_var, weight, bias,
+                                                        c.training, 0.1, 1e-5)
+                                           : batch_norm_relu(x, running_mean, running_var, weight,
+                                                             bias, c.training, 0.1, 1e-5, residual);
   (out.to(kFloat32) * (upstream.defined() ? upstream : ones(c.sizes).to(gpu))).sum().backward();
   return {out.cpu(),
           x.grad().cpu(),
@@ -105,17 +105,16 @@ TEST(BatchNormCudnnCuda, MatchesMinidlsKernelsInEveryFormAndDtype) {
       for (Form form : {Form::Plain, Form::Relu, Form::AddRelu}) {
         const Case c{sizes, dtype, form};
         const std::string what = describe(c);
-        const Tensor upstream =
-            upstream_away_from_the_kink(c, step(c, CudaBatchNorm::Minidl)[0]);
+        const Tensor upstream = upstream_away_from_the_kink(c, step(c, CudaBatchNorm::Minidl)[0]);
         const auto minidl_kernels = step(c, CudaBatchNorm::Minidl, upstream);
         const auto cudnn = step(c, CudaBatchNorm::Cudnn, upstream);
         // A 16-bit output may round differently by an ulp (0.4% in bfloat16); the input
         // gradient's terms cancel, so its error scales with the largest element.
         const bool wide = dtype != kFloat32;
         const double atol = wide ? 3e-2 : 1e-4, rtol = wide ? 2e-2 : 1e-4;
-        const std::vector<const char*> names = {"out",          "grad input", "grad weight",
-                                                "grad bias",    "grad residual",
-                                                "running mean", "running var"};
+        const std::vector<const char*> names = {"out",        "grad input",    "grad weight",
+                                                "grad bias",  "grad residual", "running mean",
+                                                "running var"};
         for (size_t i = 0; i < cudnn.size(); ++i) {
           if (!minidl_kernels[i].defined()) {
             EXPECT_FALSE(cudnn[i].defined()) << what << ": " << names[i];
