@@ -280,8 +280,12 @@ std::vector<Tensor> batch_norm_backward(const BackwardState& state, const Tensor
   const TensorOptions acc_options = TensorOptions(acc_dtype(x.dtype())).device(x.device());
   Tensor dy = grad.contiguous(state.format);
   Tensor mask = relu_output.defined() ? relu_output.contiguous(state.format) : Tensor();
-  // oneDNN's backward and cuDNN's plain one take dy as it is: the mask goes first.
-  if (mask.defined() && (state.stats.variance.defined() || state.cudnn)) {
+  // Where relu's mask applies: inside batch norm's two passes on CUDA (one memory pass fewer);
+  // first, in a pass of its own, on the CPU, whose sums run in scalar loops that must keep their
+  // order, where reading a third operand cost more than the vectorised mask pass saves (2.26
+  // against 2.06 ms for a bfloat16 [32, 64, 32, 32] step on a 2-core AVX-512 EPYC); and first
+  // for oneDNN's and cuDNN's plain backward, which take dy as it is.
+  if (mask.defined() && (x.is_cpu() || state.stats.variance.defined() || state.cudnn)) {
     dy = elementwise::binary_forward(elementwise::BinaryOp::ReluBackward, dy, mask,
                                      "batch_norm_relu backward");
     mask = Tensor();

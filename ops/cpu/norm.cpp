@@ -47,23 +47,64 @@ MINIDL_AVX512 void apply_plane_avx512(const BFloat16* x, BFloat16* y, int64_t si
   apply_plane<BFloat16, float>(x, y, size, mean, invstd, w, b);
 }
 
-// dx of one contiguous plane (dy masked by relu's backward where relu_output is not null).
-template <class T, class Acc>
+// batch_norm_relu's epilogue over one plane of `size` elements `step` apart: relu(y + residual)
+// (residual null: relu(y)), rounded as add and relu round (ops/norm_math.h).
+template <class Acc, class T>
+inline void add_relu_plane(T* y, const T* residual, int64_t size, int64_t step) {
+  if (residual) {
+    for (int64_t s = 0; s < size; ++s)
+      y[s * step] =
+          norm::relu_rounded<Acc>(norm::add_rounded<Acc>(y[s * step], residual[s * step]));
+  } else {
+    for (int64_t s = 0; s < size; ++s) y[s * step] = norm::relu_rounded<Acc>(y[s * step]);
+  }
+}
+
+MINIDL_AVX512 void add_relu_plane_avx512(BFloat16* y, const BFloat16* residual, int64_t size) {
+  add_relu_plane<float>(y, residual, size, 1);
+}
+
+// The gradient at element i: grad_output's, or with kMasked relu's backward of it, read from
+// batch_norm_relu's output (norm::relu_passed). A template flag rather than a test per element,
+// so that each loop stays as vectorisable as without the mask.
+template <bool kMasked, class Acc, class T>
+inline Acc grad_at(const T* dy, const T* relu_output, int64_t i) {
+  if constexpr (kMasked)
+    return norm::relu_passed(static_cast<Acc>(dy[i]), static_cast<Acc>(relu_output[i]));
+  else
+    return static_cast<Acc>(dy[i]);
+}
+
+// Calls fn(std::bool_constant<masked>), masked when relu_output is not null.
+template <class T, class Fn>
+void with_relu_mask(const T* relu_output, const Fn& fn) {
+  if (relu_output)
+    fn(std::true_type{});
+  else
+    fn(std::false_type{});
+}
+
+// dx of one contiguous plane.
+template <bool kMasked, class T, class Acc>
 inline void input_grad_plane(const T* x, const T* dy, const T* relu_output, T* dx, int64_t size,
                              norm::Statistics statistics, Acc mean, Acc invstd, Acc w, Acc sum_dy,
                              Acc sum_dy_xmu, int64_t count) {
   for (int64_t s = 0; s < size; ++s)
-    dx[s] = static_cast<T>(
-        norm::input_grad(statistics, norm::relu_passed(static_cast<Acc>(dy[s]), relu_output, s),
-                         static_cast<Acc>(x[s]), mean, invstd, w, sum_dy, sum_dy_xmu, count));
+    dx[s] = static_cast<T>(norm::input_grad(statistics, grad_at<kMasked, Acc>(dy, relu_output, s),
+                                            static_cast<Acc>(x[s]), mean, invstd, w, sum_dy,
+                                            sum_dy_xmu, count));
 }
 
 MINIDL_AVX512 void input_grad_plane_avx512(const BFloat16* x, const BFloat16* dy,
                                            const BFloat16* relu_output, BFloat16* dx, int64_t size,
                                            norm::Statistics statistics, float mean, float invstd,
                                            float w, float sum_dy, float sum_dy_xmu, int64_t count) {
-  input_grad_plane<BFloat16, float>(x, dy, relu_output, dx, size, statistics, mean, invstd, w,
-                                    sum_dy, sum_dy_xmu, count);
+  if (relu_output)
+    input_grad_plane<true, BFloat16, float>(x, dy, relu_output, dx, size, statistics, mean, invstd,
+                                            w, sum_dy, sum_dy_xmu, count);
+  else
+    input_grad_plane<false, BFloat16, float>(x, dy, relu_output, dx, size, statistics, mean, invstd,
+                                             w, sum_dy, sum_dy_xmu, count);
 }
 
 // Whether a plane of `T` in `layout` takes the AVX-512 loops (Note [bfloat16 loops on AVX-512] in
@@ -152,10 +193,15 @@ void batch_norm_apply_kernel(const Tensor& out, const Tensor& input, const Tenso
     for_each_plane(layout, [&](int64_t n, int64_t c) {
       normalize_plane(n, c);
       if (!relu) return;
-      for (int64_t s = 0; s < layout.spatial; ++s) {  // while the plane is still in cache
-        const int64_t i = layout.at(n, c, s);
-        y[i] = norm::add_relu<Acc>(y[i], residual_data, i);
+      const int64_t first = layout.at(n, c, 0);  // the epilogue while the plane is in cache
+      if constexpr (std::is_same_v<T, BFloat16>) {
+        if (avx512_plane<T>(layout)) {
+          add_relu_plane_avx512(y + first, plane_or_null(residual_data, first), layout.spatial);
+          return;
+        }
       }
+      add_relu_plane<Acc>(y + first, plane_or_null(residual_data, first), layout.spatial,
+                          layout.stride_s);
     });
   });
 }
@@ -174,19 +220,21 @@ void batch_norm_backward_reduce_kernel(const Tensor& sum_dy, const Tensor& sum_d
     Acc* sum_dy_out = sum_dy.data_ptr<Acc>();
     Acc* sum_dy_xmu_out = sum_dy_xmu.data_ptr<Acc>();
     const norm::GradSumsOp<Acc> op;
-    for_each_channel(layout, [&](int64_t c) {
-      norm::GradSums<Acc> channel = op.identity();
-      for (int64_t n = 0; n < layout.batch; ++n) {
-        norm::GradSums<Acc> plane = op.identity();
-        for (int64_t s = 0; s < layout.spatial; ++s) {
-          const int64_t i = layout.at(n, c, s);
-          plane = op.accumulate(plane, norm::relu_passed(static_cast<Acc>(dy[i]), relu_data, i),
-                                static_cast<Acc>(x[i]), mean_data[c]);
+    with_relu_mask(relu_data, [&](auto masked) {
+      for_each_channel(layout, [&](int64_t c) {
+        norm::GradSums<Acc> channel = op.identity();
+        for (int64_t n = 0; n < layout.batch; ++n) {
+          norm::GradSums<Acc> plane = op.identity();
+          for (int64_t s = 0; s < layout.spatial; ++s) {
+            const int64_t i = layout.at(n, c, s);
+            plane = op.accumulate(plane, grad_at<decltype(masked)::value, Acc>(dy, relu_data, i),
+                                  static_cast<Acc>(x[i]), mean_data[c]);
+          }
+          channel = op.combine(channel, plane);
         }
-        channel = op.combine(channel, plane);
-      }
-      sum_dy_out[c] = channel.dy;
-      sum_dy_xmu_out[c] = channel.dy_xmu;
+        sum_dy_out[c] = channel.dy;
+        sum_dy_xmu_out[c] = channel.dy_xmu;
+      });
     });
   });
 }
@@ -223,13 +271,25 @@ void batch_norm_backward_input_kernel(const Tensor& grad_input, const Tensor& gr
           return;
         }
       }
-      for (int64_t s = 0; s < layout.spatial; ++s) {
-        const int64_t i = layout.at(n, c, s);
-        dx[i] = static_cast<T>(
-            norm::input_grad(statistics, norm::relu_passed(static_cast<Acc>(dy[i]), relu_data, i),
-                             static_cast<Acc>(x[i]), mean_data[c], invstd_data[c], w,
-                             channel_sum_dy, channel_sum_dy_xmu, layout.count()));
+      if (layout.stride_s == 1) {  // a contiguous plane: a loop the compiler vectorises
+        const int64_t first = layout.at(n, c, 0);
+        with_relu_mask(relu_data, [&](auto masked) {
+          input_grad_plane<decltype(masked)::value, T, Acc>(
+              x + first, dy + first, plane_or_null(relu_data, first), dx + first, layout.spatial,
+              statistics, mean_data[c], invstd_data[c], w, channel_sum_dy, channel_sum_dy_xmu,
+              layout.count());
+        });
+        return;
       }
+      with_relu_mask(relu_data, [&](auto masked) {
+        for (int64_t s = 0; s < layout.spatial; ++s) {
+          const int64_t i = layout.at(n, c, s);
+          dx[i] = static_cast<T>(
+              norm::input_grad(statistics, grad_at<decltype(masked)::value, Acc>(dy, relu_data, i),
+                               static_cast<Acc>(x[i]), mean_data[c], invstd_data[c], w,
+                               channel_sum_dy, channel_sum_dy_xmu, layout.count()));
+        }
+      });
     });
   });
 }

@@ -84,8 +84,9 @@ struct GradSumsReader {
   norm::GradSumsOp<Acc> op;
   __device__ Result identity() const { return op.identity(); }
   __device__ Result accumulate(Result acc, int64_t offset, int64_t c) const {
+    const Acc dy = static_cast<Acc>(grad_output[offset]);
     return op.accumulate(
-        acc, norm::relu_passed(static_cast<Acc>(grad_output[offset]), relu_output, offset),
+        acc, relu_output ? norm::relu_passed(dy, static_cast<Acc>(relu_output[offset])) : dy,
         static_cast<Acc>(x[offset]), mean[c]);
   }
   __device__ Result combine(Result a, Result b) const { return op.combine(a, b); }
@@ -193,9 +194,9 @@ __global__ void normalize_kernel(T* y, const T* x, const T* residual, bool relu,
       out.values[lane] =
           static_cast<T>(norm::normalize(static_cast<Acc>(in.values[lane]), mean[c], invstd[c],
                                          weight ? weight[c] : Acc(1), bias ? bias[c] : Acc(0)));
-      if (relu)
-        out.values[lane] =
-            norm::add_relu<Acc>(out.values[lane], residual ? addend.values : nullptr, lane);
+      if (residual)
+        out.values[lane] = norm::add_rounded<Acc>(out.values[lane], addend.values[lane]);
+      if (relu) out.values[lane] = norm::relu_rounded<Acc>(out.values[lane]);
     }
     store_vector<Width>(y, v, out);
   }
@@ -218,8 +219,9 @@ __global__ void input_grad_kernel(T* grad_input, const T* grad_output, const T* 
 #pragma unroll
     for (int lane = 0; lane < Width; ++lane) {
       const int64_t c = layout.lane_channel(first_channel, lane);
-      const Acc passed = norm::relu_passed(static_cast<Acc>(dy.values[lane]),
-                                           relu_output ? mask.values : nullptr, lane);
+      const Acc grad = static_cast<Acc>(dy.values[lane]);
+      const Acc passed =
+          relu_output ? norm::relu_passed(grad, static_cast<Acc>(mask.values[lane])) : grad;
       out.values[lane] = static_cast<T>(
           norm::input_grad(statistics, passed, static_cast<Acc>(in.values[lane]), mean[c],
                            invstd[c], weight ? weight[c] : Acc(1), batch ? sum_dy[c] : Acc(0),

@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "minidl/core/autograd/gradcheck.h"
+#include "minidl/core/dispatch.h"
 #include "minidl/ops/cuda_batch_norm_implementations.h"
 #include "minidl/ops/elementwise.h"
+#include "minidl/ops/norm_kernels.h"
 #include "minidl/ops/norm_math.h"
 #include "onednn_test_util.h"
 #include "test_util.h"
@@ -65,6 +67,47 @@ TEST(BatchNormLayout, VectorLanesFindTheirChannelsWhereVectorsFit) {
         EXPECT_FALSE(every_lane_right) << what << ", width " << width << " (a vector would "
                                        << "straddle channels, so vectors_fit must refuse it)";
       }
+    }
+  }
+}
+
+// The kernels' relu mask (ops/norm_kernels.h): CUDA's op reads batch_norm_relu's output inside
+// both backward passes; the CPU's op masks first (ops/norm.cpp says why), but its kernels keep
+// the contract. Reading the mask with the gradient gives the bits of masking the gradient first.
+TEST(BatchNormKernels, ReadingReluMaskGivesTheBitsOfMaskingFirst) {
+  const NormKernels& kernels = kernels_for<NormKernels>(Device(kCPU));
+  for (DType dtype : {kFloat32, kBFloat16}) {
+    for (MemoryFormat format : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast}) {
+      const std::string what = std::string(dtype_name(dtype)) +
+                               (format == MemoryFormat::ChannelsLast ? ", NHWC" : ", NCHW");
+      const Shape sizes{4, 3, 5, 6};
+      const Tensor x = wiggly(sizes, dtype).contiguous(format);
+      const Tensor dy = wiggly(sizes, dtype, 0.4).contiguous(format);
+      const Tensor relu_output = relu(wiggly(sizes, dtype, 0.8)).contiguous(format);
+      const Tensor masked = where(gt(relu_output, 0.0), dy, zeros_like(dy)).contiguous(format);
+      const norm::ChannelLayout layout = format == MemoryFormat::ChannelsLast
+                                             ? norm::ChannelLayout{4, 3, 30, 90, 1, 3}
+                                             : norm::ChannelLayout{4, 3, 30, 90, 30, 1};
+      const Tensor mean = wiggly({3}, kFloat32, 0.1), invstd = wiggly({3}, kFloat32, 0.2) + 3.0;
+      const Tensor weight = wiggly({3}, kFloat32, 0.3) + 3.0;
+      std::vector<Tensor> sums;  // sum_dy, sum_dy_xmu: read with the mask, then of `masked`
+      for (const auto& [grad, mask] : {std::pair{dy, relu_output}, std::pair{masked, Tensor()}}) {
+        const Tensor sum_dy = zeros({3}), sum_dy_xmu = zeros({3});
+        kernels.batch_norm_backward_reduce(sum_dy, sum_dy_xmu, grad, x, mean, layout, mask);
+        sums.insert(sums.end(), {sum_dy, sum_dy_xmu});
+      }
+      EXPECT_TRUE(testing::bitwise_equal(sums[0], sums[2])) << what;
+      EXPECT_TRUE(testing::bitwise_equal(sums[1], sums[3])) << what;
+      std::vector<Tensor> grad_inputs;
+      for (const auto& [grad, mask] : {std::pair{dy, relu_output}, std::pair{masked, Tensor()}}) {
+        const Tensor grad_input = empty(sizes, TensorOptions(dtype), format);
+        kernels.batch_norm_backward_input(grad_input, grad, x, mean, invstd, weight, sums[2],
+                                          sums[3], layout, norm::Statistics::Batch, mask);
+        grad_inputs.push_back(grad_input);
+      }
+      EXPECT_TRUE(testing::bitwise_equal(grad_inputs[0], grad_inputs[1])) << what;
+      EXPECT_FALSE(testing::bitwise_equal(grad_inputs[1], empty_like(grad_inputs[1]).zero_()))
+          << what << ": the gradient is not all zero";
     }
   }
 }
