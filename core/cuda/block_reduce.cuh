@@ -105,15 +105,38 @@ __device__ Acc row_all_reduce(const Op& op, Acc acc) {
 
 // Merges, for each threadIdx.x of a (kColumns, kRows) block, the accumulators of its kRows
 // threads in threadIdx.y order; the result is valid where threadIdx.y == 0. Every thread of
-// the block calls it.
+// the block calls it; calls may follow one another.
 template <int kColumns, int kRows, class Op, class Acc>
 __device__ Acc column_reduce(const Op& op, Acc acc) {
   __shared__ alignas(16) unsigned char storage[kRows * kColumns * sizeof(Acc)];
   Acc* tile = reinterpret_cast<Acc*>(storage);
+  __syncthreads();  // an earlier call's row 0 is done reading the tile
   tile[threadIdx.y * kColumns + threadIdx.x] = acc;
   __syncthreads();
   if (threadIdx.y == 0)
     for (int y = 1; y < kRows; ++y) acc = op.combine(acc, tile[y * kColumns + threadIdx.x]);
+  return acc;
+}
+
+// As column_reduce, for many rows (kRows a power of two): the rows merge in a pairwise tree, row
+// y with row y + half for half = kRows / 2, ..., 1, in log2(kRows) steps instead of kRows - 1
+// merges in one thread. The result is valid where threadIdx.y == 0. Every thread of the block
+// calls it; calls may follow one another (a thread's several accumulators, one per call).
+template <int kColumns, int kRows, class Op, class Acc>
+__device__ Acc column_tree_reduce(const Op& op, Acc acc) {
+  static_assert(kRows > 0 && (kRows & (kRows - 1)) == 0, "kRows must be a power of two");
+  __shared__ alignas(16) unsigned char storage[kRows * kColumns * sizeof(Acc)];
+  Acc* tile = reinterpret_cast<Acc*>(storage);
+  __syncthreads();  // an earlier call's readers are done with the tile
+  tile[threadIdx.y * kColumns + threadIdx.x] = acc;
+  for (int half = kRows / 2; half > 0; half /= 2) {
+    __syncthreads();
+    // Rows [0, half) read rows [half, 2 * half) and write their own: no row is both.
+    if (threadIdx.y < half) {
+      acc = op.combine(acc, tile[(threadIdx.y + half) * kColumns + threadIdx.x]);
+      tile[threadIdx.y * kColumns + threadIdx.x] = acc;
+    }
+  }
   return acc;
 }
 

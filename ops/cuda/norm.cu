@@ -7,14 +7,11 @@
 //   second merges a channel's partials and finishes it (mean, invstd and the running statistics
 //   update, or the two gradient sums). Without host synchronisation, without atomics, and in a
 //   fixed tree, so results repeat exactly. The merge is itself a columns reduction over the
-//   [splits, C] partials (kFinalizeRows threads per channel): one thread per channel walking up
-//   to 1024 partials in a chain of dependent loads took 2.67 ms of ResNet-18's 12.9 ms bf16 step
-//   on an H200 (docs/benchmarks.md).
-// - The first launch takes one of two shapes, chosen for coalesced reads:
-//     planes  (NCHW, channels outside the spatial dims): block (kPlaneThreads) per (channel,
-//             range); its threads read a plane's consecutive values.
-//     columns (NHWC and [N, C], channels innermost): block (kTileChannels, kTileRows) per
-//             (channel tile, range); threadIdx.x walks neighbouring channels of one row.
+//   [splits, C] partials (kFinalizeRows threads per channel, then a tree): one thread per channel
+//   walking up to 1024 partials in a chain of dependent loads took 2.67 ms of ResNet-18's 12.9 ms
+//   bf16 step on an H200 (docs/benchmarks.md).
+// - The first launch takes one of three shapes, chosen for coalesced reads (planes, columns and
+//   column vectors: ops/cuda/batch_norm_reduction_plan.h, which also cuts the ranges).
 // - Element-wise passes (normalise forward, grad_input backward) walk the elements in memory
 //   order, 16 bytes to an access (core/cuda/vector_access.h) where every operand is aligned
 //   and vectors keep to channels (norm::ChannelLayout::vectors_fit), else one at a time; a
@@ -22,8 +19,8 @@
 // - batch_norm_relu's epilogue (relu(y + residual)) runs in the normalising pass, and its
 //   backward reads relu's mask with the gradient in both backward passes (ops/norm_math.h).
 //
-// Pooling and batch norm on CUDA are these kernels alone; cuDNN's pooling and batch norm have
-// not been measured against them (docs/gpu.md, "Not run on a GPU yet").
+// cuDNN's batch norm is the opt-in alternative (ops/cuda/batch_norm_cudnn.h); which is faster
+// has not been measured yet (docs/gpu.md, "Not run on a GPU yet").
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -36,6 +33,7 @@
 #include "minidl/core/cuda/device_dtype.h"
 #include "minidl/core/cuda/launch.cuh"
 #include "minidl/core/cuda/vector_access.h"
+#include "minidl/ops/cuda/batch_norm_reduction_plan.h"
 #include "minidl/ops/norm_kernels.h"
 
 namespace minidl::cuda {
@@ -45,17 +43,17 @@ namespace {
 // Statistics and sums in float (float64 never reaches the GPU).
 using Acc = float;
 
-constexpr int kPlaneThreads = 256;
-constexpr int kTileChannels = 32;
-constexpr int kTileRows = 8;
 constexpr int kFinalizeRows = 32;  // threads merging one channel's partials
 constexpr int kFinalizeThreads = kTileChannels * kFinalizeRows;
-// A range's block reads at least this many values, so cutting channels into ranges pays for
-// the extra partial results.
-constexpr int64_t kMinRangeElements = 4096;
-constexpr int64_t kMaxSplits = 1024;
+constexpr int kVectorThreads = kVectorColumns * kVectorRows;
 static_assert(kMaxSplits <= kMaxGridYZ, "the splits are the grid's y dimension");
-constexpr int64_t kReductionBlocksPerMultiprocessor = 4;  // the reduction's target occupancy
+
+// Vector v of `data` (elements v * Width ...), or zeros where `data` is null (an optional
+// operand, which the lanes then do not read).
+template <int Width, class T>
+__device__ __forceinline__ AlignedVector<T, Width> load_vector_or_zeros(const T* data, int64_t v) {
+  return data ? load_vector<Width>(data, v) : AlignedVector<T, Width>{};
+}
 
 // ---- reductions: what is folded per element ----
 
@@ -68,6 +66,14 @@ struct MomentsReader {
   __device__ Result identity() const { return op.identity(); }
   __device__ Result accumulate(Result acc, int64_t offset, int64_t) const {
     return op.accumulate(acc, static_cast<Acc>(x[offset]), 0);
+  }
+  // Vector v, whose lanes are channels first_channel, first_channel + 1, ...
+  template <int Width>
+  __device__ void accumulate_vector(Result (&acc)[Width], int64_t v, int64_t) const {
+    const AlignedVector<T, Width> in = load_vector<Width>(x, v);
+#pragma unroll
+    for (int lane = 0; lane < Width; ++lane)
+      acc[lane] = op.accumulate(acc[lane], static_cast<Acc>(in.values[lane]), 0);
   }
   __device__ Result combine(Result a, Result b) const { return op.combine(a, b); }
 };
@@ -88,6 +94,20 @@ struct GradSumsReader {
     return op.accumulate(
         acc, relu_output ? norm::relu_passed(dy, static_cast<Acc>(relu_output[offset])) : dy,
         static_cast<Acc>(x[offset]), mean[c]);
+  }
+  template <int Width>
+  __device__ void accumulate_vector(Result (&acc)[Width], int64_t v, int64_t first_channel) const {
+    const AlignedVector<T, Width> dy = load_vector<Width>(grad_output, v);
+    const AlignedVector<T, Width> in = load_vector<Width>(x, v);
+    const AlignedVector<T, Width> mask = load_vector_or_zeros<Width>(relu_output, v);
+#pragma unroll
+    for (int lane = 0; lane < Width; ++lane) {
+      const Acc grad = static_cast<Acc>(dy.values[lane]);
+      acc[lane] = op.accumulate(
+          acc[lane],
+          relu_output ? norm::relu_passed(grad, static_cast<Acc>(mask.values[lane])) : grad,
+          static_cast<Acc>(in.values[lane]), mean[first_channel + lane]);
+    }
   }
   __device__ Result combine(Result a, Result b) const { return op.combine(a, b); }
 };
@@ -121,12 +141,11 @@ struct FinishGradSums {
 // folds values k in [split * range_length, ...) of channel c, k = n * S + s.
 template <class Reader>
 __global__ void reduce_planes_kernel(Reader reader, norm::ChannelLayout layout,
-                                     int64_t range_length, typename Reader::Result* partial) {
+                                     ChannelReductionPlan plan, typename Reader::Result* partial) {
   const int64_t c = blockIdx.x;
-  const int64_t begin = static_cast<int64_t>(blockIdx.y) * range_length;
-  const int64_t end = min(layout.count(), begin + range_length);
+  const int64_t end = plan.range_end(blockIdx.y, layout.count());
   typename Reader::Result acc = reader.identity();
-  for (int64_t k = begin + threadIdx.x; k < end; k += blockDim.x) {
+  for (int64_t k = plan.range_begin(blockIdx.y) + threadIdx.x; k < end; k += blockDim.x) {
     const int64_t n = k / layout.spatial;
     acc = reader.accumulate(acc, layout.at(n, c, k - n * layout.spatial), c);
   }
@@ -138,23 +157,55 @@ __global__ void reduce_planes_kernel(Reader reader, norm::ChannelLayout layout,
 // kTileRows); grid (channel tiles, splits).
 template <class Reader>
 __global__ void reduce_columns_kernel(Reader reader, norm::ChannelLayout layout,
-                                      int64_t range_length, typename Reader::Result* partial) {
+                                      ChannelReductionPlan plan, typename Reader::Result* partial) {
   using Result = typename Reader::Result;
-  const int64_t c = static_cast<int64_t>(blockIdx.x) * kTileChannels + threadIdx.x;
-  const int64_t begin = static_cast<int64_t>(blockIdx.y) * range_length;
-  const int64_t end = min(layout.count(), begin + range_length);
+  const int64_t c = plan.first_channel(blockIdx.x, threadIdx.x);
+  const int64_t end = plan.range_end(blockIdx.y, layout.count());
   Result acc = reader.identity();
   if (c < layout.channels)
-    for (int64_t m = begin + threadIdx.y; m < end; m += kTileRows)
+    for (int64_t m = plan.range_begin(blockIdx.y) + threadIdx.y; m < end; m += kTileRows)
       acc = reader.accumulate(acc, m * layout.channels + c, c);
   acc = column_reduce<kTileChannels, kTileRows>(reader, acc);
   if (threadIdx.y != 0 || c >= layout.channels) return;
   partial[blockIdx.y * layout.channels + c] = acc;
 }
 
+// Channels innermost, C a multiple of Width and every operand aligned to Width elements: thread
+// (x, y) of block (tile, split) folds Width neighbouring channels from one vector per row, rows
+// begin + y, begin + y + kVectorRows, ...; then each lane's rows merge in a tree. Block
+// (kVectorColumns, kVectorRows); grid (tiles of kVectorColumns vectors, splits).
+// The plan keeps kReductionBlocksPerMultiprocessor blocks to a multiprocessor; the bounds hold
+// the registers to what lets them all be resident (ptxas gave 72 for bfloat16 moments without).
+template <int Width, class Reader>
+__global__ void __launch_bounds__(kVectorThreads, kReductionBlocksPerMultiprocessor)
+    reduce_column_vectors_kernel(Reader reader, norm::ChannelLayout layout,
+                                 ChannelReductionPlan plan, typename Reader::Result* partial) {
+  using Result = typename Reader::Result;
+  const int64_t first_channel = plan.first_channel(blockIdx.x, threadIdx.x);
+  const bool folds = first_channel < layout.channels;
+  Result acc[Width];
+#pragma unroll
+  for (int lane = 0; lane < Width; ++lane) acc[lane] = reader.identity();
+  if (folds) {
+    const int64_t vectors_per_row = layout.channels / Width;
+    const int64_t column = first_channel / Width;
+    const int64_t end = plan.range_end(blockIdx.y, layout.count());
+    // Unrolled so that several rows' loads are in flight at once (nothing in the loop stores).
+#pragma unroll 2
+    for (int64_t m = plan.range_begin(blockIdx.y) + threadIdx.y; m < end; m += kVectorRows)
+      reader.template accumulate_vector<Width>(acc, m * vectors_per_row + column, first_channel);
+  }
+#pragma unroll
+  for (int lane = 0; lane < Width; ++lane) {
+    const Result merged = column_tree_reduce<kVectorColumns, kVectorRows>(reader, acc[lane]);
+    if (threadIdx.y == 0 && folds)
+      partial[blockIdx.y * layout.channels + first_channel + lane] = merged;
+  }
+}
+
 // partial [splits, C] -> finish(c, merged). Block (kTileChannels, kFinalizeRows); grid
 // (channel tiles). Thread (x, y) merges splits y, y + kFinalizeRows, ... of its channel in
-// order, then the column reduction merges the rows in order.
+// order, then the rows merge in a tree.
 template <class Reader, class Finish>
 __global__ void __launch_bounds__(kFinalizeThreads)
     finalize_channels_kernel(Reader reader, const typename Reader::Result* partial,
@@ -164,18 +215,11 @@ __global__ void __launch_bounds__(kFinalizeThreads)
   if (c < channels)
     for (int64_t s = threadIdx.y; s < splits; s += kFinalizeRows)
       acc = reader.combine(acc, partial[s * channels + c]);
-  acc = column_reduce<kTileChannels, kFinalizeRows>(reader, acc);
+  acc = column_tree_reduce<kTileChannels, kFinalizeRows>(reader, acc);
   if (threadIdx.y == 0 && c < channels) finish(c, acc);
 }
 
 // ---- element-wise kernels ----
-
-// Vector v of `data` (elements v * Width ...), or zeros where `data` is null (an optional
-// operand, which the lanes then do not read).
-template <int Width, class T>
-__device__ __forceinline__ AlignedVector<T, Width> load_vector_or_zeros(const T* data, int64_t v) {
-  return data ? load_vector<Width>(data, v) : AlignedVector<T, Width>{};
-}
 
 // y = normalize(x), then with `relu` relu(y + residual) (residual null without relu), for every
 // element in memory order, Width elements to an access.
@@ -239,56 +283,68 @@ T* data_or_null(const Tensor& t) {
   return t.defined() ? t.data_ptr<T>() : nullptr;
 }
 
-// Calls launch(width), width a std::integral_constant<int, elements per access>, for an
-// element-wise pass of T over `layout` whose operands are `data` (null: absent): 16 bytes of T
-// when vectors keep to channels and every operand is aligned to them, else 1.
-template <class T, class Launch>
-void launch_with_vector_width(const norm::ChannelLayout& layout,
-                              std::initializer_list<const T*> data, const Launch& launch) {
+// Elements of T per access for a pass over `layout` whose operands are `data` (null: absent):
+// 16 bytes of T when vectors keep to channels and every operand is aligned to them, else 1.
+template <class T>
+int vector_width_for(const norm::ChannelLayout& layout, std::initializer_list<const T*> data) {
   constexpr int kWidth = vector_width(sizeof(T));
   const bool vectors =
       layout.vectors_fit(kWidth) && std::all_of(data.begin(), data.end(), [](const T* operand) {
         return !operand || vector_aligned(operand, kWidth, sizeof(T));
       });
-  if (vectors)
+  return vectors ? kWidth : 1;
+}
+
+// Calls launch(width), width a std::integral_constant<int, elements per access> (as
+// vector_width_for), for an element-wise pass of T over `layout` whose operands are `data`.
+template <class T, class Launch>
+void launch_with_vector_width(const norm::ChannelLayout& layout,
+                              std::initializer_list<const T*> data, const Launch& launch) {
+  constexpr int kWidth = vector_width(sizeof(T));
+  if (vector_width_for<T>(layout, data) == kWidth)
     launch(std::integral_constant<int, kWidth>{});
   else
     launch(std::integral_constant<int, 1>{});
 }
 
-// Reduces every channel of `layout` with `reader`, then calls finish(c, result) per channel
-// (see the conventions at the top).
-template <class Reader, class Finish>
+// Reduces every channel of `layout` with `reader`, whose operands of T are `data`, then calls
+// finish(c, result) per channel (see the conventions at the top).
+template <class T, class Reader, class Finish>
 void reduce_channels(const Tensor& input, const norm::ChannelLayout& layout, const Reader& reader,
-                     const Finish& finish) {
+                     std::initializer_list<const T*> data, const Finish& finish) {
   using Result = typename Reader::Result;
   LaunchContext context(input);
-  const int64_t target_blocks =
-      kReductionBlocksPerMultiprocessor * multiprocessor_count(context.device);
-  const bool columns = layout.channels_inner();
-  const int64_t blocks_per_range =
-      columns ? ceil_div(layout.channels, kTileChannels) : layout.channels;
-  // A range of the columns kernel covers kTileChannels values per row.
-  const int64_t min_range = columns ? kMinRangeElements / kTileChannels : kMinRangeElements;
-  const int64_t splits = std::clamp<int64_t>(
-      std::min(ceil_div(target_blocks, blocks_per_range), layout.count() / min_range), 1,
-      kMaxSplits);
-  const int64_t range_length = ceil_div(layout.count(), splits);
-  Tensor workspace = empty({splits * layout.channels * static_cast<int64_t>(sizeof(Result))},
+  const ChannelReductionPlan plan = plan_channel_reduction(
+      layout, vector_width_for<T>(layout, data), multiprocessor_count(context.device));
+  Tensor workspace = empty({plan.splits * layout.channels * static_cast<int64_t>(sizeof(Result))},
                            TensorOptions(kUInt8).device(input.device()));
   auto* partial = static_cast<Result*>(workspace.data_ptr());
-  const dim3 grid(checked_grid_x(blocks_per_range, "batch_norm"), static_cast<unsigned>(splits));
-  if (columns) {
-    reduce_columns_kernel<<<grid, dim3(kTileChannels, kTileRows), 0, context.stream>>>(
-        reader, layout, range_length, partial);
-  } else {
-    reduce_planes_kernel<<<grid, kPlaneThreads, 0, context.stream>>>(reader, layout, range_length,
-                                                                     partial);
+  const dim3 grid(checked_grid_x(plan.channel_blocks, "batch_norm"),
+                  static_cast<unsigned>(plan.splits));
+  switch (plan.shape) {
+    case ChannelReductionShape::kPlanes:
+      reduce_planes_kernel<<<grid, kPlaneThreads, 0, context.stream>>>(reader, layout, plan,
+                                                                       partial);
+      break;
+    case ChannelReductionShape::kColumns:
+      reduce_columns_kernel<<<grid, dim3(kTileChannels, kTileRows), 0, context.stream>>>(
+          reader, layout, plan, partial);
+      break;
+    case ChannelReductionShape::kColumnVectors: {
+      constexpr int kWidth = vector_width(sizeof(T));
+      MINIDL_INTERNAL_ASSERT(plan.width == kWidth, "batch_norm: a column-vector plan of width ",
+                             plan.width, " for vectors of ", kWidth);
+      reduce_column_vectors_kernel<kWidth>
+          <<<grid, dim3(kVectorColumns, kVectorRows), 0, context.stream>>>(reader, layout, plan,
+                                                                           partial);
+      break;
+    }
   }
   MINIDL_LAUNCH_CHECK();
   const auto finalize_blocks = static_cast<unsigned>(ceil_div(layout.channels, kTileChannels));
   finalize_channels_kernel<<<finalize_blocks, dim3(kTileChannels, kFinalizeRows), 0,
-                             context.stream>>>(reader, partial, layout.channels, splits, finish);
+                             context.stream>>>(reader, partial, layout.channels, plan.splits,
+                                               finish);
   MINIDL_LAUNCH_CHECK();
 }
 
@@ -299,10 +355,11 @@ void batch_norm_statistics_kernel(const Tensor& mean, const Tensor& invstd,
   if (layout.channels == 0) return;
   visit_device_floating(input.dtype(), "batch_norm", [&](auto zero) {
     using T = decltype(zero);
-    reduce_channels(input, layout, MomentsReader<T>{input.data_ptr<T>(), {}},
-                    FinishStatistics{mean.data_ptr<Acc>(), invstd.data_ptr<Acc>(),
-                                     data_or_null(running_mean), data_or_null(running_var),
-                                     static_cast<Acc>(eps), static_cast<Acc>(momentum)});
+    const T* x = input.data_ptr<T>();
+    reduce_channels<T>(input, layout, MomentsReader<T>{x, {}}, {x},
+                       FinishStatistics{mean.data_ptr<Acc>(), invstd.data_ptr<Acc>(),
+                                        data_or_null(running_mean), data_or_null(running_var),
+                                        static_cast<Acc>(eps), static_cast<Acc>(momentum)});
   });
 }
 
@@ -335,13 +392,12 @@ void batch_norm_backward_reduce_kernel(const Tensor& sum_dy, const Tensor& sum_d
   if (layout.channels == 0) return;
   visit_device_floating(input.dtype(), "batch_norm", [&](auto zero) {
     using T = decltype(zero);
-    reduce_channels(input, layout,
-                    GradSumsReader<T>{grad_output.data_ptr<T>(),
-                                      input.data_ptr<T>(),
-                                      data_or_null<T>(relu_output),
-                                      mean.data_ptr<Acc>(),
-                                      {}},
-                    FinishGradSums{sum_dy.data_ptr<Acc>(), sum_dy_xmu.data_ptr<Acc>()});
+    const T* dy = grad_output.data_ptr<T>();
+    const T* x = input.data_ptr<T>();
+    const T* relu_data = data_or_null<T>(relu_output);
+    reduce_channels<T>(input, layout, GradSumsReader<T>{dy, x, relu_data, mean.data_ptr<Acc>(), {}},
+                       {dy, x, relu_data},
+                       FinishGradSums{sum_dy.data_ptr<Acc>(), sum_dy_xmu.data_ptr<Acc>()});
   });
 }
 

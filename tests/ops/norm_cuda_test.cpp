@@ -103,28 +103,43 @@ TEST(BatchNormCuda, ChannelsLastStaysChannelsLastThroughForwardAndBackward) {
 }
 
 // 4 channels of 64 values: NCHW in 16-byte vectors, channels-last one element at a time;
-// 24 channels of 16 values: both in vectors (ops/cuda/norm.cu).
+// 24 channels of 16 values: both in vectors (ops/cuda/norm.cu); 64 channels of 4096 values: the
+// channels-last reductions in vectors of 8 and cut into ranges
+// (ops/cuda/batch_norm_reduction_plan.h). Forward and backward, the gradients against the CPU's
+// from the same 16-bit values.
 TEST(BatchNormCuda, SixteenBitInputWithFloat32ParametersMatchesTheCpu) {
   SKIP_WITHOUT_CUDA();
-  for (const Shape& sizes : {Shape{8, 4, 8, 8}, Shape{4, 24, 4, 4}}) {
+  for (const Shape& sizes : {Shape{8, 4, 8, 8}, Shape{4, 24, 4, 4}, Shape{16, 64, 16, 16}}) {
     const int64_t channels = sizes[1];
     const Tensor x32 = wiggly(sizes, 0.0, 100.0);
+    const Tensor dy32 = wiggly(sizes, 3.0);
     for (DType dtype : {kFloat16, kBFloat16}) {
       for (MemoryFormat format : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast}) {
         const std::string what = std::string(dtype_name(dtype)) + ", " + std::to_string(channels) +
                                  " channels" +
                                  (format == MemoryFormat::ChannelsLast ? ", channels-last" : "");
-        const Tensor x = x32.to(dtype);
+        const Tensor x = x32.to(dtype), dy = dy32.to(dtype);
         Tensor cpu_mean = zeros({channels}), cpu_var = ones({channels});
         Tensor gpu_mean = zeros({channels}).cuda(), gpu_var = ones({channels}).cuda();
         const Tensor weight = wiggly({channels}, 1.0, 1.0), bias = wiggly({channels}, 2.0);
-        const Tensor expected = batch_norm(x, cpu_mean, cpu_var, weight, bias, true);
-        const Tensor y = batch_norm(x.cuda().contiguous(format), gpu_mean, gpu_var, weight.cuda(),
-                                    bias.cuda(), true);
+        const Tensor cpu_x = x.detach().requires_grad_();
+        const Tensor cpu_weight = weight.detach().requires_grad_();
+        const Tensor cpu_bias = bias.detach().requires_grad_();
+        const Tensor expected = batch_norm(cpu_x, cpu_mean, cpu_var, cpu_weight, cpu_bias, true);
+        expected.backward(dy);
+        const Tensor gpu_x = x.cuda().contiguous(format).detach().requires_grad_();
+        const Tensor gpu_weight = weight.cuda().requires_grad_();
+        const Tensor gpu_bias = bias.cuda().requires_grad_();
+        const Tensor y = batch_norm(gpu_x, gpu_mean, gpu_var, gpu_weight, gpu_bias, true);
+        y.backward(dy.cuda().contiguous(format));
         EXPECT_EQ(y.dtype(), dtype);
         EXPECT_TRUE(all_close(y.cpu(), expected, 2e-2, 1e-2)) << what;
         EXPECT_TRUE(all_close(gpu_mean.cpu(), cpu_mean, 1e-4, 1e-5)) << what;
         EXPECT_TRUE(all_close(gpu_var.cpu(), cpu_var, 1e-4, 1e-4)) << what;
+        // Float32 sums of the same 16-bit values in another order; grad_input rounded to 16 bits.
+        EXPECT_TRUE(all_close(gpu_bias.grad().cpu(), cpu_bias.grad(), 1e-3, 1e-4)) << what;
+        EXPECT_TRUE(all_close(gpu_weight.grad().cpu(), cpu_weight.grad(), 1e-3, 1e-3)) << what;
+        EXPECT_TRUE(all_close(gpu_x.grad().cpu(), cpu_x.grad(), 1e-2, 2e-2)) << what;
       }
     }
   }
