@@ -182,8 +182,9 @@ std::optional<cuda::CudnnBatchNormForward> cudnn_training(const Tensor& x, Memor
       return std::nullopt;
     NoGradGuard no_grad;  // the residual's layout copy, if any, is no op of the graph
     RunningStatistic staged_mean(running_mean, kFloat32), staged_var(running_var, kFloat32);
-    cuda::CudnnBatchNormForward result = cuda::cudnn_batch_norm_forward(
+    std::optional<cuda::CudnnBatchNormForward> result = cuda::cudnn_batch_norm_forward(
         x, weight, bias, staged_mean.get(), staged_var.get(), momentum, eps, residual, relu);
+    if (!result) return std::nullopt;
     staged_mean.commit();
     staged_var.commit();
     return result;

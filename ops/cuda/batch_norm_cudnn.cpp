@@ -12,10 +12,13 @@
 #include <cudnn.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <climits>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "minidl/core/cuda/check.h"
@@ -88,45 +91,56 @@ struct StepDescriptors {
   ReluDescriptor relu;
 };
 
-// `bytes` from the caching allocator, on the current stream (empty for 0).
+// `bytes` from the caching allocator, on the current stream; at least one byte, so its pointer is
+// never null: cuDNN's Ex calls given a null workspace run as the plain (non-Ex) calls, which
+// ignore bnOps, and the fused ReLU would silently not happen.
 Tensor scratch(size_t bytes, Device device) {
-  return empty({static_cast<int64_t>(bytes)}, TensorOptions(kUInt8).device(device));
+  return empty({static_cast<int64_t>(std::max<size_t>(bytes, 1))},
+               TensorOptions(kUInt8).device(device));
 }
 
-void* data_or_null(const Tensor& t) {
-  return t.defined() && t.numel() > 0 ? t.data_ptr() : nullptr;
-}
+void* data_or_null(const Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
 
 std::string describe(const Tensor& x, CudnnBatchNormOps ops) {
   return minidl::detail::concat(ops_name(ops), " of a ", x.dtype(),
                                 " channels-last input of shape ", x.sizes());
 }
 
-// The fused forms cuDNN refused, by (dtype, ops): not asked again, and said once.
-class RefusedFusions {
+// The forms cuDNN refused, by (dtype, channels, ops): not asked again, and said once.
+class RefusedForms {
  public:
-  bool refused(DType dtype, CudnnBatchNormOps ops) {
+  bool refused(const Tensor& x, CudnnBatchNormOps ops) {
     const std::lock_guard<std::mutex> lock(mutex_);
-    return refused_.count({dtype, ops}) > 0;
+    return refused_.count(key(x, ops)) > 0;
   }
   void refuse(const Tensor& x, CudnnBatchNormOps ops, cudnnStatus_t status) {
     const std::lock_guard<std::mutex> lock(mutex_);
-    if (!refused_.insert({x.dtype(), ops}).second) return;
-    logger().info(
-        "{}: cuDNN refused the fused {} ({}); its plain batch norm runs, and the sum "
-        "and the ReLU beside it",
-        kOp, describe(x, ops), cudnnGetErrorString(status));
+    if (!refused_.insert(key(x, ops)).second) return;
+    if (ops == CudnnBatchNormOps::Normalize)
+      logger().info("{}: cuDNN refused the {} ({}); minidl's kernels run it", kOp, describe(x, ops),
+                    cudnnGetErrorString(status));
+    else
+      logger().info(
+          "{}: cuDNN refused the fused {} ({}); its plain batch norm runs, and the sum "
+          "and the ReLU beside it",
+          kOp, describe(x, ops), cudnnGetErrorString(status));
   }
 
  private:
+  using Key = std::tuple<DType, int64_t, CudnnBatchNormOps>;
+  static Key key(const Tensor& x, CudnnBatchNormOps ops) { return {x.dtype(), x.size(1), ops}; }
   std::mutex mutex_;
-  std::set<std::pair<DType, CudnnBatchNormOps>> refused_;
+  std::set<Key> refused_;
 };
 
-RefusedFusions& refused_fusions() {
-  static RefusedFusions fusions;
-  return fusions;
+RefusedForms& refused_forms() {
+  static RefusedForms forms;
+  return forms;
 }
+
+// cuDNN documents its BN+ReLU and BN+add+ReLU for half-precision NHWC inputs whose channels are a
+// multiple of 4 (cudnnBatchNormalizationForwardTrainingEx); other inputs are not asked.
+bool fusion_documented(const Tensor& x) { return x.dtype() == kFloat16 && x.size(1) % 4 == 0; }
 
 struct ForwardArguments {
   const Tensor& x;
@@ -153,6 +167,7 @@ cudnnStatus_t forward_with(CudnnBatchNormOps ops, const StepDescriptors& d,
   const Tensor workspace = scratch(workspace_bytes, a.x.device());
   CudnnBatchNormSaved saved;
   saved.reserve = scratch(reserve_bytes, a.x.device());
+  saved.reserve_bytes = reserve_bytes;
   const TensorOptions per_channel = TensorOptions(kFloat32).device(a.x.device());
   saved.mean = empty({a.x.size(1)}, per_channel);
   saved.invstd = empty({a.x.size(1)}, per_channel);
@@ -163,8 +178,8 @@ cudnnStatus_t forward_with(CudnnBatchNormOps ops, const StepDescriptors& d,
       d.addend(ops), with_addend(ops) ? a.residual.data_ptr() : nullptr, d.data.get(),
       result.out.data_ptr(), d.per_channel.get(), a.weight.data_ptr(), a.bias.data_ptr(),
       a.momentum, a.running_mean.data_ptr(), a.running_var.data_ptr(), a.eps, saved.mean.data_ptr(),
-      saved.invstd.data_ptr(), d.activation(ops), data_or_null(workspace), workspace_bytes,
-      data_or_null(saved.reserve), reserve_bytes);
+      saved.invstd.data_ptr(), d.activation(ops), workspace.data_ptr(), workspace_bytes,
+      saved.reserve.data_ptr(), reserve_bytes);
   if (status == CUDNN_STATUS_SUCCESS) result.saved = std::move(saved);
   return status;
 }
@@ -182,10 +197,9 @@ bool cudnn_batch_norm_fits(const Tensor& x, const Tensor& weight, const Tensor& 
          per_channel_fits(weight) && per_channel_fits(bias);
 }
 
-CudnnBatchNormForward cudnn_batch_norm_forward(const Tensor& x, const Tensor& weight,
-                                               const Tensor& bias, const Tensor& running_mean,
-                                               const Tensor& running_var, double momentum,
-                                               double eps, const Tensor& residual, bool relu) {
+std::optional<CudnnBatchNormForward> cudnn_batch_norm_forward(
+    const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+    const Tensor& running_var, double momentum, double eps, const Tensor& residual, bool relu) {
   MINIDL_INTERNAL_ASSERT(cudnn_batch_norm_fits(x, weight, bias), kOp, ": called for an input ",
                          "it does not take");
   const DeviceGuard device_guard(x.device().index);
@@ -200,18 +214,23 @@ CudnnBatchNormForward cudnn_batch_norm_forward(const Tensor& x, const Tensor& we
   const CudnnBatchNormOps fused = !relu                ? CudnnBatchNormOps::Normalize
                                   : residual.defined() ? CudnnBatchNormOps::NormalizeAddRelu
                                                        : CudnnBatchNormOps::NormalizeRelu;
-  if (fused != CudnnBatchNormOps::Normalize && !refused_fusions().refused(x.dtype(), fused)) {
+  if (fused != CudnnBatchNormOps::Normalize && fusion_documented(x) &&
+      !refused_forms().refused(x, fused)) {
+    // Any failure of a fused form falls back to the plain one: that is the form that must work.
     const cudnnStatus_t status = forward_with(fused, d, arguments, result);
     if (status == CUDNN_STATUS_SUCCESS) return result;
-    MINIDL_CHECK(status == CUDNN_STATUS_NOT_SUPPORTED, kOp, ": cuDNN failed the ",
-                 describe(x, fused), " (", cudnnGetErrorString(status), ")");
-    refused_fusions().refuse(x, fused, status);
+    refused_forms().refuse(x, fused, status);
   }
+  if (refused_forms().refused(x, CudnnBatchNormOps::Normalize)) return std::nullopt;
   const cudnnStatus_t status = forward_with(CudnnBatchNormOps::Normalize, d, arguments, result);
-  MINIDL_CHECK(status == CUDNN_STATUS_SUCCESS, kOp, ": cuDNN refused the ",
-               describe(x, CudnnBatchNormOps::Normalize), " (", cudnnGetErrorString(status),
-               "); unset MINIDL_CUDA_BATCH_NORM to use minidl's kernels");
-  return result;
+  if (status == CUDNN_STATUS_SUCCESS) return result;
+  // A shape or dtype cuDNN does not take goes to minidl's kernels; anything else is an error.
+  MINIDL_CHECK(status == CUDNN_STATUS_NOT_SUPPORTED || status == CUDNN_STATUS_BAD_PARAM, kOp,
+               ": cuDNN failed the ", describe(x, CudnnBatchNormOps::Normalize), " (",
+               cudnnGetErrorString(status), "); unset MINIDL_CUDA_BATCH_NORM to use minidl's ",
+               "kernels");
+  refused_forms().refuse(x, CudnnBatchNormOps::Normalize, status);
+  return std::nullopt;
 }
 
 CudnnBatchNormGradients cudnn_batch_norm_backward(const Tensor& grad_output, const Tensor& x,
@@ -245,8 +264,7 @@ CudnnBatchNormGradients cudnn_batch_norm_backward(const Tensor& grad_output, con
       grads.input.data_ptr(), d.per_channel.get(), weight.data_ptr(),
       with_activation(ops) ? bias.data_ptr() : nullptr, grads.weight.data_ptr(),
       grads.bias.data_ptr(), eps, saved.mean.data_ptr(), saved.invstd.data_ptr(), d.activation(ops),
-      data_or_null(workspace), workspace_bytes, data_or_null(saved.reserve),
-      saved.reserve.numel()));
+      workspace.data_ptr(), workspace_bytes, saved.reserve.data_ptr(), saved.reserve_bytes));
   return grads;
 }
 

@@ -8,6 +8,10 @@
 // cuDNN takes them for the dtype; where it refuses, the step is cuDNN's plain batch norm and the
 // caller adds and rectifies beside it, as after oneDNN on the CPU.
 //
+// cuDNN documents that the persistent mode may overflow where the batch's values reach extreme
+// ranges (cudnnQueryRuntimeError reports it); minidl does not query it, one more reason this is
+// an opt-in.
+//
 // Semantics are batch_norm's (ops/norm.h): the biased variance normalises, the unbiased one
 // enters the running variance with `momentum`, as cuDNN and PyTorch do. cuDNN's results are
 // not minidl's bits, and its persistent kernels do not promise the same bits twice, so
@@ -15,6 +19,9 @@
 //
 // Declared in every build, defined in CUDA builds only (ops/norm.cpp names them in branches a
 // CPU-only build discards).
+#include <cstddef>
+#include <optional>
+
 #include "minidl/core/tensor.h"
 
 namespace minidl::cuda {
@@ -24,9 +31,11 @@ enum class CudnnBatchNormOps { Normalize, NormalizeRelu, NormalizeAddRelu };
 
 // What the backward pass needs of the forward's: the batch's statistics as cuDNN saved them
 // ([C] float32, the mean and 1 / sqrt(biased variance + eps)) and its reserve space (bytes it
-// keeps for backward, such as the ReLU's mask).
+// keeps for backward, such as the ReLU's mask: reserve_bytes of them, in a buffer of at least
+// one byte).
 struct CudnnBatchNormSaved {
   Tensor mean, invstd, reserve;
+  size_t reserve_bytes = 0;
   CudnnBatchNormOps ops = CudnnBatchNormOps::Normalize;
 };
 
@@ -41,12 +50,14 @@ bool cudnn_batch_norm_fits(const Tensor& x, const Tensor& weight, const Tensor& 
 
 // out = the normalised x, and with `relu` relu(out + residual) where saved.ops says cuDNN did
 // that (residual undefined, or of x's shape and dtype); running_mean and running_var ([C]
-// float32, contiguous) updated with `momentum`. Throws, naming the shape and dtype, when cuDNN
-// refuses even its plain batch norm.
-CudnnBatchNormForward cudnn_batch_norm_forward(const Tensor& x, const Tensor& weight,
-                                               const Tensor& bias, const Tensor& running_mean,
-                                               const Tensor& running_var, double momentum,
-                                               double eps, const Tensor& residual, bool relu);
+// float32, contiguous) updated with `momentum`. cuDNN is asked for the fused forms only where it
+// documents them (float16, channels a multiple of 4); a fused form it fails falls back to the
+// plain one. nullopt, with the running statistics untouched, where cuDNN does not take even its
+// plain batch norm for this dtype and channel count (said once): minidl's kernels run it then.
+// Throws on any other cuDNN failure.
+std::optional<CudnnBatchNormForward> cudnn_batch_norm_forward(
+    const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+    const Tensor& running_var, double momentum, double eps, const Tensor& residual, bool relu);
 
 struct CudnnBatchNormGradients {
   Tensor input;     // x's dtype, channels-last

@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "minidl/core/cuda/build.h"
 #include "minidl/ops/conv.h"
+#include "minidl/ops/cuda/batch_norm_cudnn.h"
 #include "minidl/ops/cuda_batch_norm_implementations.h"
 #include "minidl/ops/elementwise.h"
 #include "minidl/ops/norm.h"
@@ -127,6 +129,40 @@ TEST(BatchNormCudnnCuda, MatchesMinidlsKernelsInEveryFormAndDtype) {
               << what << ": " << names[i];
         }
       }
+}
+
+// The comparison above tests cuDNN only where cuDNN runs: its plain batch norm takes every dtype
+// (no fallback to minidl's kernels), and its fused forms run where it documents them (float16,
+// channels a multiple of 4), so saved.ops says so.
+TEST(BatchNormCudnnCuda, TakesEveryDtypeAndFusesFloat16) {
+  SKIP_WITHOUT_CUDA();
+  // cudnn_batch_norm_forward is defined in CUDA builds only (core/cuda/build.h).
+  if constexpr (cuda::kBuilt) {
+    const Device gpu(kCUDA);
+    for (DType dtype : {kFloat16, kBFloat16, kFloat32})
+      for (bool with_residual : {false, true}) {
+        manual_seed(5);
+        const Shape sizes{4, 16, 5, 5};
+        const Tensor x = randn(sizes).to(dtype).contiguous(MemoryFormat::ChannelsLast).to(gpu);
+        const Tensor residual =
+            with_residual ? randn(sizes).to(dtype).contiguous(MemoryFormat::ChannelsLast).to(gpu)
+                          : Tensor();
+        const Tensor weight = ones({16}).to(gpu), bias = zeros({16}).to(gpu);
+        const Tensor running_mean = zeros({16}).to(gpu), running_var = ones({16}).to(gpu);
+        const std::string what =
+            std::string(dtype_name(dtype)) + (with_residual ? ", BN+add+ReLU" : ", BN+ReLU");
+        ASSERT_TRUE(cuda::cudnn_batch_norm_fits(x, weight, bias)) << what;
+        const auto result = cuda::cudnn_batch_norm_forward(x, weight, bias, running_mean,
+                                                           running_var, 0.1, 1e-5, residual, true);
+        ASSERT_TRUE(result.has_value()) << what << ": cuDNN refused its plain batch norm";
+        const cuda::CudnnBatchNormOps expected =
+            dtype != kFloat16 ? cuda::CudnnBatchNormOps::Normalize
+            : with_residual   ? cuda::CudnnBatchNormOps::NormalizeAddRelu
+                              : cuda::CudnnBatchNormOps::NormalizeRelu;
+        EXPECT_EQ(result->saved.ops, expected) << what;
+        EXPECT_GT(running_mean.abs().sum().item<float>(), 0.0f) << what << ": running mean";
+      }
+  }
 }
 
 // Where cuDNN does not serve, choosing it changes nothing: minidl's kernels run.
