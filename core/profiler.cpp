@@ -53,6 +53,9 @@ thread_local bool recording_shapes = false;      // ... and it records the ops' 
 thread_local bool pushing_external_ids = false;  // ... and its ops' ids go to CUPTI
 thread_local uint64_t last_span_id = 0;          // the id of the scope opened last
 thread_local ProfileScope* innermost_scope = nullptr;
+// Op names, tracked for the allocator's memory by op whether or not a profiler records.
+std::atomic<bool> op_name_tracking{false};
+thread_local std::string_view tracked_op_name;
 
 void add(std::map<std::string, Totals, std::less<>>& totals, std::string_view name, int64_t ns) {
   auto found = totals.find(name);
@@ -130,6 +133,12 @@ void set_nvtx_enabled(bool enabled) {
 
 bool nvtx_enabled() { return nvtx_on.load(std::memory_order_relaxed); }
 
+void set_op_name_tracking(bool enabled) {
+  op_name_tracking.store(enabled, std::memory_order_relaxed);
+}
+
+std::string_view current_op_name() { return tracked_op_name; }
+
 OpProfiler::OpProfiler(bool keep_timeline, bool record_shapes, bool push_external_ids) {
   MINIDL_CHECK(keep_timeline || !record_shapes,
                "OpProfiler: record_shapes keeps each op's inputs with its span, so it needs "
@@ -194,6 +203,11 @@ ProfileScope::ProfileScope(std::string_view name)
     push_nvtx_range(name);
     nvtx_range_ = true;
   }
+  if (op_name_tracking.load(std::memory_order_relaxed)) {
+    outer_op_name_ = tracked_op_name;
+    tracked_op_name = name;
+    tracks_op_name_ = true;
+  }
   if (!recording_) return;
   outer_ = innermost_scope;
   depth_ = outer_ != nullptr ? outer_->depth_ + 1 : 0;
@@ -220,6 +234,7 @@ ProfileScope::ProfileScope(std::string_view name,
 
 ProfileScope::~ProfileScope() {
   if (nvtx_range_) pop_nvtx_range();
+  if (tracks_op_name_) tracked_op_name = outer_op_name_;
   if (!recording_) return;
   const int64_t span = nanoseconds_since(start_);
   if (external_id_pushed_) CuptiActivityRecorder::pop_external_id();

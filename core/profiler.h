@@ -89,6 +89,13 @@ bool nvtx_available();
 void set_nvtx_enabled(bool enabled);
 bool nvtx_enabled();
 
+// The name of the innermost ProfileScope open on this thread while op names are tracked, else ""
+// (and "" outside every scope); valid while that scope is open. Off by default: a scope then
+// costs one relaxed atomic load more. cuda::record_memory_by_op turns it on (Note [Peak memory
+// by op] in core/cuda/memory_by_op.h).
+void set_op_name_tracking(bool enabled);
+std::string_view current_op_name();
+
 // Records the span from its construction to its destruction as op `name` (a string that
 // outlives the profiler: a literal or an autograd node's name) when this thread is profiling,
 // and as an NVTX range while those are on.
@@ -112,7 +119,9 @@ class ProfileScope {
   ProfileScope* outer_ = nullptr;
   int depth_ = 0;
   uint64_t id_ = 0;
-  bool nvtx_range_ = false;                       // pushed an NVTX range, to pop
+  bool nvtx_range_ = false;      // pushed an NVTX range, to pop
+  bool tracks_op_name_ = false;  // made name_ current_op_name(), to restore
+  std::string_view outer_op_name_;
   bool external_id_pushed_ = false;               // pushed id_ as CUPTI's external id, to pop
   std::vector<std::vector<int64_t>> input_dims_;  // with record_shapes only
   std::vector<std::string> input_types_;

@@ -22,7 +22,8 @@
 //   minidl::Error says how much was asked, and how much is allocated and reserved on which
 //   device. After warm-up, allocation and free make no driver call.
 // - Counters: allocated and reserved bytes, their peaks (reset_peak_memory_stats), cudaMalloc
-//   and cudaFree calls. Every operation holds the allocator's mutex.
+//   and cudaFree calls, and, while recording, the allocated peak by op (Note [Peak memory by
+//   op] in core/cuda/memory_by_op.h). Every operation holds the allocator's mutex.
 //
 // Note [Using memory on another stream]
 //   A tensor allocated on stream A and used on stream B (a batch copied on the copy stream and
@@ -91,9 +92,14 @@
 #include "minidl/core/cuda/device.h"
 #include "minidl/core/error.h"
 #include "minidl/core/logging.h"
+#include "minidl/core/profiler.h"
 #include "minidl/core/storage.h"
 
 namespace minidl::cuda {
+
+namespace {
+constexpr MemoryByOp::Owner kNoOwner = ~MemoryByOp::Owner{0};
+}  // namespace
 
 // A piece of a segment (one cudaMalloc). The pieces of a segment form a list in address order.
 struct DeviceCachingAllocator::Block {
@@ -103,6 +109,8 @@ struct DeviceCachingAllocator::Block {
   PrivatePool* private_pool = nullptr;  // its graph pool; null: the general pools
   bool small = false;                   // in the small pool, else the large one
   bool in_use = false;
+  // In use: whom Note [Peak memory by op] charges it to (kNoOwner: nobody, recording was off).
+  MemoryByOp::Owner owner = kNoOwner;
   Block* prev = nullptr;  // neighbours within the segment
   Block* next = nullptr;
   std::vector<StreamHandle> other_streams;  // record_stream calls since the allocation
@@ -244,6 +252,10 @@ void DeviceCachingAllocator::free(void* ptr) {
   active_blocks_.erase(found);
   block->in_use = false;
   stats_.allocated_bytes -= block->size;
+  if (block->owner != kNoOwner) {
+    by_op_.remove(block->owner, block->size);
+    block->owner = kNoOwner;
+  }
   if (block->other_streams.empty()) {
     return_to_pool(block);
   } else if (capture_underway()) {
@@ -316,6 +328,27 @@ void DeviceCachingAllocator::reset_peak_stats() {
   std::lock_guard lock(mutex_);
   stats_.peak_allocated_bytes = stats_.allocated_bytes;
   stats_.peak_reserved_bytes = stats_.reserved_bytes;
+  peak_by_op_kept_ = recording_by_op_;
+  if (recording_by_op_) by_op_.keep_as_peak();
+}
+
+void DeviceCachingAllocator::set_recording_by_op(bool enabled) {
+  std::lock_guard lock(mutex_);
+  if (enabled && !recording_by_op_) {
+    for (const auto& [ptr, block] : active_blocks_) {
+      if (block->owner != kNoOwner) continue;
+      block->owner = by_op_.owner_of(kBeforeRecording);
+      by_op_.add(block->owner, block->size);
+    }
+    // What made up the peak so far is unknown: only a new peak, or a reset, is kept.
+    peak_by_op_kept_ = false;
+  }
+  recording_by_op_ = enabled;
+}
+
+std::vector<OpMemory> DeviceCachingAllocator::peak_by_op() const {
+  std::lock_guard lock(mutex_);
+  return peak_by_op_kept_ ? by_op_.at_peak() : std::vector<OpMemory>{};
 }
 
 // ---- private; the mutex is held ----
@@ -338,6 +371,10 @@ void* DeviceCachingAllocator::allocate_locked(size_t nbytes, StreamHandle stream
   block->in_use = true;
   if (private_pool != nullptr) ++private_pool->blocks_out;
   active_blocks_.emplace(block->ptr, block);
+  if (recording_by_op_) {
+    block->owner = by_op_.owner_of(current_op_name());
+    by_op_.add(block->owner, block->size);
+  }
   add_allocated(block->size);
   return block->ptr;
 }
@@ -571,7 +608,10 @@ void DeviceCachingAllocator::throw_out_of_memory(size_t nbytes, size_t rounded, 
 
 void DeviceCachingAllocator::add_allocated(size_t bytes) {
   stats_.allocated_bytes += bytes;
-  stats_.peak_allocated_bytes = std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
+  if (stats_.allocated_bytes <= stats_.peak_allocated_bytes) return;
+  stats_.peak_allocated_bytes = stats_.allocated_bytes;
+  peak_by_op_kept_ = recording_by_op_;
+  if (recording_by_op_) by_op_.keep_as_peak();
 }
 
 void DeviceCachingAllocator::add_reserved(size_t bytes) {
@@ -634,6 +674,16 @@ MemoryStats memory_stats(int device) { return CachingAllocator::for_device(devic
 
 void reset_peak_memory_stats(int device) {
   CachingAllocator::for_device(device).reset_peak_stats();
+}
+
+void record_memory_by_op(bool enabled) {
+  set_op_name_tracking(enabled);
+  for (int d = 0; d < device_count(); ++d)
+    CachingAllocator::for_device(d).set_recording_by_op(enabled);
+}
+
+std::vector<OpMemory> peak_memory_by_op(int device) {
+  return CachingAllocator::for_device(device).peak_by_op();
 }
 
 void empty_cache() {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "minidl/core/cuda/device_memory.h"
+#include "minidl/core/cuda/memory_by_op.h"
 #include "minidl/core/cuda/stream.h"
 
 namespace minidl {
@@ -86,8 +87,17 @@ class DeviceCachingAllocator {
   size_t private_pool_count() const;
 
   MemoryStats stats() const;
+  // Resets the peaks to the current bytes (and the peak's memory by op to what is in use now).
   void reset_peak_stats();
   int device() const { return device_; }
+
+  // Note [Peak memory by op] (core/cuda/memory_by_op.h): while on, each block handed out is
+  // charged to current_op_name() of the allocating thread, and each new peak of allocated bytes
+  // keeps the bytes per op. Turning it on charges the blocks in use to kBeforeRecording.
+  void set_recording_by_op(bool enabled);
+  // The ops whose blocks made up the peak of allocated bytes while recording (since the last
+  // reset_peak_stats), the most bytes first; empty if nothing was recorded.
+  std::vector<OpMemory> peak_by_op() const;
 
   struct Block;        // a piece of a device allocation (defined in caching_allocator.cpp)
   struct PrivatePool;  // the blocks of one MempoolId (likewise)
@@ -129,6 +139,9 @@ class DeviceCachingAllocator {
   std::map<MempoolId, std::unique_ptr<PrivatePool>> private_pools_;
   std::unordered_map<uint64_t, MempoolId> pools_of_captures_;  // capture id -> its pool
   MemoryStats stats_;
+  bool recording_by_op_ = false;
+  bool peak_by_op_kept_ = false;  // by_op_'s peak is the stats' peak (kept while recording)
+  MemoryByOp by_op_;
 };
 
 // The process-wide allocators, one per device, created on first use and never destroyed
@@ -145,6 +158,11 @@ class CachingAllocator {
 
 MemoryStats memory_stats(int device);
 void reset_peak_memory_stats(int device);
+// Note [Peak memory by op]: turns recording on or off on every device (and with it op-name
+// tracking, core/profiler.h), as torch.cuda.memory._record_memory_history does for snapshots.
+void record_memory_by_op(bool enabled);
+// The ops whose blocks made up `device`'s peak of allocated bytes while recording.
+std::vector<OpMemory> peak_memory_by_op(int device);
 // Returns cached, unused blocks of every device to the driver (does nothing without a GPU).
 void empty_cache();
 // Note [Using memory on another stream]: call after queuing work that uses `storage` on

@@ -40,6 +40,10 @@
 // warm-up's activations, and the capture's, whose blocks live on in the graph's private pool
 // and are reused by every replay. (Reset after the capture instead, the peak would miss them:
 // replays allocate nothing.) tools/bench/bench_pytorch.py resets at the same point.
+// "peak_allocated_by_op" says what that peak held: the bytes in use at its moment per op that
+// allocated them (Note [Peak memory by op] in core/cuda/memory_by_op.h), recorded through the
+// warm-up and the capture, largest first; empty when the timed steps, which run unrecorded (the
+// record's bookkeeping stays out of their time), raised the peak.
 //
 // Each step is timed on the host from its start to the end of its work (on CUDA the host waits
 // for the device after each timed step: a benchmark may synchronise, the trainers do not).
@@ -304,6 +308,7 @@ nlohmann::ordered_json run(const Configuration& config, const Options& options) 
   const bool on_gpu = config.device.is_cuda();
   if (on_gpu) {  // the peak from here on: warm-up, capture and timed steps (see the top)
     cuda::synchronize();
+    cuda::record_memory_by_op(true);
     cuda::reset_peak_memory_stats(config.device.index);
   }
   // Capture needs a stream other than the default one; warm-up, capture and replays all run on
@@ -327,7 +332,10 @@ nlohmann::ordered_json run(const Configuration& config, const Options& options) 
     for (int i = 0; i < warmup; ++i) graph.replay();
     timed_step = [&graph] { graph.replay(); };
   }
-  if (on_gpu) cuda::synchronize();
+  if (on_gpu) {
+    cuda::synchronize();
+    cuda::record_memory_by_op(false);
+  }
   std::vector<double> milliseconds;
   for (int i = 0; i < options.steps; ++i) {
     const auto start = std::chrono::steady_clock::now();
@@ -376,6 +384,10 @@ nlohmann::ordered_json run(const Configuration& config, const Options& options) 
     const cuda::MemoryStats memory = cuda::memory_stats(config.device.index);
     result["peak_allocated_bytes"] = memory.peak_allocated_bytes;
     result["peak_reserved_bytes"] = memory.peak_reserved_bytes;
+    nlohmann::ordered_json by_op = nlohmann::ordered_json::array();
+    for (const cuda::OpMemory& op : cuda::peak_memory_by_op(config.device.index))
+      by_op.push_back({{"op", op.op}, {"bytes", op.bytes}, {"blocks", op.blocks}});
+    result["peak_allocated_by_op"] = by_op;
   }
   if (options.profile)
     result["profile"] = on_gpu ? to_json(profile_device_time(timed_step, options.profile_steps))

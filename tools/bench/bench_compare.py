@@ -19,7 +19,9 @@ Compilation happens in PyTorch's untimed warm-up; its wall time is the "PyTorch 
 column. --tf32 goes to both sides alike (off by default: float32 arithmetic on both).
 
 Peak memory is each side's peak over its whole run of the configuration (warm-up, CUDA-graph
-capture or compilation, and the timed steps), allocated and reserved, in MiB.
+capture or compilation, and the timed steps), allocated and reserved, in MiB. On a GPU a line per
+model then says what minidl's allocated peak held: its ten largest shares by the op that
+allocated them (bench's "peak_allocated_by_op", from the first repeat).
 
 --profile (GPU only) passes --profile (and --profile-steps) to both and prints a second table of
 where a step's time goes on the device, per step and per framework: kernel launches, kernel
@@ -249,9 +251,24 @@ def main():
                   f"{median(pytorch, 'warmup_seconds'):.1f} | "
                   f"{mib(mine, 'peak_allocated_bytes')} | {mib(pytorch, 'peak_allocated_bytes')} | "
                   f"{mib(mine, 'peak_reserved_bytes')} | {mib(pytorch, 'peak_reserved_bytes')} |")
+    print_peak_by_op(args.model.split(","), ours)
     if args.profile:
         print_profile_table(args.model.split(","), modes, ours, theirs)
         print_top_kernels(args.model.split(","), modes, ours, theirs)
+
+
+def print_peak_by_op(models, ours):
+    """minidl's allocated peak by op, where bench recorded it (a GPU run)."""
+    for model in models:
+        by_op = ours[model][0].get("peak_allocated_by_op")
+        if by_op is None:
+            continue
+        if not by_op:
+            print(f"\n{model}: minidl's peak by op was not recorded (the timed steps raised it)")
+            continue
+        shares = ", ".join(f"{entry['op'] or '(outside every op)'} {entry['bytes'] / 2**20:.0f} MiB"
+                           f" in {entry['blocks']}" for entry in by_op[:10])
+        print(f"\n{model}: minidl's allocated peak by op (MiB in blocks): {shares}")
 
 
 def print_profile_table(models, modes, ours, theirs):

@@ -138,9 +138,14 @@ def bench_compare(text, _options):
     """Every markdown table: {table title key: {"<model> <PyTorch mode>": {column: value}}}; the
     first table is the timing ("steps"), a second is the --profile table ("profile"). The
     --profile run's kernel tables, each under its line "Top kernels per step, <model>, <side>:",
-    go to "top_kernels": {"<model>, <side>": [{column: value}, ...]}."""
+    go to "top_kernels": {"<model>, <side>": [{column: value}, ...]}; the lines that say what
+    minidl's peak held go to "peak_by_op": {model: the line's list}."""
     tables, header, kernel_tables, kernel_rows, title = [], None, {}, None, ""
+    peak_by_op = {}
     for line in text.splitlines():
+        by_op = re.match(r"^(\S+): minidl's allocated peak by op \(MiB in blocks\): (.*)$", line)
+        if by_op:
+            peak_by_op[by_op.group(1)] = by_op.group(2)
         if not line.startswith("|"):
             header = kernel_rows = None
             if line.strip():
@@ -167,6 +172,8 @@ def bench_compare(text, _options):
         figures[name] = table
     if kernel_tables:
         figures["top_kernels"] = kernel_tables
+    if peak_by_op:
+        figures["peak_by_op"] = peak_by_op
     heading = re.search(r"^\d{4}-\d\d-\d\d .*UTC, .*$", text, flags=re.MULTILINE)
     if heading:
         figures["heading"] = heading.group(0)

@@ -252,7 +252,10 @@ class BenchTest(unittest.TestCase):
                            bench_row("pytorch", "lenet", 1.0, 200, 20)),
             compare_record("resnet18 b512 bf16 channels-last vs PyTorch",
                            cuda + ["--model", "resnet18", "--precision", "bf16"],
-                           bench_row("minidl", "resnet18", 20.0, 1200, 900),
+                           bench_row("minidl", "resnet18", 20.0, 1200, 900) | {
+                               "peak_allocated_by_op": [
+                                   {"op": "conv2d", "bytes": 600 * 2**20, "blocks": 20},
+                                   {"op": "", "bytes": 2**19, "blocks": 3}]},
                            bench_row("pytorch", "resnet18", 22.0, 1000, 1000)),
             compare_record("resnet18 b512 fp32 vs PyTorch", cuda + ["--model", "resnet18"],
                            bench_row("minidl", "resnet18", 50.0, 500, 1500),
@@ -286,6 +289,9 @@ class BenchTest(unittest.TestCase):
                          {"kernel": "minidl_gemm<a/b>", "ms_per_step": 0.75, "calls_per_step": 4.0})
         self.assertEqual(lenet["top_kernels"]["lenet, PyTorch eager"][1]["kernel"], "x" * 117 + "...")
         self.assertNotIn("top_kernels", records[1]["figures"])  # no --profile
+        self.assertEqual(records[1]["figures"]["peak_by_op"],
+                         {"resnet18": "conv2d 600 MiB in 20, (outside every op) 0 MiB in 3"})
+        self.assertNotIn("peak_by_op", records[2]["figures"])  # bench recorded none
         targets = stages.bench_targets(records)
         self.assertEqual(targets["lenet_fp32_graph_step_over_pytorch_eager"],
                          {"value": 0.2, "target": "<= 0.25", "met": True})
