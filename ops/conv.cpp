@@ -20,6 +20,7 @@ namespace minidl {
 namespace {
 
 std::atomic<bool> cudnn_deterministic_flag{false};
+std::atomic<bool> cudnn_benchmark_flag{false};
 
 // "(2, 1)": a Size2 as the error messages print it.
 std::string size2_str(Size2 value) {
@@ -175,5 +176,11 @@ void set_cudnn_deterministic(bool deterministic) {
 }
 
 bool cudnn_deterministic() { return cudnn_deterministic_flag.load(std::memory_order_relaxed); }
+
+void set_cudnn_benchmark(bool benchmark) {
+  cudnn_benchmark_flag.store(benchmark, std::memory_order_relaxed);
+}
+
+bool cudnn_benchmark() { return cudnn_benchmark_flag.load(std::memory_order_relaxed); }
 
 }  // namespace minidl

@@ -21,6 +21,14 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}
 void set_cudnn_deterministic(bool deterministic);
 bool cudnn_deterministic();
 
+// When on, each cuDNN convolution pass picks its algorithm, once per shape, by running every
+// candidate and timing it (cudnnFind*AlgorithmEx), like torch.backends.cudnn.benchmark; off,
+// the default, cuDNN's heuristics rank them without running anything. The first step of each
+// new shape then waits for the device (a warm-up cost, never the hot path's), and the choice
+// may differ from run to run, so deterministic mode ignores it and keeps the heuristics.
+void set_cudnn_benchmark(bool benchmark);
+bool cudnn_benchmark();
+
 // The geometry of one convolution, validated, as the kernels of ops/conv_kernels.h receive it.
 struct Conv2dParams {
   Size2 stride = 1;

@@ -8,9 +8,9 @@
 //   format (channels-last when input.suggest_memory_format() is ChannelsLast, else NCHW); the
 //   weight's gradient takes the weight's.
 // - float32 and float64 are computed as they are; float16 and bfloat16 accumulate in float32.
-// cuDNN also depends on two global switches, cudnn_deterministic() (ops/conv.h) and
-// allow_tf32() (ops/linalg.h), which are part of its algorithm cache key (Note [cuDNN
-// algorithm choice]). ops/cuda/conv.cpp reads them itself at each call: they mean nothing to
+// cuDNN also depends on three global switches, cudnn_deterministic() and cudnn_benchmark()
+// (ops/conv.h) and allow_tf32() (ops/linalg.h), which are part of its algorithm cache key (Note
+// [cuDNN algorithm choice]). ops/cuda/conv.cpp reads them itself at each call: they mean nothing to
 // the CPU, so they stay out of this interface.
 #include "minidl/core/tensor.h"
 #include "minidl/ops/conv.h"

@@ -9,13 +9,19 @@
 //
 // Note [cuDNN algorithm choice]: each pass (forward, backward data, backward filter) picks its
 // algorithm once per ConvKey (device, dtype, layout, shapes, stride, padding, dilation, groups,
-// and the deterministic and TF32 switches) from cuDNN's heuristics, cudnnGet*Algorithm_v7,
-// which rank the algorithms without running or timing anything, so the host never waits for
-// the device. The first algorithm in that ranking that cuDNN supports for the shape, that is
-// deterministic when deterministic mode is on, whose math type fits the precision policy (Note
-// [cuDNN math types]) and whose workspace is at most kMaxWorkspaceBytes is cached with its math
-// type and workspace size. A call then only builds descriptors (host structs), takes the
-// workspace from the caching allocator and launches on the current stream.
+// and the deterministic, benchmark and TF32 switches) from cuDNN's heuristics,
+// cudnnGet*Algorithm_v7, which rank the algorithms without running or timing anything, so the
+// host never waits for the device. The first algorithm in that ranking that cuDNN supports for
+// the shape, that is deterministic when deterministic mode is on, whose math type fits the
+// precision policy (Note [cuDNN math types]) and whose workspace is at most kMaxWorkspaceBytes
+// is cached with its math type and workspace size. In benchmark mode (set_cudnn_benchmark,
+// ops/conv.h; not with deterministic mode) cuDNN instead runs and times every candidate on the
+// call's own buffers (cudnnFind*AlgorithmEx, with a workspace as large as the largest usable
+// candidate needs) and the fastest usable one is cached: the first call of a shape then waits
+// for the device, as PyTorch's does with torch.backends.cudnn.benchmark; where the timing cannot
+// run (no memory for its workspace, or cuDNN fails it) the heuristics choose, and the log says
+// so. A call then only builds descriptors (host structs), takes the workspace from the caching
+// allocator and launches on the current stream.
 //
 // Note [Convolution bias]: the bias is added by minidl's own broadcast add_ and its gradient is
 // minidl's own sum over (N, H_out, W_out), as PyTorch's cuDNN path does, instead of
@@ -33,7 +39,9 @@
 #if MINIDL_WITH_CUDA
 
 #include <cudnn.h>
+#include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <array>
 #include <climits>
 #include <cstdint>
@@ -48,6 +56,8 @@
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/device.h"
 #include "minidl/core/cuda/graph.h"
+#include "minidl/core/error.h"
+#include "minidl/core/logging.h"
 #include "minidl/ops/conv.h"
 #include "minidl/ops/conv_kernels.h"
 #include "minidl/ops/cuda/cudnn_descriptors.h"
@@ -93,6 +103,7 @@ cudnnMathType_t math_type_to_run(cudnnMathType_t candidate, cudnnMathType_t poli
 struct CudnnConvOptions {
   bool deterministic = false;  // only algorithms cuDNN reports as deterministic
   bool allow_tf32 = false;     // float32 may use TF32 tensor cores
+  bool benchmark = false;      // time the candidates (never with deterministic)
 };
 
 // One convolution as cuDNN sees it: everything its descriptors and its cache key hold.
@@ -116,7 +127,8 @@ ConvProblem make_problem(const Tensor& input, const Tensor& weight, const Conv2d
   problem.weight_sizes = weight.sizes();
   problem.output_sizes = conv2d_output_sizes(input.sizes(), weight.sizes(), params);
   problem.params = params;
-  problem.options = {cudnn_deterministic(), allow_tf32()};
+  problem.options = {cudnn_deterministic(), allow_tf32(),
+                     cudnn_benchmark() && !cudnn_deterministic()};
   return problem;
 }
 
@@ -128,7 +140,8 @@ std::string describe(const ConvProblem& problem) {
       p.stride.h, ", ", p.stride.w, "), padding (", p.padding.h, ", ", p.padding.w, "), dilation (",
       p.dilation.h, ", ", p.dilation.w, "), groups ", p.groups, ", ", problem.dtype, ", ",
       problem.layout == MemoryFormat::ChannelsLast ? "channels-last" : "NCHW",
-      problem.options.deterministic ? ", deterministic" : "");
+      problem.options.deterministic ? ", deterministic" : "",
+      problem.options.benchmark ? ", benchmark mode" : "");
 }
 
 // ---- descriptors (host structs, created per call) ----
@@ -193,7 +206,7 @@ struct ConvDescriptors {
 
 // A ConvProblem's fields, flattened (see make_key).
 struct ConvKey {
-  std::array<int64_t, 20> fields{};
+  std::array<int64_t, 21> fields{};
   bool operator==(const ConvKey&) const = default;
 };
 
@@ -229,7 +242,8 @@ ConvKey make_key(const ConvProblem& problem) {
                   p.dilation.w,
                   p.groups,
                   problem.options.deterministic,
-                  problem.options.allow_tf32}};
+                  problem.options.allow_tf32,
+                  problem.options.benchmark}};
 }
 
 struct AlgoChoice {
@@ -257,8 +271,16 @@ class AlgoCache {
   std::unordered_map<ConvKey, AlgoChoice, ConvKeyHash> choices_;
 };
 
-// The three passes, as choose_algorithm sees them: their perf type, heuristics and workspace
-// queries, each with the descriptors in the order cuDNN takes them.
+// The device buffers of one call of a pass, for benchmark mode's timed trials: the pass's two
+// operands and its output, which the trials overwrite before the call writes it for real.
+struct PassOperands {
+  const void* first;   // forward: x; backward data: w; backward filter: x
+  const void* second;  // forward: w; backward data and filter: dy
+  void* output;        // forward: y; backward data: dx; backward filter: dw
+};
+
+// The three passes, as choose_algorithm sees them: their perf type, heuristics, timed trials
+// and workspace queries, each with the descriptors in the order cuDNN takes them.
 struct ForwardPass {
   using Perf = cudnnConvolutionFwdAlgoPerf_t;
   static constexpr const char* kName = "forward";
@@ -274,6 +296,12 @@ struct ForwardPass {
     return cudnnGetConvolutionForwardAlgorithm_v7(handle, d.input.get(), d.weight.get(),
                                                   d.conv.get(), d.output.get(), requested, returned,
                                                   perfs);
+  }
+  static cudnnStatus_t find(cudnnHandle_t handle, const ConvDescriptors& d, const PassOperands& o,
+                            int requested, int* returned, Perf* perfs, void* space, size_t bytes) {
+    return cudnnFindConvolutionForwardAlgorithmEx(handle, d.input.get(), o.first, d.weight.get(),
+                                                  o.second, d.conv.get(), d.output.get(), o.output,
+                                                  requested, returned, perfs, space, bytes);
   }
   static cudnnStatus_t workspace_size(cudnnHandle_t handle, const ConvDescriptors& d, int algo,
                                       size_t* bytes) {
@@ -299,6 +327,12 @@ struct BackwardDataPass {
                                                        d.conv.get(), d.input.get(), requested,
                                                        returned, perfs);
   }
+  static cudnnStatus_t find(cudnnHandle_t handle, const ConvDescriptors& d, const PassOperands& o,
+                            int requested, int* returned, Perf* perfs, void* space, size_t bytes) {
+    return cudnnFindConvolutionBackwardDataAlgorithmEx(
+        handle, d.weight.get(), o.first, d.output.get(), o.second, d.conv.get(), d.input.get(),
+        o.output, requested, returned, perfs, space, bytes);
+  }
   static cudnnStatus_t workspace_size(cudnnHandle_t handle, const ConvDescriptors& d, int algo,
                                       size_t* bytes) {
     return cudnnGetConvolutionBackwardDataWorkspaceSize(
@@ -323,6 +357,12 @@ struct BackwardFilterPass {
                                                          d.conv.get(), d.weight.get(), requested,
                                                          returned, perfs);
   }
+  static cudnnStatus_t find(cudnnHandle_t handle, const ConvDescriptors& d, const PassOperands& o,
+                            int requested, int* returned, Perf* perfs, void* space, size_t bytes) {
+    return cudnnFindConvolutionBackwardFilterAlgorithmEx(
+        handle, d.input.get(), o.first, d.output.get(), o.second, d.conv.get(), d.weight.get(),
+        o.output, requested, returned, perfs, space, bytes);
+  }
   static cudnnStatus_t workspace_size(cudnnHandle_t handle, const ConvDescriptors& d, int algo,
                                       size_t* bytes) {
     return cudnnGetConvolutionBackwardFilterWorkspaceSize(
@@ -331,10 +371,101 @@ struct BackwardFilterPass {
   }
 };
 
-// The cached choice for `key`, or the first usable algorithm of cuDNN's ranking, which is then
-// cached. Leaves `d.conv` set to the choice's math type.
+// A workspace from the caching allocator, on the current stream (the one the call launches
+// on, so the block is reused only after the call's work on that stream).
+std::shared_ptr<void> workspace(size_t bytes, int device) {
+  if (bytes == 0) return nullptr;
+  return CachingAllocator::allocate_shared(bytes, device);
+}
+
+// The choice `perf` makes, where it is usable: supported for the shape, deterministic when
+// that is asked, of a math type the policy allows and with a workspace within
+// kMaxWorkspaceBytes. Leaves `d.conv` set to its math type.
 template <class Pass>
-AlgoChoice choose_algorithm(cudnnHandle_t handle, ConvDescriptors& d, const ConvProblem& problem) {
+std::optional<AlgoChoice> usable(cudnnHandle_t handle, ConvDescriptors& d,
+                                 const ConvProblem& problem, const typename Pass::Perf& perf) {
+  const cudnnMathType_t policy = math_policy(problem.dtype, problem.options.allow_tf32);
+  if (perf.status != CUDNN_STATUS_SUCCESS) return std::nullopt;
+  if (problem.options.deterministic && perf.determinism != CUDNN_DETERMINISTIC) return std::nullopt;
+  if (!math_type_allowed(perf.mathType, policy)) return std::nullopt;
+  AlgoChoice choice;
+  choice.algo = static_cast<int>(perf.algo);
+  choice.math_type = math_type_to_run(perf.mathType, policy);
+  d.conv.set_math_type(choice.math_type);
+  if (Pass::workspace_size(handle, d, choice.algo, &choice.workspace_bytes) != CUDNN_STATUS_SUCCESS)
+    return std::nullopt;  // not available with this math type after all
+  if (choice.workspace_bytes > kMaxWorkspaceBytes) return std::nullopt;
+  return choice;
+}
+
+// cuDNN's heuristic ranking of the pass's algorithms, best first, for the policy's math type.
+template <class Pass>
+std::vector<typename Pass::Perf> heuristic_ranking(cudnnHandle_t handle, ConvDescriptors& d,
+                                                   const ConvProblem& problem) {
+  d.conv.set_math_type(math_policy(problem.dtype, problem.options.allow_tf32));
+  int max_count = 0;
+  MINIDL_CUDNN_CHECK(Pass::max_count(handle, &max_count));
+  std::vector<typename Pass::Perf> perfs(static_cast<size_t>(max_count));
+  int returned = 0;
+  MINIDL_CUDNN_CHECK(Pass::heuristics(handle, d, max_count, &returned, perfs.data()));
+  perfs.resize(static_cast<size_t>(returned));
+  return perfs;
+}
+
+// Benchmark mode: the fastest usable algorithm of cuDNN's timed trials on `operands`, with a
+// workspace as large as the largest usable candidate of `ranking` needs; nullopt, said in the
+// log, where the trials cannot run.
+template <class Pass>
+std::optional<AlgoChoice> fastest_usable(cudnnHandle_t handle, ConvDescriptors& d,
+                                         const ConvProblem& problem,
+                                         const std::vector<typename Pass::Perf>& ranking,
+                                         const PassOperands& operands) {
+  size_t bytes = 0;
+  for (const typename Pass::Perf& perf : ranking)
+    if (const std::optional<AlgoChoice> choice = usable<Pass>(handle, d, problem, perf))
+      bytes = std::max(bytes, choice->workspace_bytes);
+  std::shared_ptr<void> space;
+  try {
+    space = workspace(bytes, problem.device);
+  } catch (const Error& error) {
+    logger().warn(
+        "conv2d: no memory for the {} pass's timed trials ({} bytes of workspace), so "
+        "cuDNN's heuristics choose for {}: {}",
+        Pass::kName, bytes, describe(problem), error.what());
+    return std::nullopt;
+  }
+  d.conv.set_math_type(math_policy(problem.dtype, problem.options.allow_tf32));
+  int max_count = 0;
+  MINIDL_CUDNN_CHECK(Pass::max_count(handle, &max_count));
+  std::vector<typename Pass::Perf> timed(static_cast<size_t>(max_count));
+  int returned = 0;
+  const cudnnStatus_t status =
+      Pass::find(handle, d, operands, max_count, &returned, timed.data(), space.get(), bytes);
+  if (status != CUDNN_STATUS_SUCCESS) {
+    logger().warn(
+        "conv2d: cuDNN failed the {} pass's timed trials ({}), so its heuristics choose "
+        "for {}",
+        Pass::kName, cudnnGetErrorString(status), describe(problem));
+    return std::nullopt;
+  }
+  for (int i = 0; i < returned; ++i) {  // fastest first
+    const typename Pass::Perf& perf = timed[static_cast<size_t>(i)];
+    if (perf.memory > bytes) continue;
+    if (std::optional<AlgoChoice> choice = usable<Pass>(handle, d, problem, perf)) {
+      logger().debug("conv2d: cuDNN's timed trials chose {} algorithm {} ({:.3f} ms) for {}",
+                     Pass::kName, choice->algo, perf.time, describe(problem));
+      return choice;
+    }
+  }
+  return std::nullopt;
+}
+
+// The cached choice for `key`, or else the fastest usable algorithm of timed trials on
+// `operands` (benchmark mode) or the first usable one of cuDNN's ranking, which is then cached.
+// Leaves `d.conv` set to the choice's math type.
+template <class Pass>
+AlgoChoice choose_algorithm(cudnnHandle_t handle, ConvDescriptors& d, const ConvProblem& problem,
+                            const PassOperands& operands) {
   const ConvKey key = make_key(problem);
   if (std::optional<AlgoChoice> cached = Pass::cache().find(key)) {
     d.conv.set_math_type(cached->math_type);
@@ -344,33 +475,17 @@ AlgoChoice choose_algorithm(cudnnHandle_t handle, ConvDescriptors& d, const Conv
   // first use of an algorithm may load its kernels, which the driver refuses during capture).
   check_not_capturing(problem.device, "conv2d: choosing a cuDNN algorithm for a new shape",
                       "run the step once eagerly, with the same shapes, before capturing it");
-  const bool deterministic = problem.options.deterministic;
-  const cudnnMathType_t policy = math_policy(problem.dtype, problem.options.allow_tf32);
-  d.conv.set_math_type(policy);  // the heuristics rank algorithms for this math type
-  int max_count = 0;
-  MINIDL_CUDNN_CHECK(Pass::max_count(handle, &max_count));
-  std::vector<typename Pass::Perf> perfs(static_cast<size_t>(max_count));
-  int returned = 0;
-  MINIDL_CUDNN_CHECK(Pass::heuristics(handle, d, max_count, &returned, perfs.data()));
-  for (int i = 0; i < returned; ++i) {
-    const typename Pass::Perf& perf = perfs[static_cast<size_t>(i)];
-    if (perf.status != CUDNN_STATUS_SUCCESS) continue;
-    if (deterministic && perf.determinism != CUDNN_DETERMINISTIC) continue;
-    if (!math_type_allowed(perf.mathType, policy)) continue;
-    AlgoChoice choice;
-    choice.algo = static_cast<int>(perf.algo);
-    choice.math_type = math_type_to_run(perf.mathType, policy);
-    d.conv.set_math_type(choice.math_type);
-    if (Pass::workspace_size(handle, d, choice.algo, &choice.workspace_bytes) !=
-        CUDNN_STATUS_SUCCESS)
-      continue;  // not available with this math type after all
-    if (choice.workspace_bytes > kMaxWorkspaceBytes) continue;
-    Pass::cache().insert(key, choice);
-    return choice;
-  }
-  MINIDL_CHECK(false, "conv2d: cuDNN offers no usable ", Pass::kName, " algorithm for ",
-               describe(problem), " (", returned, " ranked)");
-  return {};
+  const std::vector<typename Pass::Perf> ranking = heuristic_ranking<Pass>(handle, d, problem);
+  std::optional<AlgoChoice> choice;
+  if (problem.options.benchmark)
+    choice = fastest_usable<Pass>(handle, d, problem, ranking, operands);
+  for (size_t i = 0; !choice && i < ranking.size(); ++i)
+    choice = usable<Pass>(handle, d, problem, ranking[i]);
+  MINIDL_CHECK(choice.has_value(), "conv2d: cuDNN offers no usable ", Pass::kName,
+               " algorithm for ", describe(problem), " (", ranking.size(), " ranked)");
+  d.conv.set_math_type(choice->math_type);
+  Pass::cache().insert(key, *choice);
+  return *choice;
 }
 
 // ---- tensors as cuDNN reads them ----
@@ -383,13 +498,6 @@ void check_cudnn_sizes(const ConvProblem& problem) {
                  "); split the batch");
 }
 
-// A workspace from the caching allocator, on the current stream (the one the call launches
-// on, so the block is reused only after the call's work on that stream).
-std::shared_ptr<void> workspace(size_t bytes, int device) {
-  if (bytes == 0) return nullptr;
-  return CachingAllocator::allocate_shared(bytes, device);
-}
-
 Tensor conv2d_forward(const Tensor& input, const Tensor& weight, const Tensor& bias,
                       const Conv2dParams& params) {
   const ConvProblem problem = make_problem(input, weight, params);
@@ -400,7 +508,8 @@ Tensor conv2d_forward(const Tensor& input, const Tensor& weight, const Tensor& b
 
   cudnnHandle_t handle = cudnn_handle(problem.device);
   ConvDescriptors d(problem);
-  const AlgoChoice choice = choose_algorithm<ForwardPass>(handle, d, problem);
+  const AlgoChoice choice =
+      choose_algorithm<ForwardPass>(handle, d, problem, {x.data_ptr(), w.data_ptr(), y.data_ptr()});
   const std::shared_ptr<void> space = workspace(choice.workspace_bytes, problem.device);
   const ScalingFactor one(1, problem.dtype), zero(0, problem.dtype);
   MINIDL_CUDNN_CHECK(cudnnConvolutionForward(
@@ -425,7 +534,8 @@ Conv2dGrads conv2d_backward(const Tensor& grad_output, const Tensor& input, cons
   if (request.input) {
     const Tensor w = cudnn_ready(weight, problem.layout);
     Tensor dx = empty(problem.input_sizes, input.options(), problem.layout);
-    const AlgoChoice choice = choose_algorithm<BackwardDataPass>(handle, d, problem);
+    const AlgoChoice choice = choose_algorithm<BackwardDataPass>(
+        handle, d, problem, {w.data_ptr(), dy.data_ptr(), dx.data_ptr()});
     const std::shared_ptr<void> space = workspace(choice.workspace_bytes, problem.device);
     MINIDL_CUDNN_CHECK(cudnnConvolutionBackwardData(
         handle, one.get(), d.weight.get(), w.data_ptr(), d.output.get(), dy.data_ptr(),
@@ -436,7 +546,8 @@ Conv2dGrads conv2d_backward(const Tensor& grad_output, const Tensor& input, cons
   if (request.weight) {
     const Tensor x = cudnn_ready(input, problem.layout);
     Tensor dw = empty(problem.weight_sizes, weight.options(), problem.layout);
-    const AlgoChoice choice = choose_algorithm<BackwardFilterPass>(handle, d, problem);
+    const AlgoChoice choice = choose_algorithm<BackwardFilterPass>(
+        handle, d, problem, {x.data_ptr(), dy.data_ptr(), dw.data_ptr()});
     const std::shared_ptr<void> space = workspace(choice.workspace_bytes, problem.device);
     MINIDL_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
         handle, one.get(), d.input.get(), x.data_ptr(), d.output.get(), dy.data_ptr(), d.conv.get(),

@@ -1,7 +1,7 @@
 // conv2d on CUDA (cuDNN) against the CPU (float32 unless a test says otherwise): every case of
 // the table forward and backward, in the case's own layout and channels-last, deterministic
-// mode, TF32, 16-bit types, layouts of the results, a non-default stream, and no device
-// allocations once the workspaces are cached.
+// mode, benchmark mode, TF32, 16-bit types, layouts of the results, a non-default stream, and no
+// device allocations once the workspaces are cached.
 #include <gtest/gtest.h>
 
 #include "conv_test_cases.h"
@@ -115,6 +115,58 @@ TEST(Conv2dCuda, EveryCaseMatchesCpuInDeterministicMode) {
     EXPECT_TRUE(results_close(second, first, 0, 0)) << c.name;
   }
   set_cudnn_deterministic(false);
+}
+
+// Chooses cuDNN's benchmark mode for the scope.
+class ScopedCudnnBenchmark {
+ public:
+  ScopedCudnnBenchmark() : previous_(cudnn_benchmark()) { set_cudnn_benchmark(true); }
+  ~ScopedCudnnBenchmark() { set_cudnn_benchmark(previous_); }
+  ScopedCudnnBenchmark(const ScopedCudnnBenchmark&) = delete;
+  ScopedCudnnBenchmark& operator=(const ScopedCudnnBenchmark&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// The algorithms cuDNN's timed trials choose compute the same convolutions, in float32 and in
+// the 16-bit types; and once chosen, a step allocates nothing more (the trials run once per
+// shape, not per call).
+TEST(Conv2dCuda, EveryCaseMatchesCpuInBenchmarkMode) {
+  SKIP_WITHOUT_CUDA();
+  const ScopedCudnnBenchmark benchmark;
+  expect_every_case_matches_cpu(kAtol, kRtol);
+  for (DType dtype : {kFloat16, kBFloat16}) {
+    const Tensor x =
+        wiggly({8, 32, 16, 16}).to(dtype).cuda().contiguous(MemoryFormat::ChannelsLast);
+    const Tensor w =
+        wiggly({32, 32, 3, 3}, 1.0).to(dtype).cuda().contiguous(MemoryFormat::ChannelsLast);
+    const Tensor timed = conv2d(x, w, {}, 1, 1).to(kFloat32).cpu();
+    set_cudnn_benchmark(false);
+    const Tensor ranked = conv2d(x, w, {}, 1, 1).to(kFloat32).cpu();
+    set_cudnn_benchmark(true);
+    // One rounding to 16 bits apart: the sums differ in order only.
+    EXPECT_TRUE(all_close(timed, ranked, 1e-2, dtype == kFloat16 ? 2e-3 : 1.6e-2))
+        << dtype_name(dtype);
+  }
+}
+
+TEST(Conv2dCuda, BenchmarkModeChoosesOnceThenAllocatesNothing) {
+  SKIP_WITHOUT_CUDA();
+  const ScopedCudnnBenchmark benchmark;
+  Tensor x = wiggly({8, 24, 12, 12}).to(kFloat32).cuda().requires_grad_();
+  Tensor w = wiggly({24, 24, 3, 3}, 1.0).to(kFloat32).cuda().requires_grad_();
+  Tensor grad = ones({8, 24, 12, 12}).cuda();
+  auto step = [&] {
+    x.set_grad(Tensor());
+    w.set_grad(Tensor());
+    conv2d(x, w, {}, 1, 1).backward(grad);
+  };
+  step();  // times the candidates and caches the choices
+  const int device = cuda::current_device();
+  const uint64_t allocations = cuda::memory_stats(device).num_device_allocations;
+  for (int i = 0; i < 5; ++i) step();
+  EXPECT_EQ(cuda::memory_stats(device).num_device_allocations, allocations);
 }
 
 TEST(Conv2dCuda, Tf32StaysCloseToFloat32) {

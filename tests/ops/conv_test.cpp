@@ -285,6 +285,18 @@ TEST(Conv2d, CudnnDeterministicIsOffByDefaultAndCanBeSwitched) {
   EXPECT_FALSE(cudnn_deterministic());
 }
 
+TEST(Conv2d, CudnnBenchmarkIsOffByDefaultAndChangesNothingOnTheCpu) {
+  EXPECT_FALSE(cudnn_benchmark());
+  const ConvCase c = conv_cases()[5];
+  const Tensor input = make_input(c).to(kFloat32), weight = make_weight(c).to(kFloat32);
+  const Tensor off = conv2d_with(input, weight, {}, c.params);
+  set_cudnn_benchmark(true);
+  EXPECT_TRUE(cudnn_benchmark());
+  EXPECT_TRUE(all_close(conv2d_with(input, weight, {}, c.params), off, 0, 0));
+  set_cudnn_benchmark(false);
+  EXPECT_FALSE(cudnn_benchmark());
+}
+
 // ---- errors ----
 
 TEST(Conv2d, BadArgumentsAreErrorsNamingTheShapes) {

@@ -221,7 +221,8 @@ help)
   for option in --data-dir --n-layer --n-head --n-embd --block-size --dropout --bias --batch-size \
                 --max-steps --lr --weight-decay --warmup-steps --clip-grad-norm --accumulate \
                 --eval-interval --eval-batches --sample-tokens --device --precision --cuda-graph \
-                --deterministic --tf32 --workers --seed --checkpoint-dir --resume --overwrite \
+                --deterministic --tf32 --cudnn-benchmark --workers --seed --checkpoint-dir \
+                --resume --overwrite \
                 --metrics --log-every --log-level --no-progress; do
     grep -q -- "$option" out.txt || fail "--help does not document $option"
   done

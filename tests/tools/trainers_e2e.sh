@@ -241,7 +241,7 @@ help)
   expect_status 0 "$tools/train_lenet" --help
   for option in --data-dir --dataset --model --epochs --batch-size --lr --momentum --nesterov \
                 --weight-decay --schedule --warmup-epochs --device --precision --cuda-graph \
-                --deterministic --workers --seed \
+                --deterministic --cudnn-benchmark --workers --seed \
                 --checkpoint-dir --checkpoint-every --resume --overwrite --metrics --max-steps \
                 --limit-train \
                 --limit-test --log-level --no-progress; do
@@ -317,6 +317,11 @@ options)
   # Contradictory flags are a usage error; settings that make no sense for the run, a warning.
   expect_status 2 "$tools/train_lenet" "${fast[@]}" --nesterov --no-nesterov
   expect_stderr "train_lenet: usage error: --nesterov"
+  expect_status 2 "$tools/train_lenet" "${fast[@]}" --cudnn-benchmark on
+  expect_stderr "train_lenet: usage error: --cudnn-benchmark on needs --deterministic off"
+  expect_status 0 "$tools/train_lenet" "${fast[@]}" --cudnn-benchmark on --deterministic off
+  [[ $(json_field out.txt cudnn_benchmark) == True ]] ||
+    fail "the summary should say cudnn_benchmark true: $(tail -n 1 out.txt)"
   expect_status 0 "$tools/train_lenet" "${fast[@]}" --epochs 2 --warmup-epochs 5 --accumulate 3
   expect_stderr "--warmup-epochs 5 is longer than the run's 2 epochs"
   expect_stderr "--accumulate 3 is more than the 2 batches of an epoch"

@@ -6,7 +6,8 @@
 //
 //   bench [--model lenet,resnet20,resnet18,gpt] [--device cpu|cuda|auto]
 //         [--precision fp32|bf16|fp16] [--batch-size N] [--warmup 5] [--steps 20]
-//         [--peak-tflops X] [--channels-last] [--cuda-graph on|off] [--tf32 on|off] [--profile]
+//         [--peak-tflops X] [--channels-last] [--cuda-graph on|off] [--tf32 on|off]
+//         [--cudnn-benchmark on|off] [--profile]
 //         [--profile-steps 10] [--optimizer-step sgd,adamw]
 //         [--gpt-shape auto|default|shakespeare-char|gpt2-small]
 //
@@ -34,6 +35,10 @@
 // --tf32 on lets float32 convolutions and matrix products use TF32 tensor cores (set_allow_tf32,
 // torch.backends.cudnn.allow_tf32 and torch.backends.cuda.matmul.allow_tf32 in PyTorch); off,
 // the default, keeps float32 arithmetic. The JSON says which ("tf32").
+//
+// --cudnn-benchmark on lets cuDNN time its convolution algorithms during the warm-up and keep the
+// fastest (set_cudnn_benchmark, torch.backends.cudnn.benchmark in PyTorch); off, the default,
+// takes cuDNN's heuristics. The JSON says which ("cudnn_benchmark").
 //
 // Peak memory (GPU): the caching allocator's peak allocated and reserved bytes over the whole
 // run of a configuration, from just before the warm-up steps to the last timed step: the eager
@@ -116,8 +121,9 @@ struct Options {
   int steps = 20;
   double peak_tflops = 0;
   bool channels_last = false;
-  std::string cuda_graph = "on";  // on or off; applies to --device cuda only
-  std::string tf32 = "off";       // on: float32 may use TF32 tensor cores
+  std::string cuda_graph = "on";        // on or off; applies to --device cuda only
+  std::string tf32 = "off";             // on: float32 may use TF32 tensor cores
+  std::string cudnn_benchmark = "off";  // on: cuDNN times its convolution algorithms
   bool profile = false;
   int profile_steps = 10;
   std::vector<std::string> optimizer_steps;  // --optimizer-step: time these optimizers alone
@@ -358,6 +364,7 @@ nlohmann::ordered_json run(const Configuration& config, const Options& options) 
   result["channels_last"] = config.channels_last;
   result["cuda_graph"] = config.cuda_graph;
   result["tf32"] = allow_tf32();
+  result["cudnn_benchmark"] = cudnn_benchmark();
   if (on_gpu) {  // the kernels chosen by name (ops/cuda_*_implementations.h)
     result["cuda_batch_norm"] = cuda_batch_norm() == CudaBatchNorm::Cudnn ? "cudnn" : "minidl";
     const char* attention = std::getenv("MINIDL_CUDA_ATTENTION");
@@ -502,6 +509,11 @@ int main(int argc, char** argv) {
                  "(GPU); off: float32 arithmetic")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
+  app.add_option("--cudnn-benchmark", options.cudnn_benchmark,
+                 "on: cuDNN times its convolution algorithms during the warm-up and keeps the "
+                 "fastest (GPU); off: cuDNN's heuristics choose")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
   app.add_flag("--profile", options.profile,
                "After the timed steps, record --profile-steps more and report where they spend "
                "their time: minidl's ops and oneDNN's reorders (CPU), or kernel time, "
@@ -522,6 +534,7 @@ int main(int argc, char** argv) {
                    "bench: unknown model \"", model,
                    "\" (expected lenet, resnet20, resnet18 or gpt)");
     set_allow_tf32(options.tf32 == "on");
+    set_cudnn_benchmark(options.cudnn_benchmark == "on");
     Device device = options.device == "cpu" ? Device(kCPU) : Device(kCUDA, 0);
     if (options.device == "auto" && !cuda::is_available()) device = Device(kCPU);
     if (device.is_cuda()) cuda::require_available("bench --device cuda");

@@ -7,7 +7,7 @@ machine, and prints one markdown table with the ratios ours/PyTorch.
         [--model lenet,resnet20,resnet18] [--device cpu] [--precision fp32] [--threads 2]
         [--steps 20] [--warmup 5] [--channels-last] [--repeats 1] [--profile]
         [--pytorch-mode eager,reduce-overhead,max-autotune] [--tf32 on|off]
-        [--optimizer-step sgd,adamw]
+        [--cudnn-benchmark on|off] [--optimizer-step sgd,adamw]
 
 Step-time ratio below 1 and images/s ratio above 1 mean minidl is faster. Each configuration
 runs `--repeats` times alternating the two frameworks, and the medians are compared, so that a
@@ -16,7 +16,9 @@ machine whose load drifts during the run penalises both alike.
 --pytorch-mode: comma-separated PyTorch modes, each a row against the same minidl run: eager,
 or torch.compile's default, reduce-overhead or max-autotune (tools/bench/bench_pytorch.py --mode).
 Compilation happens in PyTorch's untimed warm-up; its wall time is the "PyTorch warm-up s"
-column. --tf32 goes to both sides alike (off by default: float32 arithmetic on both).
+column. --tf32 goes to both sides alike (off by default: float32 arithmetic on both), and so
+does --cudnn-benchmark (off by default: cuDNN's heuristics choose the convolution algorithms on
+both; on: each times them in its warm-up, torch.backends.cudnn.benchmark in PyTorch).
 
 Peak memory is each side's peak over its whole run of the configuration (warm-up, CUDA-graph
 capture or compilation, and the timed steps), allocated and reserved, in MiB. On a GPU a line per
@@ -173,6 +175,8 @@ def main():
                              "(torch.compile's modes); a row each")
     parser.add_argument("--tf32", default="off", choices=["on", "off"],
                         help="float32 convolutions and matrix products may use TF32, both sides")
+    parser.add_argument("--cudnn-benchmark", default="off", choices=["on", "off"],
+                        help="cuDNN times its convolution algorithms in the warm-up, both sides")
     parser.add_argument("--gpt-shape", default="auto",
                         choices=["auto", "default", "shakespeare-char", "gpt2-small"])
     parser.add_argument("--optimizer-step", default="",
@@ -205,6 +209,7 @@ def main():
     common = ["--model", args.model, "--device", args.device, "--precision", args.precision,
               "--steps", str(args.steps), "--warmup", str(args.warmup),
               "--batch-size", str(args.batch_size), "--tf32", args.tf32,
+              "--cudnn-benchmark", args.cudnn_benchmark,
               "--gpt-shape", args.gpt_shape]
     if args.channels_last:
         common.append("--channels-last")
@@ -231,7 +236,8 @@ def main():
 
     torch_version = next(iter(theirs.values()))[0].get("torch_version", "?")
     print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {platform.node()}, "
-          f"{args.device}, {args.precision}, TF32 {args.tf32}, threads {args.threads or 'default'}, "
+          f"{args.device}, {args.precision}, TF32 {args.tf32}, "
+          f"cuDNN benchmark {args.cudnn_benchmark}, threads {args.threads or 'default'}, "
           f"PyTorch {torch_version}, {args.repeats} repeat(s) of {args.steps} steps\n")
     print("| model | batch | PyTorch mode | minidl ms/step | PyTorch ms/step "
           "| ratio (ours/PyTorch) | minidl img/s | PyTorch img/s | PyTorch warm-up s "

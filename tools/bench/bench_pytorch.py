@@ -6,7 +6,7 @@ same way, printed as the same JSON lines (with "framework": "pytorch").
         [--precision fp32|bf16|fp16] [--batch-size N] [--warmup 5] [--steps 20]
         [--threads N] [--channels-last] [--peak-tflops X] [--profile] [--profile-steps 10]
         [--mode eager|default|reduce-overhead|max-autotune] [--tf32 on|off]
-        [--gpt-shape auto|default|shakespeare-char|gpt2-small]
+        [--cudnn-benchmark on|off] [--gpt-shape auto|default|shakespeare-char|gpt2-small]
 
 --mode: eager (the default) runs the model as it is; the others run torch.compile(model,
 mode=...) with that mode ("default" is torch.compile's default mode; "reduce-overhead" adds
@@ -19,6 +19,10 @@ graphs), which are not timed; the JSON reports their wall time as "warmup_second
 --tf32 on lets float32 convolutions and matrix products use TF32 (torch.backends.cudnn.allow_tf32
 and torch.backends.cuda.matmul.allow_tf32); off, the default, keeps float32 arithmetic, as
 tools/bench's --tf32 off does.
+
+--cudnn-benchmark on sets torch.backends.cudnn.benchmark (cuDNN times its convolution algorithms
+in the warm-up and keeps the fastest), as tools/bench's --cudnn-benchmark on does; off, the
+default, is PyTorch's default too.
 
 Peak memory (CUDA): torch.cuda.max_memory_allocated and max_memory_reserved over the warm-up
 (compilation and graph recording included) and the timed steps: the statistics are reset just
@@ -394,6 +398,7 @@ def run(model_name, batch_size, device, precision, channels_last, args):
         "framework": "pytorch", "model": model_name, "batch_size": batch_size,
         "device": "cuda:0" if on_gpu else "cpu", "precision": precision,
         "channels_last": channels_last, "mode": args.mode, "tf32": args.tf32 == "on",
+        "cudnn_benchmark": args.cudnn_benchmark == "on",
         "warmup_steps": warmup, "warmup_seconds": warmup_seconds,
         "steps": args.steps, "step_ms_median": median_ms,
         "step_ms_p10": percentile(milliseconds, 0.1), "step_ms_p90": percentile(milliseconds, 0.9),
@@ -438,6 +443,9 @@ def main():
                              "max-autotune)")
     parser.add_argument("--tf32", default="off", choices=["on", "off"],
                         help="on: float32 convolutions and matrix products may use TF32")
+    parser.add_argument("--cudnn-benchmark", default="off", choices=["on", "off"],
+                        help="on: torch.backends.cudnn.benchmark (time the convolution "
+                             "algorithms in the warm-up)")
     parser.add_argument("--gpt-shape", default="auto", choices=["auto"] + GPT_SHAPES,
                         help="--model gpt's shape: train_gpt's default, nanoGPT's "
                              "shakespeare-char, GPT-2 small, or auto (default on the CPU, "
@@ -451,6 +459,7 @@ def main():
     # convolutions use TF32 by default, which with --tf32 off would make the fp32 GPU rows unlike.
     torch.backends.cuda.matmul.allow_tf32 = args.tf32 == "on"
     torch.backends.cudnn.allow_tf32 = args.tf32 == "on"
+    torch.backends.cudnn.benchmark = args.cudnn_benchmark == "on"
     if args.device == "auto":
         args.device = "cuda" if torch.cuda.is_available() else "cpu"
     device = torch.device(args.device)

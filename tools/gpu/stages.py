@@ -11,7 +11,8 @@ test      configure and build for the GPU found; ctest -L gpu, unit, e2e, mpi (o
 bench     tools/bench/bench_compare.py --device cuda against PyTorch eager and torch.compile
           (reduce-overhead, max-autotune): LeNet fp32 (the step replayed from a CUDA graph, and
           eager), ResNet-18 batch 512 bf16/fp16 channels-last and fp32 with TF32 off and on,
-          with each side's peak memory over the whole run; the kernel/gap profile (--profile)
+          with each side's peak memory over the whole run (bf16 also with cuDNN's batch norm and
+          with both sides timing cuDNN's convolution algorithms); the kernel/gap profile (--profile)
 accuracy  time to accuracy of train_lenet (0.89) and train_cifar10 --dataset fashion-mnist
           --model resnet18 (0.94) next to the PyTorch twins; then train_gpt's recipe on
           Shakespeare (token files made from the kit's archive) next to its twin: the final
@@ -285,6 +286,11 @@ def bench_steps(context):
         Step("resnet18 b512 fp16 channels-last, cuDNN batch norm, vs PyTorch", compare + resnet18 + [
             "--precision", "fp16", "--channels-last", "--pytorch-mode", "eager"], 120,
              parser="bench_compare", needs_gpu=True, env={"MINIDL_CUDA_BATCH_NORM": "cudnn"}),
+        # Both sides timing cuDNN's convolution algorithms in the warm-up (set_cudnn_benchmark,
+        # torch.backends.cudnn.benchmark) instead of taking its heuristics.
+        Step("resnet18 b512 bf16 channels-last, cuDNN benchmark, vs PyTorch", compare + resnet18 + [
+            "--precision", "bf16", "--channels-last", "--cudnn-benchmark", "on",
+            "--pytorch-mode", "eager"], 120, parser="bench_compare", needs_gpu=True),
         Step("profile resnet18 b512 bf16 channels-last vs PyTorch", compare + resnet18 + [
             "--precision", "bf16", "--channels-last", "--steps", "5", "--profile",
             "--pytorch-mode", "eager"], 120, parser="bench_compare", needs_gpu=True),

@@ -62,6 +62,16 @@ CLI::Validator finite_in_range(double min, double max) {
                           "[" + number_text(min) + " - " + number_text(max) + "]");
 }
 
+void apply_numerics_options(const RunOptions& run) {
+  if (run.cudnn_benchmark == "on" && run.deterministic == "on")
+    throw UsageError(
+        "--cudnn-benchmark on needs --deterministic off: the algorithms it times may differ "
+        "from run to run, so a run would not repeat bit for bit");
+  set_cudnn_deterministic(run.deterministic == "on");
+  set_cudnn_benchmark(run.cudnn_benchmark == "on");
+  set_allow_tf32(run.tf32 == "on");
+}
+
 Device choose_device(const std::string& choice) {
   if (choice == "cpu") return Device(kCPU);
   if (choice == "cuda") {
@@ -161,6 +171,12 @@ void define_run_options(CLI::App& app, RunOptions& run, const RunOptionTexts& te
                  "on: float32 convolutions and matrix products may use TF32 tensor cores on a "
                  "GPU (PyTorch's torch.backends.cudnn.allow_tf32 and "
                  "torch.backends.cuda.matmul.allow_tf32); off: float32 arithmetic")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  app.add_option("--cudnn-benchmark", run.cudnn_benchmark,
+                 "on: cuDNN times its convolution algorithms on a GPU the first time each shape "
+                 "runs and keeps the fastest (torch.backends.cudnn.benchmark; needs "
+                 "--deterministic off); off: cuDNN's heuristics choose")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   app.add_option("--workers", run.workers, "Data-loader worker threads (0: the main thread)")

@@ -82,6 +82,7 @@ struct RunOptions {
   std::string cuda_graph = "on";
   std::string deterministic = "on";
   std::string tf32 = "off";
+  std::string cudnn_benchmark = "off";
   int workers = 1;
   uint64_t seed = 0;
   std::string checkpoint_dir;
@@ -111,6 +112,11 @@ std::pair<int64_t, int64_t> step_range(const std::string& text);
 
 // Adds the run options to `app`, bound to `run`'s fields (their values are the defaults shown).
 void define_run_options(CLI::App& app, RunOptions& run, const RunOptionTexts& texts);
+
+// Sets the process-wide switches the run options name: set_cudnn_deterministic,
+// set_cudnn_benchmark and set_allow_tf32. Throws UsageError for --cudnn-benchmark on with
+// --deterministic on: timed choices differ from run to run, which deterministic mode rules out.
+void apply_numerics_options(const RunOptions& run);
 
 // --device: "cpu", "cuda" (an error naming why when there is none) or "auto" (a GPU when there
 // is one).

@@ -130,8 +130,9 @@ void define_options(CLI::App& app, CommandLine& line) {
        .seeded = "the initial weights, the training windows, dropout and the sample",
        .resumable = "--checkpoint-dir, --metrics, --tensorboard, --tensorboard-histograms, "
                     "--profile-steps, --profile-trace, "
-                    "--workers, --device, --zero, --cuda-graph, --deterministic, --log-every, "
-                    "--log-level, --no-progress, --sample-tokens (--max-steps may not: it sets "
+                    "--workers, --device, --zero, --cuda-graph, --deterministic, "
+                    "--cudnn-benchmark, --log-every, --log-level, --no-progress, --sample-tokens "
+                    "(--max-steps may not: it sets "
                     "the schedule)",
        .metrics = "per evaluation (every --eval-interval steps)",
        .progress = "between evaluations (the line after each one stays)"});
@@ -283,8 +284,7 @@ int train(const CommandLine& line) {
   set_log_level(line.log_level);
   if (!main_rank && log_level() < LogLevel::Warn) set_log_level(LogLevel::Warn);
   const Device device = choose_device(line.device);
-  set_cudnn_deterministic(line.deterministic == "on");
-  set_allow_tf32(line.tf32 == "on");
+  apply_numerics_options(line);
 
   const std::vector<uint16_t> train_tokens = read_tokens(line, data::kTrainTokenFileName);
   const std::vector<uint16_t> val_tokens = read_tokens(line, data::kValidationTokenFileName);

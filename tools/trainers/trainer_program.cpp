@@ -112,7 +112,8 @@ void define_options(CLI::App& app, CommandLine& line, const TrainerProgram& prog
        .resumable = "--epochs, --max-steps, --checkpoint-dir, --checkpoint-every, --metrics, "
                     "--tensorboard, --tensorboard-histograms, --profile-steps, --profile-trace, "
                     "--workers, --device, --zero, "
-                    "--cuda-graph, --deterministic, --log-every, --log-level, --no-progress",
+                    "--cuda-graph, --deterministic, --cudnn-benchmark, --log-every, --log-level, "
+                    "--no-progress",
        .metrics = "per epoch",
        .progress = "inside an epoch (the line after each epoch stays)"});
   app.add_option("--checkpoint-every", line.checkpoint_every,
@@ -281,6 +282,7 @@ void print_summary(const CommandLine& line, const Device& device,
   summary["cuda_graph"] = result.graph_replays > 0;
   summary["deterministic"] = line.deterministic == "on";
   summary["tf32"] = line.tf32 == "on";
+  summary["cudnn_benchmark"] = line.cudnn_benchmark == "on";
   summary["world_size"] = distributed::world_size();
   std::printf("%s\n", summary.dump().c_str());
   std::fflush(stdout);
@@ -300,7 +302,8 @@ void check_combinations(const CommandLine& line) {
 
 // The settings that define the run (train/run_settings.h), compared with a checkpoint's on
 // resume. Not among them: what may change on resume (--epochs, --max-steps, the paths, --workers,
-// --device, --cuda-graph, --deterministic, logging), and what is checked on its own (--model,
+// --device, --cuda-graph, --deterministic, --cudnn-benchmark, logging), and what is checked on its
+// own (--model,
 // --dataset, --precision, --accumulate, --clip-grad-norm). The batch is the global one: a run may
 // resume on another number of ranks with the same batch per step.
 train::RunSettings run_settings(const CommandLine& line, int64_t world_size) {
@@ -355,8 +358,7 @@ int train(const TrainerProgram& program, const CommandLine& line) {
   set_log_level(line.log_level);
   if (!main_rank && log_level() < LogLevel::Warn) set_log_level(LogLevel::Warn);
   const Device device = choose_device(line.device);
-  set_cudnn_deterministic(line.deterministic == "on");
-  set_allow_tf32(line.tf32 == "on");
+  apply_numerics_options(line);
   const DatasetSpec spec = dataset_spec(line.dataset);
   // A signal while the data loads (seconds, for CIFAR-10) stops the run before it trains, saying
   // so, rather than ending the process without a word.
