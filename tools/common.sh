@@ -44,12 +44,15 @@ minidl_configure_main() {
     -DMINIDL_CUDA="$(minidl_cuda_setting)" "$@"
 }
 
-# minidl_timed NAME COMMAND...: runs COMMAND, and records how long it took in MINIDL_TIMINGS.
+# minidl_timed NAME COMMAND...: runs COMMAND, and records how long it took in MINIDL_TIMINGS. The
+# line is also printed as the phase ends ("---- took: NAME  N s, SECONDS s in"), so a run that
+# is stopped part-way (CI's time limit) still shows where its time went.
 MINIDL_TIMINGS=()
 minidl_timed() {
   local name=$1 start=${SECONDS} status=0
   shift
   "$@" || status=$?
   MINIDL_TIMINGS+=("$(printf '%-34s %5d s' "${name}" $((SECONDS - start)))")
+  printf -- '---- took: %s, %d s in\n' "${MINIDL_TIMINGS[-1]}" "${SECONDS}"
   return "${status}"
 }
