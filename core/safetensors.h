@@ -32,23 +32,18 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
-#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "minidl/core/safetensors_format.h"
 #include "minidl/core/tensor.h"
 
 namespace minidl::serialize {
 
 // Tensors with their names, in order. Names are unique and never "__metadata__".
 using NamedTensorList = std::vector<std::pair<std::string, Tensor>>;
-// The header's "__metadata__": free-form string keys and values (UTF-8).
-using SafetensorsMetadata = std::map<std::string, std::string>;
-
-// The largest header accepted when reading (the reference implementation's limit).
-inline constexpr uint64_t kMaxSafetensorsHeaderBytes = 100'000'000;
 
 struct SafetensorsContents {
   // CPU, contiguous tensors in the order of their data in the file: for a file written by
@@ -70,10 +65,8 @@ void write_safetensors(const std::filesystem::path& path, const NamedTensorList&
 SafetensorsContents read_safetensors(const std::filesystem::path& path);
 
 // The same validation and result for the bytes of a file already in memory; `source` names
-// them in error messages (used by the fuzz target, and for files received over a network).
+// them in error messages (for files received over a network, say). The header's reading and
+// checks alone are core/safetensors_format.h's read_safetensors_layout.
 SafetensorsContents parse_safetensors(const void* bytes, size_t size, const std::string& source);
-
-// The safetensors name of a dtype: "F32", "F64", "F16", "BF16", "I32", "I64", "U8", "BOOL".
-std::string_view safetensors_dtype_name(DType dtype);
 
 }  // namespace minidl::serialize

@@ -12,6 +12,7 @@ packages=(
   libopenmpi-dev openmpi-bin                         # distributed training, mpirun tests
   libgtest-dev libgmock-dev libbenchmark-dev         # tests and benchmarks
   clang-format clang-tidy                            # tools/test.sh's format and tidy checks
+  clang libclang-rt-dev                              # the sanitizer builds and the fuzzers
   dataset-fashion-mnist                              # the demo's data (/usr/share/datasets)
 )
 

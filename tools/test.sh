@@ -5,7 +5,8 @@
 #
 #   1. tools/bootstrap.sh (installs missing Debian packages), and for a CUDA build
 #      tools/fetch_cudnn_frontend.sh (the cuDNN frontend's headers); tools/format.sh --check; after the
-#      main build, tools/tidy.sh --all (clang-tidy over every .cpp file build/ compiles)
+#      main build, tools/tidy.sh --since-clean (clang-tidy over the .cpp files build/ compiles
+#      that changed since .ci/tidy-clean's commit)
 #   2. build/: Release, Ninja, ccache, CUDA when /usr/local/cuda/bin/nvcc exists (environment
 #      MINIDL_CUDA=AUTO|ON|OFF overrides), oneDNN; builds everything; ctest (labels unit, gpu,
 #      e2e, mpi); the unit tests of oneDNN's ops again with it switched off (MINIDL_ONEDNN=0)
@@ -114,10 +115,12 @@ onednn_op_tests='(^|/)(Conv|BatchNorm|Onednn|OneDnn|LeNet|ResNet|BasicBlock|Matm
 MINIDL_ONEDNN=0 minidl_timed "build/: ctest oneDNN's ops, MINIDL_ONEDNN=0" run_ctest build -L unit \
   -R "${onednn_op_tests}" || main_status=$?
 
-# ---- 1b. clang-tidy (.clang-tidy) over every .cpp file the main build compiles ----
-# About 5 minutes on 2 cores (CONTRIBUTING.md, "Testing").
+# ---- 1b. clang-tidy (.clang-tidy) over the .cpp files changed since the tree was last clean ----
+# .ci/tidy-clean names the last commit at which the whole tree was clean (tools/tidy.sh --all
+# --record), so the files changed since keep it clean: the whole tree took 18 of a cold CI run's
+# minutes on 2 cores (CONTRIBUTING.md, "Testing").
 tidy_status=0
-minidl_timed "clang-tidy: the whole tree" bash "${MINIDL_ROOT}/tools/tidy.sh" --all \
+minidl_timed "clang-tidy: changed since clean" bash "${MINIDL_ROOT}/tools/tidy.sh" --since-clean \
   --build "${MINIDL_ROOT}/build" || {
   echo "test.sh: tools/tidy.sh found problems (above)" >&2
   total_failed=$((total_failed + 1))
@@ -147,8 +150,26 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 # Debug (-O0), not RelWithDebInfo: with the sanitizers on, GCC takes minutes per template-heavy
 # kernel file at -O2 (ops/cpu/elementwise.cpp: 27 s at -O0, 92 s at -O1, 10 min at -O2), while
 # the unit tests run in seconds either way. _GLIBCXX_ASSERTIONS adds bounds checks to std::vector.
-echo "==== build-asan/ (address,undefined) ===="
-minidl_timed "build-asan/: configure" minidl_configure "${MINIDL_ROOT}/build-asan" \
+# Both sanitizer builds use clang++ where it is installed (tools/bootstrap.sh installs it): at
+# -O0 with the sanitizers on it compiles minidl in half GCC's time (tests/nn/layers_test.cpp
+# 7.2 s against 14.9 s, ops/cpu/elementwise.cpp 58 s against more than 140 s), and GCC's ASan
+# build alone ran past 25 minutes of a cold CI run.
+sanitizer_compiler=g++
+command -v clang++ >/dev/null && sanitizer_compiler=clang++
+# minidl_configure_sanitizer DIR [cmake arguments...]: a DIR configured with the other compiler
+# is configured afresh (CMake cannot switch a build directory's compiler in place).
+minidl_configure_sanitizer() {
+  local dir=$1 compiler
+  compiler=$(command -v "${sanitizer_compiler}")
+  if [[ -f ${dir}/CMakeCache.txt ]] &&
+    ! grep -qx "CMAKE_CXX_COMPILER:[A-Z]*=${compiler}" "${dir}/CMakeCache.txt"; then
+    echo "${dir} was configured with another compiler; configuring it afresh with ${compiler}"
+    rm -rf "${dir}"
+  fi
+  minidl_configure "$@" -DCMAKE_CXX_COMPILER="${compiler}"
+}
+echo "==== build-asan/ (address,undefined; ${sanitizer_compiler}) ===="
+minidl_timed "build-asan/: configure" minidl_configure_sanitizer "${MINIDL_ROOT}/build-asan" \
   -DCMAKE_BUILD_TYPE=Debug -DMINIDL_CUDA=OFF -DMINIDL_SANITIZE=address,undefined \
   -DMINIDL_BUILD_TOOLS=OFF -DCMAKE_CXX_FLAGS=-D_GLIBCXX_ASSERTIONS ||
   stop_on_build_failure "configuring build-asan/"
@@ -168,8 +189,8 @@ minidl_timed "build-asan/: ctest -L unit" run_ctest build-asan -L unit \
 # Open MPI is not built with TSan, so reports from inside its libraries are suppressed
 # (tests/sanitizers/tsan.supp); races in minidl's frames are still reported.
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=${MINIDL_ROOT}/tests/sanitizers/tsan.supp"
-echo "==== build-tsan/ (thread) ===="
-minidl_timed "build-tsan/: configure" minidl_configure "${MINIDL_ROOT}/build-tsan" \
+echo "==== build-tsan/ (thread; ${sanitizer_compiler}) ===="
+minidl_timed "build-tsan/: configure" minidl_configure_sanitizer "${MINIDL_ROOT}/build-tsan" \
   -DCMAKE_BUILD_TYPE=Debug -DMINIDL_CUDA=OFF -DMINIDL_SANITIZE=thread -DMINIDL_BUILD_TOOLS=OFF \
   -DMINIDL_ONEDNN=OFF ||
   stop_on_build_failure "configuring build-tsan/"

@@ -1,15 +1,17 @@
 # The CTest driver of the safetensors fuzz target (test fuzz.safetensors in tests/CMakeLists.txt):
-# configures and builds tests/fuzz with clang++ (incrementally; ccache serves repeated builds),
-# writes the seed corpus, and fuzzes for a bounded time. A crash, a sanitizer report or a leak
+# configures and builds tests/fuzz with clang++ (two sources and the fuzzer), writes the seed
+# corpus with SEEDS_PROGRAM (the main build's safetensors_fuzz_seeds), and fuzzes for a bounded
+# time. A crash, a sanitizer report or a leak
 # fails the test and leaves the input under BUILD_DIR/artifacts/. Without clang++ it prints
 # "SKIPPED: ...", which CTest reports as a skipped test.
 #
 #   cmake -DSOURCE_DIR=<minidl source> -DBUILD_DIR=<dir> -DCLANGXX=<clang++> -DGENERATOR=Ninja
-#         [-DMAKE_PROGRAM=<ninja>] [-DSECONDS=60] [-DJOBS=<build jobs>]
+#         -DSEEDS_PROGRAM=<safetensors_fuzz_seeds> [-DMAKE_PROGRAM=<ninja>] [-DSECONDS=60]
+#         [-DJOBS=<build jobs>]
 #         -P tests/fuzz/run_safetensors_fuzz.cmake
 #
 # The environment variables MINIDL_FUZZ_SECONDS and MINIDL_FUZZ_JOBS override SECONDS and JOBS.
-foreach(var SOURCE_DIR BUILD_DIR GENERATOR)
+foreach(var SOURCE_DIR BUILD_DIR GENERATOR SEEDS_PROGRAM)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "run_safetensors_fuzz.cmake: -D${var}=... is missing")
   endif()
@@ -45,8 +47,8 @@ if(MAKE_PROGRAM)
 endif()
 run_step("configure ${BUILD_DIR} with ${CLANGXX}" "${CMAKE_COMMAND}" ${configure_args})
 run_step("build the fuzzer (${JOBS} jobs)" "${CMAKE_COMMAND}" --build "${BUILD_DIR}" -j ${JOBS}
-         --target safetensors_fuzzer safetensors_fuzz_seeds)
-run_step("write the seed corpus" "${BUILD_DIR}/safetensors_fuzz_seeds" "${BUILD_DIR}/seeds")
+         --target safetensors_fuzzer)
+run_step("write the seed corpus" "${SEEDS_PROGRAM}" "${BUILD_DIR}/seeds")
 
 file(MAKE_DIRECTORY "${BUILD_DIR}/corpus" "${BUILD_DIR}/artifacts")
 message(STATUS "fuzz read_safetensors for ${SECONDS} s")
