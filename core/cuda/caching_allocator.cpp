@@ -286,6 +286,14 @@ void DeviceCachingAllocator::empty_cache() {
   release_cached_segments();
 }
 
+bool DeviceCachingAllocator::empty_cache_unless_capturing() {
+  std::lock_guard lock(mutex_);
+  if (capture_underway()) return false;
+  do_work_deferred_by_captures();
+  release_cached_segments();
+  return true;
+}
+
 void DeviceCachingAllocator::begin_allocate_to_pool(MempoolId pool, uint64_t capture_id) {
   std::lock_guard lock(mutex_);
   MINIDL_INTERNAL_ASSERT(pool != 0, "a private pool needs an id from new_mempool_id()");

@@ -73,6 +73,9 @@ class DeviceCachingAllocator {
   // Returns every cached segment that is entirely free to the device. Throws while a capture
   // is registered (see Note [No driver calls that break a capture]).
   void empty_cache();
+  // empty_cache() unless a capture is registered, which it then leaves alone (false): for a
+  // capture about to begin beside another one on the same device.
+  bool empty_cache_unless_capturing();
 
   // Note [CUDA graph private pools]. From now until end_allocate_to_pool(capture_id),
   // allocations on any stream that the device reports as captured by `capture_id` come from

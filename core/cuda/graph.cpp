@@ -239,8 +239,10 @@ GraphCapture::GraphCapture(CudaGraph& graph, const GraphCaptureOptions& options)
   // As torch.cuda.graph does: the warm-up's cached blocks go back to the driver, so that the
   // graph's private pool, which takes the captured step's activations anew, does not hold them
   // beside a second copy of the same size (ResNet-18 fp32 on an H200 had reserved 10070 MiB,
-  // PyTorch eager 4404).
-  empty_cache();
+  // PyTorch eager 4404). Only this device's: another device may be capturing now, and a cudaFree
+  // there would break its capture; and not while another capture on this device is underway,
+  // whose pool is in use (the capture goes on without the release).
+  CachingAllocator::for_device(device).empty_cache_unless_capturing();
   if (!(capture_stream_ == previous_stream_)) {
     Event queued_so_far;
     queued_so_far.record(previous_stream_);

@@ -145,8 +145,8 @@ class GraphCaptureOptions {
 };
 
 // Captures into `graph` for its lifetime, as torch.cuda.graph does: waits for the device (so an
-// error of the warm-up surfaces here, not as a broken capture), returns the cached blocks of
-// every device to the driver (cuda::empty_cache()), makes the capture stream wait
+// error of the warm-up surfaces here, not as a broken capture), returns the device's cached
+// blocks to the driver unless another capture on it is underway, makes the capture stream wait
 // for the work queued so far on the current stream, makes it current and begins the capture.
 // end() ends the capture and makes the previous stream wait for the capture stream. Without
 // end() (an exception left the scope) the capture is discarded and the graph stays empty.

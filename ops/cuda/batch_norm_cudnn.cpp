@@ -73,13 +73,25 @@ class ReluDescriptor {
   cudnnActivationDescriptor_t descriptor_ = nullptr;
 };
 
+// cuDNN's word that it does not take an input (a dtype, a shape, a form), as against a failure.
+// Since cuDNN 9 a status is a category (the thousands) and a detail: NOT_SUPPORTED_SHAPE (3002)
+// is a NOT_SUPPORTED.
+bool is_refusal(cudnnStatus_t status) {
+#ifdef CUDNN_STATUS_CATEGORY
+  const int category = CUDNN_STATUS_CATEGORY(static_cast<int>(status));
+#else
+  const int category = static_cast<int>(status);
+#endif
+  return category == CUDNN_STATUS_NOT_SUPPORTED || category == CUDNN_STATUS_BAD_PARAM;
+}
+
 // The descriptors of one step: every [N, C, H, W] operand (x, y, z and their gradients) is
-// alike; the per-channel ones are derived from it (float32 for every input dtype but double).
+// alike; the per-channel ones are derived from it (float32 for every input dtype but double),
+// and `derived` says whether cuDNN could.
 struct StepDescriptors {
   explicit StepDescriptors(const Tensor& x)
-      : data(x.sizes(), x.dtype(), MemoryFormat::ChannelsLast) {
-    MINIDL_CUDNN_CHECK(cudnnDeriveBNTensorDescriptor(per_channel.get(), data.get(), kMode));
-  }
+      : data(x.sizes(), x.dtype(), MemoryFormat::ChannelsLast),
+        derived(cudnnDeriveBNTensorDescriptor(per_channel.get(), data.get(), kMode)) {}
   cudnnActivationDescriptor_t activation(CudnnBatchNormOps ops) const {
     return with_activation(ops) ? relu.get() : nullptr;
   }
@@ -89,6 +101,7 @@ struct StepDescriptors {
   TensorDescriptor data;
   TensorDescriptor per_channel;
   ReluDescriptor relu;
+  cudnnStatus_t derived;
 };
 
 // `bytes` from the caching allocator, on the current stream; at least one byte, so its pointer is
@@ -106,7 +119,8 @@ std::string describe(const Tensor& x, CudnnBatchNormOps ops) {
                                 " channels-last input of shape ", x.sizes());
 }
 
-// The forms cuDNN refused, by (dtype, channels, ops): not asked again, and said once.
+// The forms cuDNN refused, by (dtype, shape, ops): not asked again, and said once. (By shape,
+// since a refusal may depend on it: PyTorch gives cuDNN no batch of more than 880801 rows.)
 class RefusedForms {
  public:
   bool refused(const Tensor& x, CudnnBatchNormOps ops) {
@@ -127,8 +141,8 @@ class RefusedForms {
   }
 
  private:
-  using Key = std::tuple<DType, int64_t, CudnnBatchNormOps>;
-  static Key key(const Tensor& x, CudnnBatchNormOps ops) { return {x.dtype(), x.size(1), ops}; }
+  using Key = std::tuple<DType, Shape, CudnnBatchNormOps>;
+  static Key key(const Tensor& x, CudnnBatchNormOps ops) { return {x.dtype(), x.sizes(), ops}; }
   std::mutex mutex_;
   std::set<Key> refused_;
 };
@@ -184,6 +198,15 @@ cudnnStatus_t forward_with(CudnnBatchNormOps ops, const StepDescriptors& d,
   return status;
 }
 
+// The plain form's refusal: minidl's kernels run the input; any other failure is an error.
+std::nullopt_t refuse_plain_form(const Tensor& x, cudnnStatus_t status) {
+  MINIDL_CHECK(is_refusal(status), kOp, ": cuDNN failed the ",
+               describe(x, CudnnBatchNormOps::Normalize), " (", cudnnGetErrorString(status),
+               "); unset MINIDL_CUDA_BATCH_NORM to use minidl's kernels");
+  refused_forms().refuse(x, CudnnBatchNormOps::Normalize, status);
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool cudnn_batch_norm_fits(const Tensor& x, const Tensor& weight, const Tensor& bias) {
@@ -207,6 +230,7 @@ std::optional<CudnnBatchNormForward> cudnn_batch_norm_forward(
   const Tensor addend =
       relu && residual.defined() ? cudnn_ready(residual, MemoryFormat::ChannelsLast) : Tensor();
   const StepDescriptors d(input);
+  if (d.derived != CUDNN_STATUS_SUCCESS) return refuse_plain_form(x, d.derived);
   const ForwardArguments arguments{input,       weight,   bias, running_mean,
                                    running_var, momentum, eps,  addend};
   CudnnBatchNormForward result;
@@ -224,13 +248,7 @@ std::optional<CudnnBatchNormForward> cudnn_batch_norm_forward(
   if (refused_forms().refused(x, CudnnBatchNormOps::Normalize)) return std::nullopt;
   const cudnnStatus_t status = forward_with(CudnnBatchNormOps::Normalize, d, arguments, result);
   if (status == CUDNN_STATUS_SUCCESS) return result;
-  // A shape or dtype cuDNN does not take goes to minidl's kernels; anything else is an error.
-  MINIDL_CHECK(status == CUDNN_STATUS_NOT_SUPPORTED || status == CUDNN_STATUS_BAD_PARAM, kOp,
-               ": cuDNN failed the ", describe(x, CudnnBatchNormOps::Normalize), " (",
-               cudnnGetErrorString(status), "); unset MINIDL_CUDA_BATCH_NORM to use minidl's ",
-               "kernels");
-  refused_forms().refuse(x, CudnnBatchNormOps::Normalize, status);
-  return std::nullopt;
+  return refuse_plain_form(x, status);
 }
 
 CudnnBatchNormGradients cudnn_batch_norm_backward(const Tensor& grad_output, const Tensor& x,
@@ -243,12 +261,14 @@ CudnnBatchNormGradients cudnn_batch_norm_backward(const Tensor& grad_output, con
   const Tensor dy = cudnn_ready(grad_output, MemoryFormat::ChannelsLast);
   const Tensor y = with_activation(ops) ? cudnn_ready(out, MemoryFormat::ChannelsLast) : Tensor();
   const StepDescriptors d(input);
+  MINIDL_CUDNN_CHECK(d.derived);  // the forward pass derived the same
   const cudnnHandle_t handle = cudnn_handle(x.device().index);
   size_t workspace_bytes = 0;
+  // y's descriptor is given to the size query in every form, as PyTorch does (only the call
+  // itself is documented to take a null y without an activation).
   MINIDL_CUDNN_CHECK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(
-      handle, kMode, to_cudnn(ops), d.data.get(), with_activation(ops) ? d.data.get() : nullptr,
-      d.data.get(), d.addend(ops), d.data.get(), d.per_channel.get(), d.activation(ops),
-      &workspace_bytes));
+      handle, kMode, to_cudnn(ops), d.data.get(), d.data.get(), d.data.get(), d.addend(ops),
+      d.data.get(), d.per_channel.get(), d.activation(ops), &workspace_bytes));
   const Tensor workspace = scratch(workspace_bytes, x.device());
   CudnnBatchNormGradients grads;
   grads.input = empty(x.sizes(), x.options(), MemoryFormat::ChannelsLast);

@@ -206,6 +206,21 @@ TEST(GraphPool, EmptyCacheDuringACaptureIsAnError) {
   f.allocator->empty_cache();  // fine again
 }
 
+// GraphCapture's release before it begins, with another capture already underway on the device.
+TEST(GraphPool, EmptyCacheUnlessCapturingLeavesTheCacheDuringACapture) {
+  Fixture f;
+  f.allocator->free(f.allocator->allocate(4096, kStreamA));  // one cached segment
+  const MempoolId pool = new_mempool_id();
+  FakeCapture capture(f, kStreamB, pool);
+  EXPECT_FALSE(f.allocator->empty_cache_unless_capturing());
+  EXPECT_EQ(f.allocator->stats().num_device_frees, 0u);
+  capture.end();
+  EXPECT_TRUE(f.allocator->empty_cache_unless_capturing());
+  EXPECT_EQ(f.allocator->stats().num_device_frees, 1u);
+  EXPECT_EQ(f.allocator->stats().reserved_bytes, 0u);
+  f.allocator->release_pool(pool);
+}
+
 TEST(GraphPool, APoolReleasedDuringAnotherCaptureIsFreedAfterIt) {
   Fixture f;
   const MempoolId first_pool = new_mempool_id();

@@ -138,21 +138,23 @@ TEST(ElementwiseCuda, VectorisedLoopsMatchTheCpuAtEveryLengthAndOffset) {
     const Tensor a_storage = dtype == kUInt8 ? arange(0, 44, 1, dtype) : wiggly({44}, dtype);
     const Tensor b_storage = dtype == kUInt8 ? arange(44, 0, -1, dtype) : wiggly({44}, dtype, 0.7);
     const Tensor a_gpu_storage = a_storage.to(kGpu), b_gpu_storage = b_storage.to(kGpu);
-    for (int64_t offset = 0; offset < 4; ++offset) {
-      for (int64_t length = 1; length <= 40; ++length) {
-        SCOPED_TRACE(std::string(dtype_name(dtype)) + ", offset " + std::to_string(offset) +
-                     ", length " + std::to_string(length));
-        const Tensor a = a_storage.narrow(0, offset, length);
-        const Tensor b = b_storage.narrow(0, 3 - offset, length);
-        const Tensor a_gpu = a_gpu_storage.narrow(0, offset, length);
-        const Tensor b_gpu = b_gpu_storage.narrow(0, 3 - offset, length);
-        EXPECT_TRUE(all_close(add(a_gpu, b_gpu).cpu(), add(a, b), 0, 0));
-        if (dtype != kUInt8) EXPECT_TRUE(all_close(relu(a_gpu).cpu(), relu(a), 0, 0));
-        EXPECT_TRUE(all_close(gt(a_gpu, b_gpu).cpu(), gt(a, b), 0, 0));
-        EXPECT_TRUE(
-            all_close(where(gt(a_gpu, b_gpu), a_gpu, b_gpu).cpu(), where(gt(a, b), a, b), 0, 0));
-      }
-    }
+    // Each operand at each offset: only where both start aligned (offset 0) do the two-operand
+    // ops take the vector loop; elsewhere the strided one.
+    for (int64_t a_offset = 0; a_offset < 4; ++a_offset)
+      for (int64_t b_offset = 0; b_offset < 4; ++b_offset)
+        for (int64_t length = 1; length <= 40; ++length) {
+          SCOPED_TRACE(std::string(dtype_name(dtype)) + ", offsets " + std::to_string(a_offset) +
+                       " and " + std::to_string(b_offset) + ", length " + std::to_string(length));
+          const Tensor a = a_storage.narrow(0, a_offset, length);
+          const Tensor b = b_storage.narrow(0, b_offset, length);
+          const Tensor a_gpu = a_gpu_storage.narrow(0, a_offset, length);
+          const Tensor b_gpu = b_gpu_storage.narrow(0, b_offset, length);
+          EXPECT_TRUE(all_close(add(a_gpu, b_gpu).cpu(), add(a, b), 0, 0));
+          if (dtype != kUInt8) EXPECT_TRUE(all_close(relu(a_gpu).cpu(), relu(a), 0, 0));
+          EXPECT_TRUE(all_close(gt(a_gpu, b_gpu).cpu(), gt(a, b), 0, 0));
+          EXPECT_TRUE(
+              all_close(where(gt(a_gpu, b_gpu), a_gpu, b_gpu).cpu(), where(gt(a, b), a, b), 0, 0));
+        }
   }
 }
 
