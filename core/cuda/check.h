@@ -23,16 +23,8 @@ namespace minidl::cuda::detail {
 
 #define MINIDL_LAUNCH_CHECK() MINIDL_CUDA_CHECK(cudaGetLastError())
 
-// For cuBLAS, cuDNN and NCCL: include their header first, then use these.
-#define MINIDL_CUBLAS_CHECK(call)                                                               \
-  do {                                                                                          \
-    const cublasStatus_t minidl_status_ = (call);                                               \
-    if (minidl_status_ != CUBLAS_STATUS_SUCCESS) [[unlikely]]                                   \
-      ::minidl::cuda::detail::throw_library_error("cuBLAS", static_cast<int>(minidl_status_),   \
-                                                  cublasGetStatusString(minidl_status_), #call, \
-                                                  __FILE__, __LINE__);                          \
-  } while (0)
-
+// For cuDNN and NCCL: include their header first, then use these. (cuBLAS's check is
+// MINIDL_CUBLAS_CHECK in ops/cuda/cublas_library.h.)
 #define MINIDL_CUDNN_CHECK(call)                                                              \
   do {                                                                                        \
     const cudnnStatus_t minidl_status_ = (call);                                              \

@@ -6,8 +6,6 @@
 
 #if MINIDL_WITH_CUDA
 
-#include <cublas_v2.h>
-
 #include <memory>
 #include <unordered_map>
 
@@ -15,6 +13,7 @@
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/device.h"
 #include "minidl/core/cuda/stream.h"
+#include "minidl/ops/cuda/cublas_library.h"
 #include "minidl/ops/cuda/per_thread_device_states.h"
 
 namespace minidl::cuda {
@@ -42,7 +41,7 @@ struct DeviceBlasState {
   std::unordered_map<StreamHandle, std::shared_ptr<void>> workspaces;
 
   void destroy() {
-    if (handle != nullptr) (void)cublasDestroy(handle);
+    if (handle != nullptr) (void)cublas().destroy(handle);
   }
 };
 
@@ -55,24 +54,25 @@ cublasHandle_t blas_handle(int device) {
   if (state.handle == nullptr) {
     state.workspace_bytes = workspace_bytes(device);
     cublasHandle_t handle = nullptr;
-    MINIDL_CUBLAS_CHECK(cublasCreate(&handle));
+    MINIDL_CUBLAS_CHECK(cublas().create(&handle));
     state.handle = handle;
     // fp16/bf16 GEMMs accumulate in fp32 all the way: no split-K reductions in 16 bits.
-    MINIDL_CUBLAS_CHECK(cublasSetMathMode(
+    MINIDL_CUBLAS_CHECK(cublas().set_math_mode(
         handle, static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH |
                                           CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
   }
   const StreamHandle stream = current_stream_handle(device);
   if (!state.bound || state.bound_stream != stream) {
     // cublasSetStream resets the workspace to cuBLAS's default pool, so set ours after it.
-    MINIDL_CUBLAS_CHECK(cublasSetStream(state.handle, stream));
+    MINIDL_CUBLAS_CHECK(cublas().set_stream(state.handle, stream));
     std::shared_ptr<void>& workspace = state.workspaces[stream];
     // Allocated on the current stream, which is `stream`. An eager call on the stream before a
     // CUDA graph capture (the warm-up) makes it in the general pool; made during a capture, it
     // comes from the graph's private pool and stays allocated with the thread, so that pool
     // keeps its segment (core/cuda/graph.h asks for the warm-up).
     if (!workspace) workspace = CachingAllocator::allocate_shared(state.workspace_bytes, device);
-    MINIDL_CUBLAS_CHECK(cublasSetWorkspace(state.handle, workspace.get(), state.workspace_bytes));
+    MINIDL_CUBLAS_CHECK(
+        cublas().set_workspace(state.handle, workspace.get(), state.workspace_bytes));
     state.bound = true;
     state.bound_stream = stream;
   }

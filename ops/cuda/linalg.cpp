@@ -9,13 +9,12 @@
 
 #if MINIDL_WITH_CUDA
 
-#include <cublas_v2.h>
-
 #include <limits>
 
 #include "minidl/core/cuda/check.h"
 #include "minidl/core/cuda/device.h"
 #include "minidl/ops/cuda/blas_handle.h"
+#include "minidl/ops/cuda/cublas_library.h"
 #include "minidl/ops/linalg.h"
 #include "minidl/ops/linalg_kernels.h"
 
@@ -90,12 +89,12 @@ void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double beta) {
   const int cublas_m = static_cast<int>(m), cublas_n = static_cast<int>(n);
   const int cublas_k = static_cast<int>(k);
   if (batch == 1) {
-    MINIDL_CUBLAS_CHECK(cublasGemmEx(handle, first.op, second.op, cublas_m, cublas_n, cublas_k,
-                                     alpha, first.data, data_type, first.leading_dim, second.data,
-                                     data_type, second.leading_dim, beta_ptr, c.data_ptr(),
-                                     data_type, cublas_m, compute, CUBLAS_GEMM_DEFAULT));
+    MINIDL_CUBLAS_CHECK(cublas().gemm_ex(
+        handle, first.op, second.op, cublas_m, cublas_n, cublas_k, alpha, first.data, data_type,
+        first.leading_dim, second.data, data_type, second.leading_dim, beta_ptr, c.data_ptr(),
+        data_type, cublas_m, compute, CUBLAS_GEMM_DEFAULT));
   } else {
-    MINIDL_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+    MINIDL_CUBLAS_CHECK(cublas().gemm_strided_batched_ex(
         handle, first.op, second.op, cublas_m, cublas_n, cublas_k, alpha, first.data, data_type,
         first.leading_dim, first.batch_stride, second.data, data_type, second.leading_dim,
         second.batch_stride, beta_ptr, c.data_ptr(), data_type, cublas_m,
