@@ -278,12 +278,9 @@ void DeviceCachingAllocator::record_stream(void* ptr, StreamHandle stream) {
 }
 
 void DeviceCachingAllocator::empty_cache() {
-  std::lock_guard lock(mutex_);
-  MINIDL_CHECK(!capture_underway(), "empty_cache: a CUDA graph is being captured on device ",
-               device_, ", and memory cannot go back to the driver (cudaFree) during a capture; ",
-               "call empty_cache() before capture_begin() or after capture_end()");
-  do_work_deferred_by_captures();
-  release_cached_segments();
+  MINIDL_CHECK(empty_cache_unless_capturing(), "empty_cache: a CUDA graph is being captured on ",
+               "device ", device_, ", and memory cannot go back to the driver (cudaFree) during a ",
+               "capture; call empty_cache() before capture_begin() or after capture_end()");
 }
 
 bool DeviceCachingAllocator::empty_cache_unless_capturing() {
