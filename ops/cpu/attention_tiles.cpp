@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "minidl/ops/cpu/avx512.h"
 #include "minidl/ops/cpu/row_lanes.h"
+#include "minidl/ops/cpu/vector_versions.h"
 #include "minidl/ops/cpu/vectorisable_math.h"
 
 namespace minidl::cpu {
@@ -72,20 +72,35 @@ MINIDL_AVX512 void score_gradient_rows_avx512(const AttentionScoreTile& tile,
   score_gradient_rows(tile, grad_probabilities, logsumexp, delta);
 }
 
+MINIDL_AVX2 void online_softmax_rows_avx2(const AttentionScoreTile& tile,
+                                          attention::OnlineSoftmax<float>* rows,
+                                          float* accumulators, int64_t accumulator_width) {
+  online_softmax_rows(tile, rows, accumulators, accumulator_width);
+}
+
+MINIDL_AVX2 void score_gradient_rows_avx2(const AttentionScoreTile& tile, float* grad_probabilities,
+                                          const float* logsumexp, const float* delta) {
+  score_gradient_rows(tile, grad_probabilities, logsumexp, delta);
+}
+
 }  // namespace
 
 void online_softmax_tile(const AttentionScoreTile& tile, attention::OnlineSoftmax<float>* rows,
                          float* accumulators, int64_t accumulator_width, LoopVersion loops) {
-  if (loops == LoopVersion::Best && has_avx512())
+  if (runs_avx512(loops))
     online_softmax_rows_avx512(tile, rows, accumulators, accumulator_width);
+  else if (runs_avx2(loops))
+    online_softmax_rows_avx2(tile, rows, accumulators, accumulator_width);
   else
     online_softmax_rows(tile, rows, accumulators, accumulator_width);
 }
 
 void score_gradient_tile(const AttentionScoreTile& tile, float* grad_probabilities,
                          const float* logsumexp, const float* delta, LoopVersion loops) {
-  if (loops == LoopVersion::Best && has_avx512())
+  if (runs_avx512(loops))
     score_gradient_rows_avx512(tile, grad_probabilities, logsumexp, delta);
+  else if (runs_avx2(loops))
+    score_gradient_rows_avx2(tile, grad_probabilities, logsumexp, delta);
   else
     score_gradient_rows(tile, grad_probabilities, logsumexp, delta);
 }

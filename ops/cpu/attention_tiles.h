@@ -8,8 +8,8 @@
 // [32, 4, 128, 32]: 36% in the per-element loops and glibc's scalar expf against 25% in OpenBLAS),
 // so they are written for the vectoriser: ops/cpu/vectorisable_math.h's exp, no per-element
 // branches (the causal mask is a row's count of visible keys), row maxima and sums in 16 explicit
-// lanes. Each is compiled for baseline x86-64 and for AVX-512 and chosen by has_avx512(), with
-// the same bits (Note [bfloat16 loops on AVX-512]; the file is compiled without FMA contraction).
+// lanes. Each is compiled for baseline x86-64, AVX2 and AVX-512, and chosen at run time, with the
+// same bits (Note [Loops compiled for AVX-512 and AVX2] in ops/cpu/vector_versions.h).
 // A tile's result does not depend on the thread running it, so neither does the attention's.
 #include <cstdint>
 

@@ -2,8 +2,8 @@
 #include <type_traits>
 
 #include "minidl/ops/copy_kernels.h"
-#include "minidl/ops/cpu/avx512.h"
 #include "minidl/ops/cpu/loops.h"
+#include "minidl/ops/cpu/vector_versions.h"
 #include "minidl/ops/iteration_shape.h"
 
 namespace minidl::cpu {
@@ -34,8 +34,8 @@ To convert(From value) {
 }
 
 // out[i] = convert(in[i]) over [begin, end): a flat loop the compiler vectorises, compiled a
-// second time for AVX-512 where bfloat16 is read or written (Note [bfloat16 loops on AVX-512]:
-// the rounding to bfloat16 is integer arithmetic, 16 lanes at a time there). Measured in the
+// second time for AVX-512 where bfloat16 is read or written (Note [Loops compiled for AVX-512 and
+// AVX2]: the rounding to bfloat16 is integer arithmetic, 16 lanes at a time there). Measured in the
 // GPT's bfloat16 step (2 threads), where autocast's casts and the products' float32 results
 // convert about 40M elements a step: strided_loop's per-element walk took 22% of the step.
 template <class To, class From>

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "minidl/ops/cpu/avx512.h"
+#include "minidl/ops/cpu/vector_versions.h"
 #include "minidl/ops/cpu/vectorisable_math.h"
 #include "minidl/ops/loss_math.h"
 
@@ -39,17 +39,29 @@ MINIDL_AVX512 void grad_row_avx512(const float* x, int64_t classes, float lse, i
   grad_row(x, classes, lse, target, smoothing, row_grad, grad);
 }
 
+MINIDL_AVX2 float log_sum_exp_avx2(const float* x, int64_t classes) {
+  return log_sum_exp(x, classes);
+}
+
+MINIDL_AVX2 void grad_row_avx2(const float* x, int64_t classes, float lse, int64_t target,
+                               float smoothing, float row_grad, float* grad) {
+  grad_row(x, classes, lse, target, smoothing, row_grad, grad);
+}
+
 }  // namespace
 
 float log_sum_exp_row(const float* x, int64_t classes, LoopVersion version) {
-  if (version == LoopVersion::Best && has_avx512()) return log_sum_exp_avx512(x, classes);
+  if (runs_avx512(version)) return log_sum_exp_avx512(x, classes);
+  if (runs_avx2(version)) return log_sum_exp_avx2(x, classes);
   return log_sum_exp(x, classes);
 }
 
 void cross_entropy_grad_row(const float* x, int64_t classes, float lse, int64_t target,
                             float smoothing, float row_grad, float* grad, LoopVersion version) {
-  if (version == LoopVersion::Best && has_avx512())
+  if (runs_avx512(version))
     grad_row_avx512(x, classes, lse, target, smoothing, row_grad, grad);
+  else if (runs_avx2(version))
+    grad_row_avx2(x, classes, lse, target, smoothing, row_grad, grad);
   else
     grad_row(x, classes, lse, target, smoothing, row_grad, grad);
 }

@@ -2,8 +2,8 @@
 // The float rows of the CPU cross-entropy (ops/cpu/loss.cpp), a row of contiguous logits at a
 // time, written for the vectoriser: ops/cpu/vectorisable_math.h's exp instead of glibc's scalar
 // expf (the forward's and backward's 4096 x 256 logits of the GPT's step took 1.7 and 1.2 ms on
-// it), the row's maximum and sum in 16 lanes (ops/cpu/row_lanes.h). Compiled for baseline x86-64
-// and for AVX-512, with the same bits (the file is compiled without FMA contraction).
+// it), the row's maximum and sum in 16 lanes (ops/cpu/row_lanes.h). Compiled for baseline x86-64,
+// AVX2 and AVX-512, with the same bits (Note [Loops compiled for AVX-512 and AVX2]).
 #include <cstdint>
 
 #include "minidl/ops/cpu/row_lanes.h"

@@ -6,8 +6,8 @@
 #include <utility>
 
 #include "minidl/core/parallel.h"
-#include "minidl/ops/cpu/avx512.h"
 #include "minidl/ops/cpu/loops.h"
+#include "minidl/ops/cpu/vector_versions.h"
 #include "minidl/ops/cpu/vectorisable_math.h"
 #include "minidl/ops/dense_layout.h"
 #include "minidl/ops/elementwise_kernels.h"
@@ -24,10 +24,16 @@ inline void flat_range(const Op& op, int64_t begin, int64_t end, Out* out, const
   for (int64_t i = begin; i < end; ++i) out[i] = op(in[i]...);
 }
 
-// The same loop compiled for AVX-512 (Note [bfloat16 loops on AVX-512] in ops/cpu/avx512.h).
+// The same loop compiled for AVX-512 and for AVX2 (Note [Loops compiled for AVX-512 and AVX2] in
+// ops/cpu/vector_versions.h).
 template <class Op, class Out, class... In>
 MINIDL_AVX512 void flat_range_avx512(const Op& op, int64_t begin, int64_t end, Out* out,
                                      const In*... in) {
+  flat_range(op, begin, end, out, in...);
+}
+template <class Op, class Out, class... In>
+MINIDL_AVX2 void flat_range_avx2(const Op& op, int64_t begin, int64_t end, Out* out,
+                                 const In*... in) {
   flat_range(op, begin, end, out, in...);
 }
 
@@ -38,8 +44,7 @@ constexpr bool reads_or_writes_bfloat16 = (std::is_same_v<Out, BFloat16> || ... 
                                            std::is_same_v<In, BFloat16>);
 
 // Whether the flat loop's functor is one of vectorisable_math.h's, which gain from AVX-512's
-// 16 lanes (and give the same bits there: no FMA either way, see Note [bfloat16 loops on
-// AVX-512]).
+// 16 lanes and AVX2's 8 (and give the same bits there: no FMA either way).
 template <class Op>
 constexpr bool uses_vectorisable_math = false;
 template <class Out, class Functor, class... In>
@@ -66,6 +71,9 @@ void elementwise_loop(const Op& op, const Tensor& out,
         if constexpr (reads_or_writes_bfloat16<Out, In...> || uses_vectorisable_math<Op>) {
           if (has_avx512())
             return flat_range_avx512(op, begin, end, out_data, std::get<I>(in_data)...);
+        }
+        if constexpr (uses_vectorisable_math<Op>) {
+          if (has_avx2()) return flat_range_avx2(op, begin, end, out_data, std::get<I>(in_data)...);
         }
         flat_range(op, begin, end, out_data, std::get<I>(in_data)...);
       });

@@ -6,7 +6,7 @@
 #include <type_traits>
 
 #include "minidl/core/parallel.h"
-#include "minidl/ops/cpu/avx512.h"
+#include "minidl/ops/cpu/vector_versions.h"
 #include "minidl/ops/norm_kernels.h"
 
 namespace minidl::cpu {
@@ -107,8 +107,8 @@ MINIDL_AVX512 void input_grad_plane_avx512(const BFloat16* x, const BFloat16* dy
                                              w, sum_dy, sum_dy_xmu, count);
 }
 
-// Whether a plane of `T` in `layout` takes the AVX-512 loops (Note [bfloat16 loops on AVX-512] in
-// ops/cpu/avx512.h).
+// Whether a plane of `T` in `layout` takes the AVX-512 loops (Note [Loops compiled for AVX-512
+// and AVX2] in ops/cpu/vector_versions.h).
 template <class T>
 bool avx512_plane(const norm::ChannelLayout& layout) {
   return std::is_same_v<T, BFloat16> && layout.stride_s == 1 && has_avx512();

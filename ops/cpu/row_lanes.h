@@ -2,16 +2,15 @@
 // Row reductions for the CPU's vectorisable float loops (attention's tiles, cross-entropy's
 // rows): in 16 explicit lanes, because the compiler vectorises a loop over lanes but not a float
 // sum over a row (that would reorder it), and the fixed order gives the same bits in a file's
-// baseline and AVX-512 versions (Note [bfloat16 loops on AVX-512] in ops/cpu/avx512.h).
+// baseline, AVX2 and AVX-512 versions (Note [Loops compiled for AVX-512 and AVX2] in
+// ops/cpu/vector_versions.h).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 
-namespace minidl::cpu {
+#include "minidl/ops/cpu/vector_versions.h"
 
-// Which compiled version of such loops runs: the best this CPU has, or the baseline one (for the
-// tests, which check that both give the same bits).
-enum class LoopVersion { Best, Baseline };
+namespace minidl::cpu {
 
 inline constexpr int64_t kLanes = 16;
 

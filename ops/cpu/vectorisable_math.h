@@ -4,7 +4,9 @@
 // gelu ran at a quarter of the memory bandwidth or less (bench_elementwise: exp 71 ms and gelu
 // 297 ms for 16M float32 elements on 2 threads, PyTorch's exp 40 ms into a preallocated
 // output). These are branch-free float versions that the loops of ops/cpu/elementwise.cpp
-// vectorise (with SSE2 on the baseline, 16 lanes in its AVX-512 version):
+// vectorise (4 lanes on the baseline, 8 in its AVX2 version, 16 in its AVX-512 one; the files are
+// compiled with -fno-trapping-math, without which GCC 12 vectorises them for AVX-512 only: Note
+// [Loops compiled for AVX-512 and AVX2] in ops/cpu/vector_versions.h):
 // - exp: Cody-Waite reduction x = n ln2 + r, |r| <= ln2 / 2, a degree-7 polynomial for e^r
 //   (Cephes' expf coefficients), and 2^n put into the exponent bits in two halves, so that
 //   subnormal results and overflow to inf come out right. Within 2 ulps of the exact value;

@@ -1,8 +1,8 @@
 // The vectorised element loops of a CPU attention tile (ops/cpu/attention_tiles.h) against their
 // definitions computed in double: the online softmax's step (a row's earlier state rescaled, the
 // causal mask as each row's count of visible keys, rows that see no key) and the backward's
-// probabilities and score gradients (a row that saw no key at all included); and the baseline and
-// AVX-512 versions giving the same bits.
+// probabilities and score gradients (a row that saw no key at all included); and the AVX2 and
+// AVX-512 versions giving the baseline's bits.
 #include "minidl/ops/cpu/attention_tiles.h"
 
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 #include <random>
 #include <vector>
 
-#include "minidl/ops/cpu/avx512.h"
+#include "minidl/ops/cpu/vector_versions.h"
 
 namespace minidl {
 namespace {
@@ -139,14 +139,17 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-TEST(AttentionTiles, BaselineAndAvx512LoopsGiveTheSameBits) {
-  if (!cpu::has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512: only the baseline loops run";
+TEST(AttentionTiles, EveryLoopVersionGivesTheBaselinesBits) {
+  const std::vector<LoopVersion> versions = cpu::loop_versions_of_this_cpu();
+  if (versions.size() == 1) GTEST_SKIP() << "this CPU has no AVX2: only the baseline loops run";
   constexpr int64_t kWidth = 3;
   for (const TileCase& c : kCases) {
     SCOPED_TRACE("first_key " + std::to_string(c.first_key) + (c.is_causal ? " causal" : ""));
-    std::vector<float> results[2], sums[2], accumulators[2], gradients[2];
-    for (int version = 0; version < 2; ++version) {
-      const LoopVersion loops = version == 0 ? LoopVersion::Baseline : LoopVersion::Best;
+    const size_t count = versions.size();
+    std::vector<std::vector<float>> results(count), sums(count), accumulators(count),
+        gradients(count);
+    for (size_t version = 0; version < count; ++version) {
+      const LoopVersion loops = versions[version];
       std::vector<float> scores = random_values(kRows * kStride, -30.0f, 30.0f, 7);
       accumulators[version] = random_values(kRows * kWidth, -1.0f, 1.0f, 8);
       std::vector<OnlineSoftmax<float>> rows = earlier_rows();
@@ -163,10 +166,13 @@ TEST(AttentionTiles, BaselineAndAvx512LoopsGiveTheSameBits) {
                                logsumexp.data(), delta.data(), loops);
       results[version].insert(results[version].end(), probabilities.begin(), probabilities.end());
     }
-    EXPECT_TRUE(same_bits(results[0], results[1]));
-    EXPECT_TRUE(same_bits(sums[0], sums[1]));
-    EXPECT_TRUE(same_bits(accumulators[0], accumulators[1]));
-    EXPECT_TRUE(same_bits(gradients[0], gradients[1]));
+    for (size_t version = 1; version < count; ++version) {
+      SCOPED_TRACE("version " + std::to_string(version) + " against the baseline");
+      EXPECT_TRUE(same_bits(results[0], results[version]));
+      EXPECT_TRUE(same_bits(sums[0], sums[version]));
+      EXPECT_TRUE(same_bits(accumulators[0], accumulators[version]));
+      EXPECT_TRUE(same_bits(gradients[0], gradients[version]));
+    }
   }
 }
 

@@ -9,6 +9,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "minidl/core/autograd/grad_mode.h"
 #include "minidl/core/autograd/gradcheck.h"
@@ -283,9 +284,10 @@ TEST(Elementwise, HalfAndBFloat16ComputeInFloatAndRound) {
   }
 }
 
-// Note [bfloat16 loops on AVX-512] (ops/cpu/avx512.h): a dense bfloat16 operand takes the flat
-// loop, compiled for AVX-512 where the CPU has it; a transposed one the strided loop, always the
-// baseline's. The same arithmetic must give the same bits, NaN, infinities and rounding included.
+// Note [Loops compiled for AVX-512 and AVX2] (ops/cpu/vector_versions.h): a dense bfloat16
+// operand takes the flat loop, compiled for AVX-512 where the CPU has it; a transposed one the
+// strided loop, always the baseline's. The same arithmetic must give the same bits, NaN, infinities
+// and rounding included.
 TEST(Elementwise, BFloat16FlatAndStridedLoopsGiveTheSameBits) {
   const auto with_specials = [](Tensor t) {
     auto values = to_vector<float>(t.to(kFloat32).contiguous());
@@ -318,6 +320,41 @@ TEST(Elementwise, BFloat16FlatAndStridedLoopsGiveTheSameBits) {
   relu(x).backward(b);
   relu(x_strided).backward(b_strided);
   EXPECT_TRUE(same_bits(x.grad(), x_strided.grad()));
+}
+
+// The same for float32 and float16 through vectorisable_math.h's functions, whose flat loops are
+// compiled for AVX2 and AVX-512 too: exp's clamps, underflow and overflow, NaN and the infinities,
+// forward and backward.
+TEST(Elementwise, VectorisableMathFlatAndStridedLoopsGiveTheSameBits) {
+  for (const DType dtype : {kFloat32, kFloat16}) {
+    SCOPED_TRACE(std::string(dtype_name(dtype)));
+    auto values = to_vector<float>(wiggly_tensor({64, 130}).mul(60.0).sub(20.0).to(kFloat32));
+    values[0] = std::numeric_limits<float>::quiet_NaN();
+    values[1] = std::numeric_limits<float>::infinity();
+    values[2] = -std::numeric_limits<float>::infinity();
+    values[3] = -0.0f;
+    values[4] = 88.5f;
+    values[5] = -104.5f;
+    const Tensor a = tensor(values).view({64, 130}).to(dtype);
+    const Tensor a_strided = a.t().contiguous().t();
+    ASSERT_FALSE(a_strided.is_contiguous());
+    const Tensor grad = wiggly_tensor({64, 130}, dtype, 0.25);
+    const Tensor grad_strided = grad.t().contiguous().t();
+    const std::pair<std::string, std::function<Tensor(const Tensor&)>> ops[] = {
+        {"exp", [](const Tensor& x) { return exp(x); }},
+        {"sigmoid", [](const Tensor& x) { return sigmoid(x); }},
+        {"silu", [](const Tensor& x) { return silu(x); }},
+        {"gelu", [](const Tensor& x) { return gelu(x); }},
+    };
+    for (const auto& [name, op] : ops) {
+      SCOPED_TRACE(name);
+      EXPECT_TRUE(testing::bitwise_equal(op(a), op(a_strided).contiguous()));
+      Tensor x = a.detach().requires_grad_(), x_strided = a_strided.detach().requires_grad_();
+      op(x).backward(grad);
+      op(x_strided).backward(grad_strided);
+      EXPECT_TRUE(testing::bitwise_equal(x.grad(), x_strided.grad().contiguous()));
+    }
+  }
 }
 
 TEST(Elementwise, IntegerArithmetic) {

@@ -236,9 +236,9 @@ TEST(BatchNorm, ChannelsLastInputGetsAChannelsLastGradientWithTheSameValues) {
   EXPECT_TRUE(all_close(leaf_nhwc.grad(), leaf.grad(), 1e-6, 1e-6));
 }
 
-// Note [bfloat16 loops on AVX-512] (ops/cpu/avx512.h): NCHW planes take loops compiled for
-// AVX-512 where the CPU has it; channels-last ones (oneDNN off) the baseline loops. The arithmetic
-// is the same, so the bits.
+// Note [Loops compiled for AVX-512 and AVX2] (ops/cpu/vector_versions.h): NCHW planes take loops
+// compiled for AVX-512 where the CPU has it; channels-last ones (oneDNN off) the baseline loops.
+// The arithmetic is the same, so the bits.
 TEST(BatchNorm, BFloat16NchwAndChannelsLastGiveTheSameBits) {
   const testing::ScopedOnednn off(false);
   const Tensor x = wiggly({4, 8, 6, 6}, kFloat32).mul(3.0).add(0.5).to(kBFloat16);
